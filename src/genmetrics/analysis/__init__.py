@@ -1,0 +1,1 @@
+"""Analyses across scores: distribution spread and sweeps, length control, correlations."""

@@ -1,0 +1,1 @@
+"""Features computed from texts: LM embeddings, per-token surprisal, POS tags."""
