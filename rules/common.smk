@@ -1,0 +1,220 @@
+# Helpers shared by every rule file: names from the config, wildcard constraints, target lists
+# and input functions. Nothing here runs a job.
+import re
+from pathlib import Path
+
+from genmetrics import GenmetricsError
+from genmetrics.config import check_config
+from genmetrics.metrics import get as get_metric
+
+try:
+    check_config(config)
+except GenmetricsError as e:
+    raise WorkflowError(f"invalid config: {e}") from None
+
+DATASETS = list(config["datasets"])
+MODELS = list(config["models"])
+CHECKPOINTS = list(config["checkpoints"])
+FEATURIZERS = list(config.get("featurizers", {}))
+EVALUATORS = list(config.get("evaluators", {}))
+METRICS = list(config["metrics"])
+MODEL_CACHE = config["model_cache"].rstrip("/")
+FEATURE_CACHE = config["feature_cache"].rstrip("/")
+GEN = config["generation"]
+RESOURCES = Path(workflow.basedir) / "resources"
+
+
+def _names(names):
+    return "|".join(re.escape(n) for n in names) if names else "(?!)"
+
+
+wildcard_constraints:
+    dataset=_names(DATASETS),
+    model=_names(MODELS),
+    checkpoint=_names(CHECKPOINTS),
+    featurizer=_names(FEATURIZERS),
+    evaluator=_names(EVALUATORS),
+    metric=_names(METRICS),
+    seed=r"\d+",
+    shard=r"\d+",
+    source=r"references|(" + _names(MODELS) + r")/seed\d+",
+
+
+def model_seeds(model):
+    return config["models"][model].get("seeds", GEN["seeds"])
+
+
+def model_sources():
+    return [f"{m}/seed{s}" for m in MODELS for s in model_seeds(m)]
+
+
+def manifest(checkpoint):
+    return f"{MODEL_CACHE}/{checkpoint}/model.json"
+
+
+def texts_path(dataset, source):
+    if source == "references":
+        return f"results/data/{dataset}/references.jsonl"
+    return f"results/generations/{dataset}/{source}.jsonl"
+
+
+def source_texts(wildcards):
+    return texts_path(wildcards.dataset, wildcards.source)
+
+
+def metric_of(entry_name):
+    entry = config["metrics"][entry_name]
+    return get_metric(entry.get("metric", entry_name))
+
+
+def feature_path(entry_name, dataset, source):
+    """The file a metric reads for one source: features or texts, per the metric's input."""
+    entry = config["metrics"][entry_name]
+    kind = metric_of(entry_name).input
+    if kind == "embeddings":
+        return f"results/features/embed/{entry['featurizer']}/{dataset}/{source}.npz"
+    if kind == "surprisal":
+        return f"results/features/surprisal/{entry['evaluator']}/{dataset}/{source}.npz"
+    if kind == "pos":
+        return f"results/features/pos/{dataset}/{source}.jsonl"
+    return texts_path(dataset, source)
+
+
+def reference_source(entry_name):
+    ref = config["metrics"][entry_name].get("reference", "references")
+    if isinstance(ref, str):
+        return ref
+    return f"{ref['model']}/seed{ref.get('seed', 0)}"
+
+
+def score_inputs(wildcards):
+    inputs = {
+        "candidate": feature_path(wildcards.metric, wildcards.dataset, wildcards.source)
+    }
+    if metric_of(wildcards.metric).reference != "none":
+        ref = reference_source(wildcards.metric)
+        inputs["reference"] = feature_path(wildcards.metric, wildcards.dataset, ref)
+    return inputs
+
+
+def score_params(wildcards):
+    entry = config["metrics"][wildcards.metric]
+    return dict(entry.get("params", {}))
+
+
+def score_targets():
+    out = []
+    for name, entry in config["metrics"].items():
+        metric = metric_of(name)
+        ref = reference_source(name)
+        for ds in entry.get("datasets", DATASETS):
+            srcs = [s for s in model_sources() if s != ref]
+            if metric.reference == "none" and entry.get("score_references", True):
+                srcs = ["references"] + srcs
+            out += [f"results/scores/{ds}/{s}/{name}.json" for s in srcs]
+    return out
+
+
+def generation_settings(wildcards):
+    """Everything about one model's generation job, and nothing about other models."""
+    m = config["models"][wildcards.model]
+    ck = config["checkpoints"][m["checkpoint"]]
+    return {
+        "template": m.get("template", ck.get("template", "base")),
+        "tokenizer_family": ck.get("tokenizer_family"),
+        "instruction": m.get("instruction"),
+        "sampling": m.get("sampling", {}),
+        "words": m.get("words", GEN["words"]),
+        "batch_size": m.get("batch_size", GEN["batch_size"]),
+        "token_margin": GEN["token_margin"],
+        "shards": GEN["shards"],
+        "mode": config["datasets"][wildcards.dataset].get("prompts", {}).get("mode", "prefix"),
+        "dtype": ck.get("dtype", "float32"),
+        "trust_remote_code": ck.get("trust_remote_code", False),
+        "device_map": ck.get("device_map"),
+    }
+
+
+def generation_model(wildcards):
+    return manifest(config["models"][wildcards.model]["checkpoint"])
+
+
+def generation_shards(wildcards):
+    return expand(
+        "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.jsonl",
+        dataset=wildcards.dataset,
+        model=wildcards.model,
+        seed=wildcards.seed,
+        shard=range(GEN["shards"]),
+    )
+
+
+def generation_shard_stats(wildcards):
+    return [p.replace(".jsonl", ".stats.json") for p in generation_shards(wildcards)]
+
+
+def featurizer_model(wildcards):
+    return manifest(config["featurizers"][wildcards.featurizer]["checkpoint"])
+
+
+def evaluator_model(wildcards):
+    return manifest(config["evaluators"][wildcards.evaluator]["checkpoint"])
+
+
+def checkpoint_spec(wildcards):
+    return dict(config["checkpoints"][wildcards.checkpoint])
+
+
+def dataset_spec(wildcards):
+    spec = dict(config["datasets"][wildcards.dataset])
+    spec.pop("clean", None)
+    spec.pop("prompts", None)
+    return spec
+
+
+def clean_options(wildcards):
+    return dict(config["datasets"][wildcards.dataset].get("clean", {}))
+
+
+def prompt_options(wildcards):
+    return dict(config["datasets"][wildcards.dataset].get("prompts", {}))
+
+
+def prompt_file(wildcards):
+    f = config["datasets"][wildcards.dataset].get("prompts", {}).get("file")
+    return [f] if f else []
+
+
+def all_targets():
+    return [
+        "results/scores.csv",
+        "results/figures/metric_correlation.png",
+        "results/figures/precision_recall.png",
+        "results/report.html",
+    ]
+
+
+def featurizer_settings(wildcards):
+    return dict(config["featurizers"][wildcards.featurizer])
+
+
+def featurizer_cache(wildcards):
+    return f"{FEATURE_CACHE}/embed/{wildcards.featurizer}"
+
+
+def evaluator_settings(wildcards):
+    return dict(config["evaluators"][wildcards.evaluator])
+
+
+def evaluator_cache(wildcards):
+    return f"{FEATURE_CACHE}/surprisal/{wildcards.evaluator}"
+
+
+def metric_name(wildcards):
+    return metric_of(wildcards.metric).name
+
+
+def score_reference_name(wildcards):
+    if metric_of(wildcards.metric).reference == "none":
+        return None
+    return reference_source(wildcards.metric)

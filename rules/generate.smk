@@ -1,0 +1,37 @@
+# Generation: one job per (dataset, model, seed, shard), merged per (dataset, model, seed).
+
+
+rule generate:
+    input:
+        prompts="results/data/{dataset}/prompts.jsonl",
+        model=generation_model,
+        tokens_per_word=RESOURCES / "tokens_per_word.tsv",
+    output:
+        texts="results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.jsonl",
+        stats="results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.stats.json",
+    params:
+        settings=generation_settings,
+    threads: 2
+    resources:
+        gpu=1,
+    log:
+        "results/logs/generate/{dataset}/{model}/seed{seed}.{shard}.log",
+    conda:
+        "../envs/generate.yaml"
+    script:
+        "../workflow/scripts/generate.py"
+
+
+rule merge_generations:
+    input:
+        texts=generation_shards,
+        stats=generation_shard_stats,
+    output:
+        texts="results/generations/{dataset}/{model}/seed{seed}.jsonl",
+        stats="results/generations/{dataset}/{model}/seed{seed}.stats.json",
+    log:
+        "results/logs/merge_generations/{dataset}/{model}/seed{seed}.log",
+    conda:
+        "../envs/metrics.yaml"
+    script:
+        "../workflow/scripts/merge_generations.py"

@@ -1,0 +1,19 @@
+# Scores: one job per (dataset, source, metric entry); the registry decides what it reads.
+
+
+rule score:
+    input:
+        unpack(score_inputs),
+    output:
+        "results/scores/{dataset}/{source}/{metric}.json",
+    params:
+        metric=metric_name,
+        params=score_params,
+        reference=score_reference_name,
+    threads: 2
+    log:
+        "results/logs/score/{dataset}/{source}/{metric}.log",
+    conda:
+        "../envs/metrics.yaml"
+    script:
+        "../workflow/scripts/score.py"

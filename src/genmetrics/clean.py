@@ -1,0 +1,104 @@
+"""Cleaning: normalise whitespace and unicode, drop empty and duplicate texts, length filters
+in words, optional truncation to N words, and a seeded sample of N texts."""
+
+from __future__ import annotations
+
+import random
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from genmetrics import GenmetricsError
+
+_WS = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200b\u3000]+")
+_NL = re.compile(r"\s*\n\s*(\n\s*)*")
+
+CLEAN_DEFAULTS: dict[str, Any] = {
+    "unicode": "NFC",
+    "keep_newlines": False,
+    "min_words": 1,
+    "max_words": None,
+    "truncate_words": None,
+    "dedupe": True,
+    "sample": None,
+    "seed": 0,
+}
+
+
+def normalize_text(text: str, form: str | None = "NFC", keep_newlines: bool = False) -> str:
+    """Unicode-normalise, drop control characters, collapse whitespace; paragraph breaks are kept
+    as one ``\\n`` when ``keep_newlines``, else folded into a space."""
+    if form:
+        text = unicodedata.normalize(form, text)
+    text = "".join(c for c in text if c in "\n\t" or unicodedata.category(c)[0] != "C")
+    if keep_newlines:
+        text = _NL.sub("\n", text)
+        text = "\n".join(_WS.sub(" ", line).strip() for line in text.split("\n"))
+    else:
+        text = _WS.sub(" ", text.replace("\n", " ")).strip()
+    return text.strip()
+
+
+def count_words(text: str) -> int:
+    return len(text.split())
+
+
+def truncate_words(text: str, n: int) -> str:
+    """First ``n`` whitespace words (newlines inside the kept part survive)."""
+    words = list(re.finditer(r"\S+", text))
+    if len(words) <= n:
+        return text
+    return text[: words[n - 1].end()]
+
+
+def clean_rows(
+    rows: Sequence[Mapping[str, Any]], options: Mapping[str, Any] | None = None, where: str = "dataset"
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Clean rows ``{"id", "text", ...}``; return (kept rows, counts of what was dropped).
+
+    Order: normalise → drop empty → dedupe (exact, after normalisation) → length filter
+    (min/max words) → truncate → seeded sample (``random.Random(seed).sample``, then original
+    order kept).
+    """
+    opts = {**CLEAN_DEFAULTS, **(options or {})}
+    unknown = set(opts) - set(CLEAN_DEFAULTS)
+    if unknown:
+        raise GenmetricsError(f"{where}.clean: unknown option(s) {sorted(unknown)}")
+    stats = {"input": len(rows), "empty": 0, "duplicate": 0, "too_short": 0, "too_long": 0}
+    seen: set[str] = set()
+    seen_ids: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        text = normalize_text(str(row["text"]), opts["unicode"], opts["keep_newlines"])
+        if not text:
+            stats["empty"] += 1
+            continue
+        if opts["dedupe"]:
+            if text in seen:
+                stats["duplicate"] += 1
+                continue
+            seen.add(text)
+        n = count_words(text)
+        if opts["min_words"] and n < opts["min_words"]:
+            stats["too_short"] += 1
+            continue
+        if opts["max_words"] and n > opts["max_words"]:
+            stats["too_long"] += 1
+            continue
+        if opts["truncate_words"]:
+            text = truncate_words(text, int(opts["truncate_words"]))
+        new = {k: v for k, v in row.items() if not k.startswith("_")}
+        new["id"] = str(row["id"])
+        if new["id"] in seen_ids:
+            raise GenmetricsError(f"{where}: duplicate id {new['id']!r}")
+        seen_ids.add(new["id"])
+        new["text"] = text
+        out.append(new)
+    if opts["sample"] is not None and opts["sample"] < len(out):
+        keep = set(random.Random(opts["seed"]).sample(range(len(out)), int(opts["sample"])))
+        out = [r for i, r in enumerate(out) if i in keep]
+    stats["output"] = len(out)
+    if not out:
+        raise GenmetricsError(f"{where}: no texts left after cleaning ({stats})")
+    return out, stats

@@ -1,0 +1,119 @@
+"""Per-token surprisal (natural log) under an evaluator causal LM, ragged per text.
+
+s_t = −ln softmax(logits_{t−1})[x_t]. The first real token is scored only when a start token
+is prepended: ``prepend="auto"`` uses the tokenizer's own BOS if it adds one (Llama, Gemma),
+otherwise EOS (the GPT-2 ``<|endoftext|>`` convention); ``"none"`` leaves the first token
+unscored (the FACE convention with GPT-2: L tokens give L−1 values). Texts longer than
+``max_tokens`` (start token included) are truncated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from genmetrics import GenmetricsError
+from genmetrics.features.cache import FeatureCache, cached_map
+
+PREPEND = ("auto", "bos", "eos", "none")
+
+
+def start_token(tok: Any, prepend: str) -> int | None:
+    """The token id put before each text (or None), per the ``prepend`` policy."""
+    if prepend not in PREPEND:
+        raise GenmetricsError(f"surprisal prepend must be one of {PREPEND}, got {prepend!r}")
+    if prepend == "none":
+        return None
+    if prepend == "bos" or (prepend == "auto" and _adds_bos(tok)):
+        if tok.bos_token_id is None:
+            raise GenmetricsError("prepend 'bos': the tokenizer has no BOS token")
+        return int(tok.bos_token_id)
+    if tok.eos_token_id is None:
+        raise GenmetricsError("prepend 'eos': the tokenizer has no EOS token")
+    return int(tok.eos_token_id)
+
+
+def _adds_bos(tok: Any) -> bool:
+    ids = tok("a")["input_ids"]
+    return tok.bos_token_id is not None and len(ids) > 0 and ids[0] == tok.bos_token_id
+
+
+def surprisal_texts(
+    texts: Sequence[str],
+    model: str | Path | tuple[Any, Any],
+    *,
+    prepend: str = "auto",
+    max_tokens: int = 1024,
+    batch_size: int = 8,
+    device: str = "auto",
+    cache_dir: str | Path | None = None,
+    cache_key: str | None = None,
+    progress: bool = False,
+) -> list[np.ndarray]:
+    """Surprisal arrays (float32, nats), one per text; cached by content like embeddings."""
+    texts = list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str) or not t.strip():
+            raise GenmetricsError(f"text {i} is empty or not a string")
+    settings = {"prepend": prepend, "max_tokens": max_tokens, "model": cache_key, "kind": "surprisal"}
+    cache = FeatureCache(cache_dir if cache_key else None, settings)
+    loaded: list[tuple[Any, Any]] = []
+
+    def compute(batch_texts: list[str]) -> list[np.ndarray]:
+        if not loaded:
+            if isinstance(model, tuple):
+                loaded.append(model)
+            else:
+                from genmetrics.models import load_causal_lm
+
+                loaded.append(load_causal_lm(model, device=device))
+        lm, tok = loaded[0]
+        return _surprisal(batch_texts, lm, tok, prepend, max_tokens, batch_size, progress)
+
+    values, _ = cached_map(texts, compute, cache)
+    return values
+
+
+def _surprisal(
+    texts: list[str],
+    model: Any,
+    tok: Any,
+    prepend: str,
+    max_tokens: int,
+    batch_size: int,
+    progress: bool,
+) -> list[np.ndarray]:
+    import torch
+
+    device = next(model.parameters()).device
+    start = start_token(tok, prepend)
+    enc = []
+    for t in texts:
+        ids = tok(t, add_special_tokens=False)["input_ids"]
+        if start is not None:
+            ids = [start] + ids
+        enc.append(ids[:max_tokens])
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    order = np.argsort([len(e) for e in enc], kind="stable")
+    out: list[np.ndarray | None] = [None] * len(texts)
+    for s in tqdm(range(0, len(order), batch_size), desc="surprisal", disable=not progress):
+        idx = order[s : s + batch_size]
+        lens = [len(enc[i]) for i in idx]
+        width = max(lens)
+        ids = torch.full((len(idx), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(idx), width), dtype=torch.long)
+        for r, i in enumerate(idx):
+            ids[r, : lens[r]] = torch.tensor(enc[i])
+            mask[r, : lens[r]] = 1
+        ids, mask = ids.to(device), mask.to(device)
+        with torch.no_grad():
+            logits = model(input_ids=ids, attention_mask=mask).logits.float()
+        logp = torch.log_softmax(logits[:, :-1], dim=-1)
+        nll = -logp.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).cpu().numpy()
+        for r, i in enumerate(idx):
+            out[i] = nll[r, : lens[r] - 1].astype(np.float32)
+    return out

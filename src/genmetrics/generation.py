@@ -1,0 +1,144 @@
+"""Batched sampling from a causal LM with per-model decoding parameters and word budgets.
+
+Prompts are sorted by token length and run in left-padded batches. The token budget comes from
+the word budget (``prompts.max_new_tokens``); the continuation is then cut to the word budget.
+``finish_reason`` is ``eos`` (the model stopped), ``words`` (cut at the word budget) or
+``length`` (ran out of tokens first). The same seed, inputs, batch size and device give the
+same texts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from genmetrics import GenmetricsError
+from genmetrics.clean import count_words, normalize_text, truncate_words
+from genmetrics.prompts import DEFAULT_INSTRUCTION, format_prompt
+
+SAMPLING_KEYS = ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty", "typical_p")
+
+
+def generate(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[Mapping[str, Any]],
+    *,
+    template: str,
+    sampling: Mapping[str, Any],
+    words: int,
+    max_new_tokens: int,
+    seed: int,
+    batch_size: int = 8,
+    instruction: str = DEFAULT_INSTRUCTION,
+    continuation_mode: str = "prefix",
+    progress: bool = True,
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """Generate one continuation per prompt row ``{"id", "prompt"}``.
+
+    Returns (rows, stats). Rows: ``{"id", "prompt_id", "text", "prompt", "continuation",
+    "n_tokens", "finish_reason"}`` where ``text`` = prompt + continuation (comparable with the
+    reference texts, as pr-4-llm does) unless ``continuation_mode="instruction"``.
+    """
+    import torch
+
+    unknown = set(sampling) - set(SAMPLING_KEYS)
+    if unknown:
+        raise GenmetricsError(f"sampling: unknown key(s) {sorted(unknown)}; known {SAMPLING_KEYS}")
+    gen_kwargs = dict(sampling)
+    gen_kwargs.setdefault("do_sample", True)
+    if not gen_kwargs["do_sample"]:
+        for k in ("temperature", "top_p", "top_k", "typical_p"):
+            gen_kwargs.pop(k, None)
+    device = next(model.parameters()).device
+    inputs = [
+        format_prompt(p["prompt"], template, tokenizer, instruction, continuation_mode)
+        for p in prompts
+    ]
+    add_special = template == "base"
+    encoded = [tokenizer(t, add_special_tokens=add_special)["input_ids"] for t in inputs]
+    if any(len(e) == 0 for e in encoded):
+        i = next(i for i, e in enumerate(encoded) if len(e) == 0)
+        raise GenmetricsError(f"prompt {prompts[i]['id']!r} encodes to no tokens")
+    order = sorted(range(len(prompts)), key=lambda i: (len(encoded[i]), i))
+    eos_ids = _eos_ids(model, tokenizer)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
+    torch.manual_seed(seed)
+    results: dict[int, dict[str, Any]] = {}
+    n_new = 0
+    t0 = time.perf_counter()
+    bar = tqdm(total=len(order), desc="generate", unit="text", disable=not progress)
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        width = max(len(encoded[i]) for i in idx)
+        ids = torch.full((len(idx), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(idx), width), dtype=torch.long)
+        for r, i in enumerate(idx):  # left padding
+            ids[r, width - len(encoded[i]) :] = torch.tensor(encoded[i])
+            mask[r, width - len(encoded[i]) :] = 1
+        with torch.no_grad():
+            out = model.generate(
+                input_ids=ids.to(device),
+                attention_mask=mask.to(device),
+                max_new_tokens=max_new_tokens,
+                min_new_tokens=1,
+                pad_token_id=pad_id,
+                eos_token_id=eos_ids,
+                **gen_kwargs,
+            )
+        new = out[:, width:].cpu().tolist()
+        for r, i in enumerate(idx):
+            toks = new[r]
+            finish = "length"
+            for j, t in enumerate(toks):
+                if t in eos_ids:
+                    toks, finish = toks[: j + 1], "eos"
+                    break
+            n_new += len(toks)
+            cont = tokenizer.decode(toks, skip_special_tokens=True)
+            results[i] = _row(prompts[i], cont, len(toks), finish, words, continuation_mode)
+        bar.update(len(idx))
+    bar.close()
+    seconds = time.perf_counter() - t0
+    stats = {"seconds": seconds, "new_tokens": n_new, "tokens_per_second": n_new / max(seconds, 1e-9)}
+    return [results[i] for i in range(len(prompts))], stats
+
+
+def _row(
+    prompt: Mapping[str, Any], cont: str, n_tokens: int, finish: str, words: int, mode: str
+) -> dict[str, Any]:
+    if count_words(cont) > words:
+        cont, finish = truncate_words(cont.lstrip(), words), "words"
+        cont = " " + cont
+    cont = cont.rstrip()
+    text = cont if mode == "instruction" else prompt["prompt"] + cont
+    text = normalize_text(text, keep_newlines=True)
+    if not text:
+        text = prompt["prompt"]
+    return {
+        "id": f"{prompt['id']}",
+        "prompt_id": str(prompt["id"]),
+        "text": text,
+        "prompt": prompt["prompt"],
+        "continuation": normalize_text(cont, keep_newlines=True),
+        "n_tokens": n_tokens,
+        "finish_reason": finish,
+    }
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
+    ids: list[int] = []
+    gc = getattr(model, "generation_config", None)
+    cand = getattr(gc, "eos_token_id", None) if gc is not None else None
+    for c in (cand, tokenizer.eos_token_id):
+        if c is None:
+            continue
+        for x in c if isinstance(c, (list, tuple)) else [c]:
+            if x not in ids:
+                ids.append(int(x))
+    if not ids:
+        raise GenmetricsError("the tokenizer has no EOS token; set one in the checkpoint config")
+    return ids

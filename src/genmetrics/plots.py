@@ -1,0 +1,73 @@
+"""Figures: metric-correlation heatmap and precision–recall scatter, readable on their own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from genmetrics.io import atomic_path  # noqa: E402
+
+
+def _save(fig, path: str | Path) -> None:
+    with atomic_path(path, suffix=".tmp.png") as tmp:
+        fig.savefig(tmp, dpi=130, bbox_inches="tight")
+    plt.close(fig)
+
+
+def correlation_heatmap(corr: pd.DataFrame, path: str | Path, method: str, n_sources: int) -> None:
+    """Annotated heatmap of metric–metric correlations (−1 blue … +1 red)."""
+    k = max(len(corr), 1)
+    fig, ax = plt.subplots(figsize=(1.2 + 0.62 * k, 1.0 + 0.55 * k))
+    if corr.empty:
+        ax.text(0.5, 0.5, "fewer than 3 sources with varying scores:\nno correlation to show",
+                ha="center", va="center")
+        ax.set_axis_off()
+    else:
+        im = ax.imshow(corr.values, cmap="RdBu_r", vmin=-1, vmax=1)
+        ax.set_xticks(range(k), corr.columns, rotation=45, ha="right")
+        ax.set_yticks(range(k), corr.index)
+        for i in range(k):
+            for j in range(k):
+                v = corr.values[i, j]
+                if np.isfinite(v):
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+                            color="white" if abs(v) > 0.6 else "black")
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label=f"{method} correlation")
+    ax.set_title(f"How metrics agree across {n_sources} scored sources ({method})")
+    _save(fig, path)
+
+
+def pr_scatter(df: pd.DataFrame, path: str | Path) -> None:
+    """Precision (quality) vs recall (coverage) per model; seeds as dots, mean as a marker."""
+    d = df[(df["metric"] == "precision_recall") & df["name"].isin(["precision", "recall"])]
+    fig, ax = plt.subplots(figsize=(6.2, 5.2))
+    if d.empty:
+        ax.text(0.5, 0.5, "no precision_recall scores configured", ha="center", va="center")
+    else:
+        wide = d.pivot_table(index=["dataset", "model", "seed", "variant"], columns="name",
+                             values="value").reset_index()
+        groups = list(wide.groupby(["dataset", "model", "variant"]))
+        cmap = plt.get_cmap("tab10")
+        for i, ((ds, model, variant), g) in enumerate(groups):
+            c = cmap(i % 10)
+            label = model if wide["dataset"].nunique() == 1 else f"{ds}: {model}"
+            if wide["variant"].nunique() > 1:
+                label += f" ({variant})"
+            ax.scatter(g["recall"], g["precision"], color=c, alpha=0.35, s=18)
+            ax.scatter(g["recall"].mean(), g["precision"].mean(), color=c, s=90, marker="D",
+                       edgecolor="black", label=label)
+        ax.legend(fontsize=8, loc="lower left")
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.6, ls=":")
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("recall: share of human texts the model covers (diversity)")
+    ax.set_ylabel("precision: share of model texts that look human (quality)")
+    ax.set_title("kNN precision vs recall against human text")
+    ax.grid(alpha=0.3)
+    _save(fig, path)

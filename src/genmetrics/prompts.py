@@ -1,0 +1,128 @@
+"""Prompts and word budgets.
+
+Reference-prefix prompts (seed 000): the prompt is the first ``k`` words of a reference text
+(k=10 by default). Base models get that raw prefix. Chat models get their chat template around
+an instruction plus the first ``k-1`` words, and the ``k``-th word opens the assistant's answer
+(seed 000 Table B.2, pr-4-llm ``WebTextFormatter``), so both kinds continue the same k words.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from genmetrics import GenmetricsError
+
+DEFAULT_INSTRUCTION = "Continue the following text:"
+
+
+def make_prompts(
+    references: Sequence[Mapping[str, Any]], words: int = 10
+) -> list[dict[str, Any]]:
+    """One prompt per reference: its first ``words`` whitespace words.
+
+    Returns ``{"id", "prompt", "reference", "reference_id"}`` rows; texts shorter than
+    ``words + 1`` words are skipped (nothing would be left to continue).
+    """
+    if words < 1:
+        raise GenmetricsError(f"prompts.words must be >= 1, got {words}")
+    out = []
+    for row in references:
+        toks = row["text"].split()
+        if len(toks) <= words:
+            continue
+        out.append(
+            {
+                "id": str(row["id"]),
+                "prompt": " ".join(toks[:words]),
+                "reference": row["text"],
+                "reference_id": str(row["id"]),
+            }
+        )
+    return out
+
+
+def prompts_from_file(rows: Sequence[Mapping[str, Any]], path: str) -> list[dict[str, Any]]:
+    """Prompts given directly (e.g. creative-writing instructions): rows need ``id``, ``prompt``."""
+    out = []
+    for i, row in enumerate(rows, start=1):
+        if not str(row.get("prompt", "")).strip():
+            raise GenmetricsError(f"{path}: row {i}: missing or empty 'prompt'")
+        out.append({"id": str(row.get("id", i)), "prompt": row["prompt"], **{
+            k: v for k, v in row.items() if k not in ("id", "prompt")}})
+    return out
+
+
+def load_templates(path: str | Path) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        return yaml.safe_load(f) or {}
+
+
+def format_prompt(
+    prompt: str,
+    template: str,
+    tokenizer: Any = None,
+    instruction: str = DEFAULT_INSTRUCTION,
+    continuation_mode: str = "prefix",
+) -> str:
+    """Model input text for one prompt.
+
+    ``template="base"``: the raw prompt. ``template="chat"``: ``tokenizer.apply_chat_template``
+    with a user turn ``"{instruction}\\n\\n{first k-1 words}"`` and the generation prompt, then
+    the k-th word. With ``continuation_mode="instruction"`` (prompt files such as creative
+    writing) the whole prompt is the user turn and the answer starts empty.
+    """
+    if template == "base":
+        return prompt
+    if template != "chat":
+        raise GenmetricsError(f"template must be 'chat' or 'base', got {template!r}")
+    if tokenizer is None or not getattr(tokenizer, "chat_template", None):
+        raise GenmetricsError("template 'chat' needs a tokenizer with a chat template")
+    if continuation_mode == "instruction":
+        user, opener = prompt, ""
+    else:
+        words = prompt.split()
+        user = f"{instruction}\n\n{' '.join(words[:-1])}" if len(words) > 1 else instruction
+        opener = words[-1]
+    text = tokenizer.apply_chat_template(
+        [{"role": "user", "content": user}], tokenize=False, add_generation_prompt=True
+    )
+    return text + opener
+
+
+def tokens_per_word(table: Mapping[str, float], tokenizer_family: str | None) -> float:
+    """Look up tokens per whitespace word for a tokenizer family (``default`` otherwise)."""
+    if tokenizer_family and tokenizer_family in table:
+        return float(table[tokenizer_family])
+    if "default" not in table:
+        raise GenmetricsError("tokens-per-word table has no 'default' row")
+    return float(table["default"])
+
+
+def max_new_tokens(words: int, tpw: float, margin: float = 1.25) -> int:
+    """Token budget for a word budget: ``ceil(words × tokens_per_word × margin)``."""
+    if words < 1:
+        raise GenmetricsError(f"word budget must be >= 1, got {words}")
+    return int(math.ceil(words * tpw * margin))
+
+
+def load_tokens_per_word(path: str | Path) -> dict[str, float]:
+    """Read ``resources/tokens_per_word.tsv`` (columns: tokenizer, tokens_per_word, ...)."""
+    table: dict[str, float] = {}
+    with open(path, encoding="utf-8") as f:
+        header = f.readline().rstrip("\n").split("\t")
+        if header[:2] != ["tokenizer", "tokens_per_word"]:
+            raise GenmetricsError(f"{path}: line 1: expected header 'tokenizer\\ttokens_per_word'")
+        for lineno, line in enumerate(f, start=2):
+            if not line.strip() or line.startswith("#"):
+                continue
+            parts = line.rstrip("\n").split("\t")
+            try:
+                table[parts[0]] = float(parts[1])
+            except (IndexError, ValueError):
+                raise GenmetricsError(f"{path}: line {lineno}: bad row {line.strip()!r}") from None
+    return table

@@ -1,0 +1,12 @@
+"""Collect every score JSON into the tidy results/scores.csv."""
+
+from genmetrics.analysis.correlation import collect_scores
+from genmetrics.io import atomic_path
+from genmetrics.runlog import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]) as log:
+    df = collect_scores(sm.input)
+    with atomic_path(sm.output[0]) as tmp:
+        df.to_csv(tmp, index=False)
+    log.info("%d score rows from %d files", len(df), len(sm.input))

@@ -1,0 +1,12 @@
+"""Make one checkpoint loadable from local files (download, GGUF dequantization, manifest)."""
+
+from pathlib import Path
+
+from genmetrics.models import prepare_model
+from genmetrics.runlog import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]) as log:
+    out = Path(sm.output[0])
+    path = prepare_model(sm.wildcards.checkpoint, sm.params.spec, out.parent.parent, sm.params.cache)
+    log.info("checkpoint ready: %s", path)
