@@ -1,0 +1,238 @@
+"""Lexical diversity per text: TTR, MATTR, HD-D, MTLD, as ``lexical-diversity`` 0.1.1 computes them.
+
+Reference: kristopherkyle/lexical_diversity (PyPI ``lexical-diversity`` 0.1.1, commit 746738d),
+``lex_div.py``. Our implementation is independent (O(n) sliding windows, grouped HD-D terms)
+and reproduces the package's numbers, including its quirks:
+
+* Tokenisation (:func:`ld_tokenize`): the literal strings
+  ```` `` '' ' . , ? ! ) ( % / - _ -LRB- -RRB- SYM : ; ```` are deleted with ``str.replace`` in
+  that order (so apostrophes and hyphens vanish inside words: ``don't`` → ``dont``, and the
+  upper-case string ``SYM`` is removed before lower-casing), whitespace runs become one space,
+  the text is lower-cased and split on ``" "``. Leading/trailing whitespace therefore yields an
+  empty-string token (``" a b"`` → ``['', 'a', 'b']``), and a text made only of those
+  punctuation strings yields ``['']``; both count as tokens exactly as in the package.
+  Non-ASCII text is kept (Unicode whitespace and lower-casing).
+* Each registered metric returns the mean over texts of the per-text value (``{name}``), the
+  population standard deviation (``{name}_std``) and the per-text values in ``extras``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from genmetrics import GenmetricsError
+from genmetrics.metrics.registry import MetricResult, register
+
+#: Strings deleted by ``lexical_diversity.lex_div.tokenize``, in its order.
+LD_PUNCTUATION: tuple[str, ...] = tuple(
+    "`` '' ' . , ? ! ) ( % / - _ -LRB- -RRB- SYM : ;".split(" ")
+)
+_WS = re.compile(r"\s+")
+
+
+def ld_tokenize(text: str) -> list[str]:
+    """``lexical_diversity.lex_div.tokenize``: delete punctuation strings, collapse whitespace,
+    lower-case, split on single spaces (empty tokens at the edges are kept, as upstream)."""
+    for p in LD_PUNCTUATION:
+        text = text.replace(p, "")
+    return _WS.sub(" ", text).lower().split(" ")
+
+
+@lru_cache(maxsize=1)
+def _lemma_dict() -> dict[str, str]:
+    """The package's lemma table (``e_lemma_lower_clean.txt``: tab-separated, lemma first)."""
+    try:
+        from importlib.resources import files
+
+        raw = (files("lexical_diversity") / "e_lemma_lower_clean.txt").read_text()
+    except (ModuleNotFoundError, FileNotFoundError) as e:
+        raise GenmetricsError(
+            "lemmatize=true needs the lemma table of the 'lexical-diversity' package "
+            "(pip install lexical-diversity==0.1.1)"
+        ) from e
+    table: dict[str, str] = {}
+    for line in raw.split("\n"):
+        if not line or line[0] == "#":
+            continue
+        forms = line.split("\t")
+        for w in forms:
+            table[w] = forms[0]
+    return table
+
+
+def ld_lemmatize(text: str) -> list[str]:
+    """``lexical_diversity.lex_div.flemmatize``: :func:`ld_tokenize` then lemma look-up."""
+    table = _lemma_dict()
+    return [table.get(w, w) for w in ld_tokenize(text)]
+
+
+def ttr_score(tokens: Sequence[str]) -> float:
+    """Type-token ratio |types| / |tokens| (0 for no tokens)."""
+    return len(set(tokens)) / len(tokens) if tokens else 0.0
+
+
+def mattr_score(tokens: Sequence[str], window: int = 50) -> float:
+    """Moving-average TTR (Covington & McFall 2010) as ``lex_div.mattr``.
+
+    Mean of TTR over every full window of ``window`` tokens (``len - window + 1`` windows);
+    texts with fewer than ``window + 1`` tokens get their plain TTR.
+    """
+    n = len(tokens)
+    if n < window + 1:
+        return ttr_score(tokens)
+    counts: Counter[str] = Counter(tokens[:window])
+    distinct = [len(counts)]
+    for i in range(window, n):
+        new, old = tokens[i], tokens[i - window]
+        counts[new] += 1
+        counts[old] -= 1
+        if counts[old] == 0:
+            del counts[old]
+        distinct.append(len(counts))
+    # sequential float sum of d/window, in the package's order (bit-identical)
+    total = float(np.cumsum(np.asarray(distinct, dtype=np.float64) / float(window))[-1])
+    return total / len(distinct)
+
+
+def _hyper_none(n: int, f: int, sample: int) -> float:
+    """P(a type of frequency f is absent from a random sample of ``sample`` of n tokens)."""
+    try:
+        return float(math.comb(n - f, sample)) / float(math.comb(n, sample))
+    except OverflowError:  # huge n: same ratio as a product of 'sample' factors
+        return math.prod((n - f - i) / (n - i) for i in range(sample))
+
+
+def hdd_score(tokens: Sequence[str], sample: int = 42) -> float:
+    """HD-D (McCarthy & Jarvis 2007) as ``lex_div.hdd``.
+
+    ``Σ_types (1 − C(N−f, s)/C(N, s)) / s`` with exact integer binomials (s = ``sample``);
+    every term is 0 when N < s, so **HD-D = 0 for texts shorter than ``sample`` tokens**.
+    """
+    n = len(tokens)
+    if n < sample:
+        return 0.0
+    freq_of_freq = Counter(Counter(tokens).values())
+    return sum(
+        k * ((1.0 - _hyper_none(n, f, sample)) * (1 / sample)) for f, k in freq_of_freq.items()
+    )
+
+
+def _mtld_pass(tokens: Sequence[str], threshold: float, min_length: int) -> float:
+    factor = 0.0
+    lengths = 0
+    seen: set[str] = set()
+    start = 0
+    n = len(tokens)
+    for x, tok in enumerate(tokens):
+        seen.add(tok)
+        length = x + 1 - start
+        ttr = len(seen) / length
+        if x + 1 == n:  # the last factor is always partial, even when it just closed
+            factor += (1 - ttr) / (1 - threshold)
+            lengths += length
+        elif ttr < threshold and length >= min_length:
+            factor += 1
+            lengths += length
+            start = x + 1
+            seen = set()
+    return lengths / factor if factor != 0 else 0.0
+
+
+def mtld_score(tokens: Sequence[str], threshold: float = 0.72, min_length: int = 10) -> float:
+    """MTLD (McCarthy & Jarvis 2010) as ``lex_div.mtld``: mean of the forward and backward
+    passes; a factor closes when TTR < ``threshold`` and it has ≥ ``min_length`` tokens; the
+    final factor counts (1 − TTR)/(1 − threshold); MTLD = tokens / factors (0 if no factor)."""
+    fwd = _mtld_pass(tokens, threshold, min_length)
+    bwd = _mtld_pass(list(reversed(tokens)), threshold, min_length)
+    return (fwd + bwd) / 2
+
+
+def _tokens(texts: list[str], lemmatize: bool) -> list[list[str]]:
+    fn = ld_lemmatize if lemmatize else ld_tokenize
+    return [fn(t) for t in texts]
+
+
+def _result(name: str, per_text: list[float], tokens: list[list[str]]) -> MetricResult:
+    arr = np.asarray(per_text, dtype=np.float64)
+    no_words = sum(1 for t in tokens if not any(t))
+    return MetricResult(
+        values={name: float(arr.mean()), f"{name}_std": float(arr.std())},
+        extras={"per_text": arr, "n_tokens": np.asarray([len(t) for t in tokens])},
+        n={"candidate": len(per_text), "no_words": no_words},
+    )
+
+
+def _check_int(name: str, value: object, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise GenmetricsError(f"parameter {name!r} must be an integer >= {low}, got {value!r}")
+    return value
+
+
+@register(
+    "ttr",
+    input="texts",
+    reference="none",
+    values=("ttr", "ttr_std"),
+    params={"lemmatize": False},
+)
+def ttr(candidate: list[str], *, lemmatize: bool = False) -> MetricResult:
+    """Type-token ratio per text (``lex_div.ttr`` on ``lex_div.tokenize``), mean over texts."""
+    toks = _tokens(candidate, lemmatize)
+    return _result("ttr", [ttr_score(t) for t in toks], toks)
+
+
+@register(
+    "mattr",
+    input="texts",
+    reference="none",
+    values=("mattr", "mattr_std"),
+    params={"window": 50, "lemmatize": False},
+)
+def mattr(candidate: list[str], *, window: int = 50, lemmatize: bool = False) -> MetricResult:
+    """Moving-average type-token ratio per text (``lex_div.mattr``, window 50), mean over texts.
+
+    Texts with ≤ ``window`` tokens get their plain TTR, as upstream.
+    """
+    window = _check_int("window", window, 1)
+    toks = _tokens(candidate, lemmatize)
+    return _result("mattr", [mattr_score(t, window) for t in toks], toks)
+
+
+@register(
+    "hdd",
+    input="texts",
+    reference="none",
+    values=("hdd", "hdd_std"),
+    params={"sample": 42, "lemmatize": False},
+)
+def hdd(candidate: list[str], *, sample: int = 42, lemmatize: bool = False) -> MetricResult:
+    """HD-D per text (``lex_div.hdd``, sample 42), mean over texts.
+
+    Texts with fewer than ``sample`` tokens score 0, as upstream (``n["short"]`` counts them).
+    """
+    sample = _check_int("sample", sample, 1)
+    toks = _tokens(candidate, lemmatize)
+    res = _result("hdd", [hdd_score(t, sample) for t in toks], toks)
+    res.n["short"] = sum(1 for t in toks if len(t) < sample)
+    return res
+
+
+@register(
+    "mtld",
+    input="texts",
+    reference="none",
+    values=("mtld", "mtld_std"),
+    params={"threshold": 0.72, "lemmatize": False},
+)
+def mtld(candidate: list[str], *, threshold: float = 0.72, lemmatize: bool = False) -> MetricResult:
+    """MTLD per text (``lex_div.mtld``, TTR threshold .72, min factor length 10), mean over texts."""
+    if not isinstance(threshold, (int, float)) or not 0 < float(threshold) < 1:
+        raise GenmetricsError(f"parameter 'threshold' must be in (0, 1), got {threshold!r}")
+    toks = _tokens(candidate, lemmatize)
+    return _result("mtld", [mtld_score(t, float(threshold)) for t in toks], toks)
