@@ -1,0 +1,60 @@
+# genmetrics: `make demo` runs the default workflow, `make test` runs the test suite.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+CORES  ?= 2
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-slow test-all install install-test lint format dry-run report bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools<82" wheel
+
+# torch is pinned to the CPU wheel (2.13.0) before anything else can pull a CUDA build.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e ".[workflow,fast]"
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e ".[workflow,fast,test]"
+	# the `diversity` package is an oracle only; its own dependencies (spaCy, evaluate, ...) are not needed
+	$(BIN)/python -m pip install --quiet --no-deps diversity==0.3.1
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+demo: install
+	$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --rerun-incomplete
+	@echo "Scores: results/scores.csv  Figures: results/figures/  Report: results/report.html"
+
+test: install-test
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+test-slow: install-test
+	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+
+test-all: install-test
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+dry-run: install
+	$(BIN)/snakemake -n --cores $(CORES)
+
+lint: install-test
+	$(BIN)/snakemake --lint
+	$(BIN)/snakefmt --check Snakefile rules/
+	$(BIN)/ruff check src tests benchmarks workflow/scripts
+	$(BIN)/ruff format --check src tests benchmarks workflow/scripts
+
+format: install-test
+	$(BIN)/snakefmt Snakefile rules/
+	$(BIN)/ruff format src tests benchmarks workflow/scripts
+	$(BIN)/ruff check --fix src tests benchmarks workflow/scripts
+
+bench: install-test
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf results .snakemake

@@ -1,0 +1,372 @@
+"""Homogenization score (Padmakumar & He 2024; ``diversity.homogenization_score``), fast.
+
+The package computes, for every ordered pair i ≠ j, a similarity (ROUGE-L F-measure of
+``rouge_score.RougeScorer(['rougeL'], use_stemmer)`` or BERTScore F1) and returns
+``round(Σ_i [Σ_{j≠i} s_ij / (n−1)] / n, 3)``; if that total is exactly 0 it returns 1.0 (a
+quirk meant for "all texts identical"; we reproduce it: ``zero_total="package"``, or
+``"zero"`` returns 0.0). We return the unrounded mean by default (``round=3`` = package).
+
+ROUGE-L: rouge_score's default tokenizer (``lower()``, ``[^a-z0-9]+`` → space, split,
+optional Porter stemming of tokens longer than 3 characters, keep ``^[a-z0-9]+$`` tokens; so
+non-ASCII letters vanish), LCS by the bit-parallel algorithm of Hyyrö (2004) over 64-bit
+words in a numba kernel, each unordered pair once (F is exactly symmetric:
+P and R swap). A text with no tokens scores 0 against every other text, as rouge_score.
+
+BERTScore: one encoder pass per text (bert_score's own tokenisation/model loading, layer
+``num_layers``, idf off: [CLS]/[SEP] weigh 0), then greedy cosine matching for all pairs in
+blocks — the F1 of ``bert_score.score`` for the same model/layer, without its O(n²) encoder
+passes. bert_score masks padded positions with similarity 0 inside its pair batches; we match
+over real tokens only (identical unless every similarity of a token is negative).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from genmetrics import GenmetricsError
+from genmetrics.metrics.registry import MetricResult, register
+
+__all__ = ["homogenization", "rouge_tokenize", "rougel_pair_sums", "bertscore_pair_sums"]
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_SPACES = re.compile(r"\s+")
+_VALID = re.compile(r"^[a-z0-9]+$")
+
+prange = range  # replaced by numba.prange when the kernel is compiled
+
+
+def rouge_tokenize(texts: Sequence[str], use_stemmer: bool = False) -> list[list[str]]:
+    """rouge_score ``DefaultTokenizer(use_stemmer).tokenize`` for each text (stems cached)."""
+    stem = None
+    if use_stemmer:
+        from nltk.stem import porter
+
+        stemmer = porter.PorterStemmer()
+        stem = functools.lru_cache(maxsize=None)(stemmer.stem)
+    out = []
+    for text in texts:
+        toks = _SPACES.split(_NON_ALNUM.sub(" ", text.lower()))
+        if stem is not None:
+            toks = [stem(x) if len(x) > 3 else x for x in toks]
+        out.append([x for x in toks if _VALID.match(x)])
+    return out
+
+
+def _rougel_kernel(tok, off, vocab_size, nchunks):  # pragma: no cover - compiled by numba
+    """Row sums of the ROUGE-L F matrix (zero diagonal). Texts must be sorted by length,
+    longest first, so that in each pair (i < j) text i is the longer one (the bit side)."""
+    n = off.shape[0] - 1
+    acc = np.zeros((nchunks, n))
+    for c in prange(nchunks):
+        pos = np.full(vocab_size, -1, np.int64)
+        rows = np.empty(0, np.int64)
+        for i in range(c, n, nchunks):
+            a0 = off[i]
+            m = off[i + 1] - a0
+            if m == 0:
+                continue
+            W = (m + 63) // 64
+            rows = np.empty(m, np.int64)
+            nu = 0
+            for p in range(m):
+                t = tok[a0 + p]
+                if pos[t] < 0:
+                    pos[t] = nu
+                    rows[nu] = t
+                    nu += 1
+            M = np.zeros((nu, W), np.uint64)
+            for p in range(m):
+                r = pos[tok[a0 + p]]
+                M[r, p >> 6] |= np.uint64(1) << np.uint64(p & 63)
+            V = np.empty(W, np.uint64)
+            last = m - (W - 1) * 64
+            lastmask = np.uint64(0xFFFFFFFFFFFFFFFF)
+            if last < 64:
+                lastmask = (np.uint64(1) << np.uint64(last)) - np.uint64(1)
+            for j in range(i + 1, n):
+                b0 = off[j]
+                lb = off[j + 1] - b0
+                if lb == 0:
+                    continue
+                for w in range(W):
+                    V[w] = np.uint64(0xFFFFFFFFFFFFFFFF)
+                for q in range(lb):
+                    r = pos[tok[b0 + q]]
+                    if r < 0:
+                        continue
+                    carry = np.uint64(0)
+                    for w in range(W):
+                        v = V[w]
+                        u = v & M[r, w]
+                        s1 = v + u
+                        c1 = np.uint64(1) if s1 < v else np.uint64(0)
+                        s2 = s1 + carry
+                        c2 = np.uint64(1) if s2 < s1 else np.uint64(0)
+                        carry = c1 | c2
+                        V[w] = s2 | (v ^ u)
+                zeros = 0
+                for w in range(W):
+                    x = ~V[w]
+                    if w == W - 1:
+                        x &= lastmask
+                    # popcount
+                    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+                    x = (x & np.uint64(0x3333333333333333)) + (
+                        (x >> np.uint64(2)) & np.uint64(0x3333333333333333)
+                    )
+                    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+                    zeros += np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+                if zeros == 0:
+                    continue
+                prec = zeros / lb
+                rec = zeros / m
+                f = 2 * prec * rec / (prec + rec)
+                acc[c, i] += f
+                acc[c, j] += f
+            for r in range(nu):
+                pos[rows[r]] = -1
+    return acc.sum(axis=0)
+
+
+@functools.cache
+def _compiled_kernel():
+    import numba
+
+    g = _rougel_kernel.__globals__
+    g["prange"] = numba.prange
+    return numba.njit(parallel=True, cache=True, nogil=True)(_rougel_kernel)
+
+
+def _n_threads(n_jobs: int | None) -> int:
+    import numba
+
+    top = int(numba.config.NUMBA_NUM_THREADS)
+    if n_jobs is None or int(n_jobs) <= 0:
+        return top
+    return max(1, min(int(n_jobs), top))
+
+
+def rougel_pair_sums(
+    texts: Sequence[str], use_stemmer: bool = False, n_jobs: int | None = 2
+) -> np.ndarray:
+    """Σ_{j≠i} ROUGE-L F(i, j) for each text i (rouge_score tokenisation and F-measure)."""
+    import numba
+
+    docs = rouge_tokenize(texts, use_stemmer)
+    vocab: dict[str, int] = {}
+    lens = np.fromiter((len(d) for d in docs), dtype=np.int64, count=len(docs))
+    order = np.argsort(-lens, kind="stable")
+    tok = np.fromiter(
+        (vocab.setdefault(t, len(vocab)) for i in order for t in docs[i]),
+        dtype=np.int64,
+        count=int(lens.sum()),
+    )
+    off = np.zeros(len(docs) + 1, np.int64)
+    np.cumsum(lens[order], out=off[1:])
+    threads = _n_threads(n_jobs)
+    kernel = _compiled_kernel()
+    prev = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        sums_sorted = kernel(tok, off, max(len(vocab), 1), threads)
+    finally:
+        numba.set_num_threads(prev)
+    sums = np.empty(len(docs))
+    sums[order] = sums_sorted
+    return sums
+
+
+def _package_batch_max(lengths: np.ndarray, batch_size: int) -> np.ndarray:
+    """BM[i, k] = longest token length in the k-th batch of hypotheses that the package's
+    loop sends to bert_score for reference i (the other texts in order, ``batch_size`` each)."""
+    n = len(lengths)
+    nb = max(1, -(-(n - 1) // batch_size))
+    bm = np.zeros((n, nb), np.int64)
+    for i in range(n):
+        others = np.delete(lengths, i)
+        starts = np.arange(0, len(others), batch_size)
+        bm[i, : len(starts)] = np.maximum.reduceat(others, starts)
+    return bm
+
+
+def bertscore_pair_sums(
+    texts: Sequence[str],
+    model: str | os.PathLike | None = None,
+    num_layers: int | None = None,
+    batch_size: int = 64,
+    padding: str = "bert_score",
+    device: str | None = None,
+    block: int = 32,
+) -> np.ndarray:
+    """Σ_{j≠i} BERTScore-F1(ref i, hyp j) for each text i, with one encoder pass per text.
+
+    ``padding="bert_score"`` reproduces the package loop exactly: for reference i, bert_score
+    pads each batch of ``batch_size`` hypotheses to its longest one and fills padded
+    similarities with 0, so a reference token's best match is max(0, ·) whenever hypothesis j
+    is shorter than the longest in its batch. ``"none"``: plain greedy matching (symmetric).
+    """
+    import torch
+    from bert_score.utils import get_bert_embedding, get_model, get_tokenizer, model2layers
+
+    if padding not in ("bert_score", "none"):
+        raise GenmetricsError(
+            f"homogenization: padding must be 'bert_score' or 'none', got {padding!r}"
+        )
+    model_type = str(model) if model is not None else None
+    if model_type is None:
+        from genmetrics.assets import minilm_dir
+
+        model_type = str(minilm_dir())
+    if num_layers is None:
+        num_layers = model2layers.get(model_type)
+        if num_layers is None:
+            from transformers import AutoConfig
+
+            num_layers = int(AutoConfig.from_pretrained(model_type).num_hidden_layers)
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    tokenizer = get_tokenizer(model_type, False)
+    enc = get_model(model_type, int(num_layers), False).to(device)
+    from collections import defaultdict
+
+    idf = defaultdict(lambda: 1.0)
+    idf[tokenizer.sep_token_id] = 0
+    idf[tokenizer.cls_token_id] = 0
+
+    n = len(texts)
+    # bert_score embeds sentences in batches sorted by word count, longest first
+    order = sorted(range(n), key=lambda i: len(texts[i].split(" ")), reverse=True)
+    embs: list = [None] * n
+    weights: list = [None] * n
+    with torch.no_grad():
+        for s in range(0, n, batch_size):
+            batch = [texts[i] for i in order[s : s + batch_size]]
+            e, mask, w = get_bert_embedding(batch, enc, tokenizer, idf, device=device)
+            for k, i in enumerate(order[s : s + batch_size]):
+                L = int(mask[k].sum().item())
+                v = e[k, :L].float()
+                embs[i] = v / v.norm(dim=-1, keepdim=True)
+                weights[i] = w[k, :L].float()
+    lengths = np.array([x.shape[0] for x in embs], dtype=np.int64)
+    Lmax, d = int(lengths.max()), embs[0].shape[1]
+    E = torch.zeros(n, Lmax, d, device=device)
+    valid = torch.zeros(n, Lmax, dtype=torch.bool, device=device)
+    Wt = torch.zeros(n, Lmax, device=device)
+    for i in range(n):
+        L = int(lengths[i])
+        E[i, :L] = embs[i]
+        valid[i, :L] = True
+        tot = weights[i].sum()
+        if tot > 0:  # a text with only [CLS][SEP] scores 0 (bert_score's empty-text rule)
+            Wt[i, :L] = weights[i] / tot
+    bm = _package_batch_max(lengths, batch_size) if padding == "bert_score" else None
+    len_t = torch.from_numpy(lengths)
+    neg = torch.tensor(float("-inf"), device=device)
+    sums = torch.zeros(n, dtype=torch.float64)
+
+    def f1(p: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+        return torch.nan_to_num(2 * p * r / (p + r), nan=0.0)
+
+    def padded(refs: torch.Tensor, hyps: torch.Tensor) -> torch.Tensor:
+        """[len(refs), len(hyps)]: is hyp j padded in reference i's bert_score batch?"""
+        if bm is None:
+            return torch.zeros(len(refs), len(hyps), dtype=torch.bool)
+        pos = hyps[None, :] - (hyps[None, :] > refs[:, None]).long()
+        batch = (pos // batch_size).clamp(0, bm.shape[1] - 1)  # (i == j entries are unused)
+        batch_max = torch.from_numpy(bm)[refs[:, None], batch]
+        return len_t[hyps][None, :] < batch_max
+
+    with torch.no_grad():
+        for a in range(0, n, block):
+            ia = torch.arange(a, min(a + block, n))
+            ea, va, wa = E[ia], valid[ia], Wt[ia]
+            for b in range(a, n, block):
+                ib = torch.arange(b, min(b + block, n))
+                eb, vb, wb = E[ib], valid[ib], Wt[ib]
+                sim = torch.einsum("ild,jmd->ijlm", ea, eb)
+                sim = torch.where(va[:, None, :, None] & vb[None, :, None, :], sim, neg)
+                ma = torch.where(va[:, None, :], sim.max(dim=3).values, 0.0)  # a-token vs b
+                mb = torch.where(vb[None, :, :], sim.max(dim=2).values, 0.0)  # b-token vs a
+                A = (ma * wa[:, None, :]).sum(-1).cpu()
+                A0 = (ma.clamp_min(0) * wa[:, None, :]).sum(-1).cpu()
+                B = (mb * wb[None, :, :]).sum(-1).cpu()
+                B0 = (mb.clamp_min(0) * wb[None, :, :]).sum(-1).cpu()
+                # reference i in a, hypothesis j in b: P = B (hyp tokens), R = A / A0 if padded
+                f_ab = f1(B, torch.where(padded(ia, ib), A0, A)).double()
+                # reference j in b, hypothesis i in a: P = A, R = B / B0 if padded
+                f_ba = f1(A, torch.where(padded(ib, ia).T, B0, B)).double()
+                off = ia[:, None] != ib[None, :]
+                f_ab = torch.where(off, f_ab, torch.zeros_like(f_ab))
+                sums[ia] += f_ab.sum(1)
+                if b != a:
+                    sums[ib] += f_ba.sum(0)
+    return sums.numpy()
+
+
+@register(
+    "homogenization",
+    input="texts",
+    reference="none",
+    values=("homogenization",),
+    params={
+        "measure": "rougel",
+        "use_stemmer": False,
+        "model": None,
+        "num_layers": None,
+        "batch_size": 64,
+        "n_jobs": 2,
+        "round": None,
+        "zero_total": "package",
+        "padding": "bert_score",
+    },
+)
+def homogenization(
+    candidate: list[str],
+    *,
+    measure: str = "rougel",
+    use_stemmer: bool = False,
+    model: str | None = None,
+    num_layers: int | None = None,
+    batch_size: int = 64,
+    n_jobs: int = 2,
+    round: int | None = None,  # noqa: A002 (stable parameter name)
+    zero_total: str = "package",
+    padding: str = "bert_score",
+) -> MetricResult:
+    """Homogenization = mean over ordered pairs i≠j of ROUGE-L F (``measure="rougel"``) or
+    BERTScore F1 (``"bertscore"``; ``model`` = HF id or folder, default the offline MiniLM,
+    ``num_layers`` default bert_score's table or the model's last layer), as
+    ``diversity.homogenization_score``; ``round=3`` reproduces its rounding."""
+    n = len(candidate)
+    if n < 2:
+        raise GenmetricsError("homogenization: needs at least 2 texts (pairs i ≠ j)")
+    if zero_total not in ("package", "zero"):
+        raise GenmetricsError(
+            f"homogenization: zero_total must be 'package' or 'zero', got {zero_total!r}"
+        )
+    if measure == "rougel":
+        sums = rougel_pair_sums(candidate, bool(use_stemmer), n_jobs)
+    elif measure == "bertscore":
+        sums = bertscore_pair_sums(candidate, model, num_layers, int(batch_size), padding)
+    else:
+        raise GenmetricsError(
+            f"homogenization: measure must be 'rougel' or 'bertscore', got {measure!r}"
+        )
+    per_text = sums / (n - 1)
+    total = float(per_text.sum())
+    value = total / n
+    if total == 0 and zero_total == "package":
+        value = 1.0
+    if round is not None:
+        import builtins
+
+        value = builtins.round(value, int(round))
+    return MetricResult(
+        values={"homogenization": value},
+        extras={"per_text": per_text},
+        n={"candidate": n},
+    )

@@ -1,0 +1,154 @@
+"""Homogenization (ROUGE-L and BERTScore) vs rouge_score / bert_score / the diversity package."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from genmetrics import GenmetricsError
+from genmetrics.metrics import compute
+from genmetrics.metrics.homogenization import rouge_tokenize, rougel_pair_sums
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+ODD = [
+    "Ça été très ÉTÉ naïve café",  # non-ASCII letters vanish in rouge_score's tokenizer
+    "İstanbul is big; ıi",  # 'İ'.lower() = 'i' + combining dot → token 'i'
+    "!!! ??? ...",  # no tokens at all → F = 0 against everything
+    "running runs ran runner generously",
+]
+
+
+def _texts(rel: str, n: int) -> list[str]:
+    path = DATA / rel
+    if not path.exists():
+        pytest.skip(f"shared data not found: {path}")
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line)["text"] for _, line in zip(range(n), f, strict=False)]
+
+
+def _package_homogenization():
+    spec = importlib.util.find_spec("diversity")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("reference package `diversity` not installed")
+    path = Path(spec.submodule_search_locations[0]) / "homogenization.py"
+    # homogenization.py imports `evaluate` (only for bertscore/bleu): stub it for the test
+    saved = sys.modules.get("evaluate")
+    sys.modules["evaluate"] = types.SimpleNamespace(load=None)
+    try:
+        mspec = importlib.util.spec_from_file_location("_oracle_diversity_homog", path)
+        mod = importlib.util.module_from_spec(mspec)
+        mspec.loader.exec_module(mod)
+    finally:
+        if saved is None:
+            del sys.modules["evaluate"]
+        else:
+            sys.modules["evaluate"] = saved
+    return mod.homogenization_score
+
+
+@pytest.mark.parametrize("stem", [False, True])
+def test_rougel_row_sums_equal_rouge_score(stem):
+    from rouge_score import rouge_scorer
+
+    texts = _texts("webtext/webtext_short.jsonl", 24) + _texts("webtext/face_demo_human.jsonl", 4)
+    texts += ODD
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=stem)
+    assert rouge_tokenize(texts, stem) == [scorer._tokenizer.tokenize(t) for t in texts]
+    n = len(texts)
+    F = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            F[i, j] = scorer.score(texts[j], texts[i])["rougeL"].fmeasure
+            assert F[i, j] == scorer.score(texts[i], texts[j])["rougeL"].fmeasure  # symmetric
+            F[j, i] = F[i, j]
+    np.testing.assert_allclose(
+        rougel_pair_sums(texts, stem, n_jobs=2), F.sum(1), rtol=0, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        rougel_pair_sums(texts, stem, n_jobs=1), F.sum(1), rtol=0, atol=1e-12
+    )
+
+
+def test_lcs_long_sequences_and_word_boundaries():
+    """LCS across several 64-bit words (carries), repeated tokens, lengths 63/64/65/130."""
+    from rouge_score import rouge_scorer
+
+    rng = np.random.default_rng(0)
+    vocab = [f"w{k}" for k in range(6)]
+    texts = [" ".join(rng.choice(vocab, size=L)) for L in (1, 63, 64, 65, 130, 200, 7)]
+    scorer = rouge_scorer.RougeScorer(["rougeL"])
+    ref = [
+        sum(scorer.score(b, a)["rougeL"].fmeasure for j, b in enumerate(texts) if j != i)
+        for i, a in enumerate(texts)
+    ]
+    np.testing.assert_allclose(rougel_pair_sums(texts), ref, rtol=0, atol=1e-12)
+
+
+def test_homogenization_equals_package():
+    package = _package_homogenization()
+    texts = _texts("webtext/webtext_short.jsonl", 40) + ODD
+    ref = package(texts, verbose=False)
+    ours = compute("homogenization", texts).values["homogenization"]
+    assert abs(ours - ref) <= 0.0005 + 1e-9
+    rounded = compute("homogenization", texts, params={"round": 3}).values["homogenization"]
+    assert rounded == ref
+    # unrounded value against the package's formula (sum of row means / n) at 1e-9
+    from rouge_score import rouge_scorer
+
+    sc = rouge_scorer.RougeScorer(["rougeL"])
+    total = 0.0
+    for i, r in enumerate(texts):
+        total += sum(sc.score(p, r)["rougeL"].fmeasure for j, p in enumerate(texts) if j != i) / (
+            len(texts) - 1
+        )
+    assert ours == pytest.approx(total / len(texts), abs=1e-9)
+
+
+def test_zero_total_quirk_and_errors():
+    package = _package_homogenization()
+    disjoint = ["alpha beta", "gamma delta", "epsilon zeta"]
+    assert package(disjoint, verbose=False) == 1.0  # the package's quirk
+    assert compute("homogenization", disjoint).values["homogenization"] == 1.0
+    zero = compute("homogenization", disjoint, params={"zero_total": "zero"})
+    assert zero.values["homogenization"] == 0.0
+    same = compute("homogenization", ["a b c", "a b c", "a b c"]).values["homogenization"]
+    assert same == 1.0
+    half = compute("homogenization", ["a b", "a c"]).values["homogenization"]
+    assert half == pytest.approx(0.5)  # LCS 1 of 2 tokens each way
+    with pytest.raises(GenmetricsError, match="at least 2"):
+        compute("homogenization", ["one text only"])
+    with pytest.raises(GenmetricsError, match="empty"):
+        compute("homogenization", ["text", " "])
+    with pytest.raises(GenmetricsError, match="measure"):
+        compute("homogenization", ["a", "b"], params={"measure": "bleu"})
+
+
+@pytest.mark.slow
+def test_bertscore_equals_bert_score_package_loop():
+    """Our one-pass-per-text BERTScore equals the package loop (bert_score.score per reference,
+    batches of hypotheses padded by bert_score) for the same model/layer, idf off."""
+    bert_score = pytest.importorskip("bert_score")
+    from genmetrics.assets import minilm_dir
+
+    texts = _texts("webtext/webtext_short.jsonl", 5) + ["Short one.", "Café ünïcode 東京 text"]
+    model = str(minilm_dir())
+    n = len(texts)
+    scorer = bert_score.BERTScorer(model_type=model, num_layers=6)  # = evaluate's bertscore
+    for batch_size in (64, 3):
+        ref = 0.0
+        for i in range(n):
+            preds = [x for j, x in enumerate(texts) if j != i]
+            _, _, F = scorer.score(preds, [texts[i]] * len(preds), batch_size=batch_size)
+            ref += sum(F.tolist()) / (n - 1)
+        ref /= n
+        params = {"measure": "bertscore", "model": model, "num_layers": 6}
+        ours = compute("homogenization", texts, params={**params, "batch_size": batch_size})
+        assert ours.values["homogenization"] == pytest.approx(ref, abs=1e-6)
+    plain = compute("homogenization", texts, params={"measure": "bertscore", "padding": "none"})
+    assert 0 < plain.values["homogenization"] < 1
