@@ -1,0 +1,104 @@
+"""The command line: list, score on NPZ/JSONL files, one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from genmetrics.cli import main
+from genmetrics.io import ragged_to_arrays, save_npz, write_jsonl
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def feats(tmp_path):
+    rng = np.random.default_rng(0)
+    ref, cand = rng.normal(size=(120, 16)), rng.normal(size=(100, 16)) + 0.5
+    save_npz(tmp_path / "ref.npz", ids=[f"r{i}" for i in range(120)], emb=ref)
+    save_npz(tmp_path / "cand.npz", ids=[f"c{i}" for i in range(100)], emb=cand)
+    return tmp_path, ref, cand
+
+
+def test_list_names_every_family(capsys):
+    code, out, _ = run(capsys, "list", "--json")
+    assert code == 0
+    names = {m["name"] for m in json.loads(out)}
+    assert {"precision_recall", "perplexity"} <= names
+    pr = next(m for m in json.loads(out) if m["name"] == "precision_recall")
+    assert pr["params"]["k"] == 4 and pr["values"][:2] == ["precision", "recall"]
+
+
+def test_score_precision_recall_matches_prdc(capsys, feats):
+    import prdc
+
+    d, ref, cand = feats
+    code, out, _ = run(capsys, "score", "precision_recall", "--reference", str(d / "ref.npz"),
+                       "--candidate", str(d / "cand.npz"), "--param", "pca=false",
+                       "--param", "k=5")
+    assert code == 0
+    rec = json.loads(out)
+    want = prdc.compute_prdc(real_features=ref, fake_features=cand, nearest_k=5)
+    for key in ("precision", "recall", "density", "coverage"):
+        assert rec["values"][key] == pytest.approx(want[key], abs=1e-9)
+    assert rec["params"]["k"] == 5 and rec["params"]["pca"] is False
+    assert rec["n"]["reference"] == 120 and rec["n"]["candidate"] == 100
+
+
+def test_score_perplexity_on_ragged_npz(capsys, tmp_path):
+    seqs = [np.array([1.0, 2.0]), np.array([3.0])]
+    off, val = ragged_to_arrays(seqs)
+    save_npz(tmp_path / "s.npz", ids=["a", "b"], offsets=off, values=val)
+    code, out, _ = run(capsys, "score", "perplexity", "--candidate", str(tmp_path / "s.npz"))
+    assert code == 0
+    v = json.loads(out)["values"]
+    assert v["perplexity"] == pytest.approx(np.exp(2.0))
+    assert v["mean_text_perplexity"] == pytest.approx((np.exp(1.5) + np.exp(3.0)) / 2)
+
+
+def test_errors_are_one_line_and_exit_2(capsys, feats, tmp_path):
+    d, ref, _ = feats
+    code, _, err = run(capsys, "score", "no_such_metric", "--candidate", str(d / "cand.npz"))
+    assert code == 2 and "unknown metric 'no_such_metric'" in err and err.count("\n") == 1
+    code, _, err = run(capsys, "score", "precision_recall", "--reference", str(d / "ref.npz"),
+                       "--candidate", str(d / "cand.npz"), "--param", "kk=3")
+    assert code == 2 and "unknown parameter(s) kk" in err
+    code, _, err = run(capsys, "score", "precision_recall", "--candidate", str(d / "cand.npz"))
+    assert code == 2 and "needs --reference" in err
+    bad = ref.copy()
+    bad[7, 3] = np.nan
+    save_npz(tmp_path / "nan.npz", emb=bad)
+    code, _, err = run(capsys, "score", "precision_recall", "--reference",
+                       str(tmp_path / "nan.npz"), "--candidate", str(d / "cand.npz"))
+    assert code == 2 and "NaN/inf" in err and "[7]" in err
+    save_npz(tmp_path / "few.npz", emb=ref[:4])
+    code, _, err = run(capsys, "score", "precision_recall", "--reference",
+                       str(tmp_path / "few.npz"), "--candidate", str(d / "cand.npz"))
+    assert code == 2 and "k" in err  # fewer than k+1 texts
+    code, _, err = run(capsys, "score", "precision_recall", "--reference",
+                       str(d / "missing.npz"), "--candidate", str(d / "cand.npz"))
+    assert code == 2 and "missing.npz: file not found" in err
+
+
+def test_text_inputs_reject_empty_and_invalid_utf8(capsys, tmp_path):
+    write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "text": "fine text"}, {"id": "b", "text": " "}])
+    code, _, err = run(capsys, "score", "distinct_n", "--candidate", str(tmp_path / "t.jsonl"),
+                       "--param", "tokenizer=whitespace")
+    assert code == 2 and "row 2 (id='b'): empty or whitespace-only" in err
+    (tmp_path / "u.jsonl").write_bytes(b'{"text": "ok"}\n{"text": "\xff"}\n')
+    code, _, err = run(capsys, "score", "distinct_n", "--candidate", str(tmp_path / "u.jsonl"))
+    assert code == 2 and "u.jsonl: line 2: invalid UTF-8" in err
+
+
+def test_console_script_is_installed(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "genmetrics.cli", "list"], capture_output=True,
+                         text=True, check=True)
+    assert "precision_recall" in out.stdout

