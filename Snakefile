@@ -1,4 +1,6 @@
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
+
+from genmetrics.config import validate_config
 
 min_version("9.0")
 
@@ -6,13 +8,27 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
-validate(config, schema="workflow/schemas/config.schema.yaml")
+validate_config(config, workflow.source_path("workflow/schemas/config.schema.yaml"))
 
 
 report: "workflow/report/workflow.rst"
 
 
 include: "rules/common.smk"
+
+
+wildcard_constraints:
+    dataset=_names(DATASETS),
+    model=_names(MODELS),
+    checkpoint=_names(CHECKPOINTS),
+    featurizer=_names(FEATURIZERS),
+    evaluator=_names(EVALUATORS),
+    metric=_names(METRICS),
+    seed=r"\d+",
+    shard=r"\d+",
+    source=source_pattern(),
+
+
 include: "rules/data.smk"
 include: "rules/models.smk"
 include: "rules/generate.smk"

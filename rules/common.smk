@@ -1,5 +1,6 @@
-# Helpers shared by every rule file: names from the config, wildcard constraints, target lists
-# and input functions. Nothing here runs a job.
+# Helpers shared by all rule files. Names from the config, target lists and input functions.
+# Nothing here runs a job.
+import os
 import re
 from pathlib import Path
 
@@ -22,22 +23,26 @@ MODEL_CACHE = config["model_cache"].rstrip("/")
 FEATURE_CACHE = config["feature_cache"].rstrip("/")
 GEN = config["generation"]
 RESOURCES = Path(workflow.basedir) / "resources"
+# One download cache for every job (wheels, tarballs, offline NLTK/GPT-2/MiniLM assets).
+os.environ.setdefault("GENMETRICS_CACHE", str(Path(config["cache"]).resolve()))
 
 
 def _names(names):
     return "|".join(re.escape(n) for n in names) if names else "(?!)"
 
 
-wildcard_constraints:
-    dataset=_names(DATASETS),
-    model=_names(MODELS),
-    checkpoint=_names(CHECKPOINTS),
-    featurizer=_names(FEATURIZERS),
-    evaluator=_names(EVALUATORS),
-    metric=_names(METRICS),
-    seed=r"\d+",
-    shard=r"\d+",
-    source=r"references|(" + _names(MODELS) + r")/seed\d+",
+def canonical(obj):
+    """Dicts with sorted keys (recursively): params compare equal when only the key order of
+    the config changed, so reordering config.yaml triggers no rerun."""
+    if isinstance(obj, dict):
+        return {k: canonical(obj[k]) for k in sorted(obj)}
+    if isinstance(obj, list):
+        return [canonical(v) for v in obj]
+    return obj
+
+
+def source_pattern():
+    return rf"references|({_names(MODELS)})/seed\d+"
 
 
 def model_seeds(model):
@@ -99,7 +104,7 @@ def score_inputs(wildcards):
 
 def score_params(wildcards):
     entry = config["metrics"][wildcards.metric]
-    return dict(entry.get("params", {}))
+    return canonical(dict(entry.get("params", {})))
 
 
 def score_targets():
@@ -119,20 +124,24 @@ def generation_settings(wildcards):
     """Everything about one model's generation job, and nothing about other models."""
     m = config["models"][wildcards.model]
     ck = config["checkpoints"][m["checkpoint"]]
-    return {
-        "template": m.get("template", ck.get("template", "base")),
-        "tokenizer_family": ck.get("tokenizer_family"),
-        "instruction": m.get("instruction"),
-        "sampling": m.get("sampling", {}),
-        "words": m.get("words", GEN["words"]),
-        "batch_size": m.get("batch_size", GEN["batch_size"]),
-        "token_margin": GEN["token_margin"],
-        "shards": GEN["shards"],
-        "mode": config["datasets"][wildcards.dataset].get("prompts", {}).get("mode", "prefix"),
-        "dtype": ck.get("dtype", "float32"),
-        "trust_remote_code": ck.get("trust_remote_code", False),
-        "device_map": ck.get("device_map"),
-    }
+    return canonical(
+        {
+            "template": m.get("template", ck.get("template", "base")),
+            "tokenizer_family": ck.get("tokenizer_family"),
+            "instruction": m.get("instruction"),
+            "sampling": m.get("sampling", {}),
+            "words": m.get("words", GEN["words"]),
+            "batch_size": m.get("batch_size", GEN["batch_size"]),
+            "token_margin": GEN["token_margin"],
+            "shards": GEN["shards"],
+            "mode": config["datasets"][wildcards.dataset]
+            .get("prompts", {})
+            .get("mode", "prefix"),
+            "dtype": ck.get("dtype", "float32"),
+            "trust_remote_code": ck.get("trust_remote_code", False),
+            "device_map": ck.get("device_map"),
+        }
+    )
 
 
 def generation_model(wildcards):
@@ -162,22 +171,22 @@ def evaluator_model(wildcards):
 
 
 def checkpoint_spec(wildcards):
-    return dict(config["checkpoints"][wildcards.checkpoint])
+    return canonical(dict(config["checkpoints"][wildcards.checkpoint]))
 
 
 def dataset_spec(wildcards):
     spec = dict(config["datasets"][wildcards.dataset])
     spec.pop("clean", None)
     spec.pop("prompts", None)
-    return spec
+    return canonical(spec)
 
 
 def clean_options(wildcards):
-    return dict(config["datasets"][wildcards.dataset].get("clean", {}))
+    return canonical(dict(config["datasets"][wildcards.dataset].get("clean", {})))
 
 
 def prompt_options(wildcards):
-    return dict(config["datasets"][wildcards.dataset].get("prompts", {}))
+    return canonical(dict(config["datasets"][wildcards.dataset].get("prompts", {})))
 
 
 def prompt_file(wildcards):
@@ -195,7 +204,7 @@ def all_targets():
 
 
 def featurizer_settings(wildcards):
-    return dict(config["featurizers"][wildcards.featurizer])
+    return canonical(dict(config["featurizers"][wildcards.featurizer]))
 
 
 def featurizer_cache(wildcards):
@@ -203,7 +212,7 @@ def featurizer_cache(wildcards):
 
 
 def evaluator_settings(wildcards):
-    return dict(config["evaluators"][wildcards.evaluator])
+    return canonical(dict(config["evaluators"][wildcards.evaluator]))
 
 
 def evaluator_cache(wildcards):
@@ -218,3 +227,9 @@ def score_reference_name(wildcards):
     if metric_of(wildcards.metric).reference == "none":
         return None
     return reference_source(wildcards.metric)
+
+
+def local_source(wildcards):
+    """A local dataset file is an input, so a missing one stops the DAG before any job runs."""
+    src = config["datasets"][wildcards.dataset]["source"]
+    return [src["path"]] if src["kind"] == "local" else []

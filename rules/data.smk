@@ -2,15 +2,16 @@
 
 
 rule fetch_dataset:
+    input:
+        local_source,
     output:
         "results/data/{dataset}/raw.jsonl",
-    params:
-        spec=dataset_spec,
-        cache=config["cache"],
     log:
         "results/logs/fetch_dataset/{dataset}.log",
     conda:
         "../envs/metrics.yaml"
+    params:
+        spec=dataset_spec,
     script:
         "../workflow/scripts/fetch_dataset.py"
 
@@ -21,12 +22,12 @@ rule clean_dataset:
     output:
         texts="results/data/{dataset}/references.jsonl",
         stats="results/data/{dataset}/clean_stats.json",
-    params:
-        options=clean_options,
     log:
         "results/logs/clean_dataset/{dataset}.log",
     conda:
         "../envs/metrics.yaml"
+    params:
+        options=clean_options,
     script:
         "../workflow/scripts/clean_dataset.py"
 
@@ -37,11 +38,11 @@ rule make_prompts:
         file=prompt_file,
     output:
         "results/data/{dataset}/prompts.jsonl",
-    params:
-        options=prompt_options,
     log:
         "results/logs/make_prompts/{dataset}.log",
     conda:
         "../envs/metrics.yaml"
+    params:
+        options=prompt_options,
     script:
         "../workflow/scripts/make_prompts.py"

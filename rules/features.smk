@@ -7,16 +7,16 @@ rule embed:
         model=featurizer_model,
     output:
         "results/features/embed/{featurizer}/{dataset}/{source}.npz",
-    params:
-        settings=featurizer_settings,
-        cache=featurizer_cache,
-    threads: 2
-    resources:
-        gpu=1,
     log:
         "results/logs/embed/{featurizer}/{dataset}/{source}.log",
     conda:
         "../envs/generate.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+    params:
+        settings=featurizer_settings,
+        cache=featurizer_cache,
     script:
         "../workflow/scripts/embed.py"
 
@@ -27,16 +27,16 @@ rule surprisal:
         model=evaluator_model,
     output:
         "results/features/surprisal/{evaluator}/{dataset}/{source}.npz",
-    params:
-        settings=evaluator_settings,
-        cache=evaluator_cache,
-    threads: 2
-    resources:
-        gpu=1,
     log:
         "results/logs/surprisal/{evaluator}/{dataset}/{source}.log",
     conda:
         "../envs/generate.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+    params:
+        settings=evaluator_settings,
+        cache=evaluator_cache,
     script:
         "../workflow/scripts/surprisal.py"
 
@@ -46,8 +46,6 @@ rule pos_tags:
         texts=source_texts,
     output:
         "results/features/pos/{dataset}/{source}.jsonl",
-    params:
-        cache=config["cache"],
     log:
         "results/logs/pos_tags/{dataset}/{source}.log",
     conda:

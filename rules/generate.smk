@@ -9,15 +9,15 @@ rule generate:
     output:
         texts="results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.jsonl",
         stats="results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.stats.json",
-    params:
-        settings=generation_settings,
-    threads: 2
-    resources:
-        gpu=1,
     log:
         "results/logs/generate/{dataset}/{model}/seed{seed}.{shard}.log",
     conda:
         "../envs/generate.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+    params:
+        settings=generation_settings,
     script:
         "../workflow/scripts/generate.py"
 

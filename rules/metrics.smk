@@ -6,14 +6,14 @@ rule score:
         unpack(score_inputs),
     output:
         "results/scores/{dataset}/{source}/{metric}.json",
-    params:
-        metric=metric_name,
-        params=score_params,
-        reference=score_reference_name,
-    threads: 2
     log:
         "results/logs/score/{dataset}/{source}/{metric}.log",
     conda:
         "../envs/metrics.yaml"
+    threads: 2
+    params:
+        metric=metric_name,
+        params=score_params,
+        reference=score_reference_name,
     script:
         "../workflow/scripts/score.py"

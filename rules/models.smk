@@ -4,12 +4,11 @@
 rule fetch_model:
     output:
         f"{MODEL_CACHE}/{{checkpoint}}/model.json",
-    params:
-        spec=checkpoint_spec,
-        cache=config["cache"],
     log:
         "results/logs/fetch_model/{checkpoint}.log",
     conda:
         "../envs/generate.yaml"
+    params:
+        spec=checkpoint_spec,
     script:
         "../workflow/scripts/fetch_model.py"

@@ -23,12 +23,12 @@ rule correlation_heatmap:
             caption="../workflow/report/heatmap.rst",
             category="Metric correlations",
         ),
-    params:
-        method=config["report"]["correlation"],
     log:
         "results/logs/correlation_heatmap.log",
     conda:
         "../envs/plots.yaml"
+    params:
+        method=config["report"]["correlation"],
     script:
         "../workflow/scripts/correlation_heatmap.py"
 
@@ -64,12 +64,12 @@ rule html_report:
         ),
     output:
         "results/report.html",
-    params:
-        config=config,
     log:
         "results/logs/html_report.log",
     conda:
         "../envs/plots.yaml"
+    params:
+        config=config,
     script:
         "../workflow/scripts/html_report.py"
 

@@ -35,7 +35,12 @@ def test_clean_rows_order_of_operations():
     assert [r["id"] for r in kept] == ["b", "f"]
     assert kept[1] == {"id": "f", "text": "six seven eight nine", "label": "x"}
     assert stats == {
-        "input": 6, "empty": 1, "duplicate": 1, "too_short": 1, "too_long": 1, "output": 2
+        "input": 6,
+        "empty": 1,
+        "duplicate": 1,
+        "too_short": 1,
+        "too_long": 1,
+        "output": 2,
     }
 
 
@@ -58,13 +63,23 @@ def test_clean_errors_name_the_key():
 
 def test_read_formats(tmp_path):
     (tmp_path / "d.jsonl").write_text(
-        json.dumps({"id": 1, "body": "hello world", "topic": "t"}) + "\n\n"
-        + json.dumps({"id": 2, "body": "bye", "topic": "u"}) + "\n"
+        json.dumps({"id": 1, "body": "hello world", "topic": "t"})
+        + "\n\n"
+        + json.dumps({"id": 2, "body": "bye", "topic": "u"})
+        + "\n"
     )
-    rows = load_dataset("d", {"source": {"kind": "local", "path": str(tmp_path / "d.jsonl")},
-                              "text_field": "body", "label_fields": ["topic"]})
-    assert [(r["id"], r["text"], r["topic"]) for r in rows] == [("1", "hello world", "t"),
-                                                                ("2", "bye", "u")]
+    rows = load_dataset(
+        "d",
+        {
+            "source": {"kind": "local", "path": str(tmp_path / "d.jsonl")},
+            "text_field": "body",
+            "label_fields": ["topic"],
+        },
+    )
+    assert [(r["id"], r["text"], r["topic"]) for r in rows] == [
+        ("1", "hello world", "t"),
+        ("2", "bye", "u"),
+    ]
     (tmp_path / "d.txt").write_text("first line\nsecond line\n")
     rows = load_dataset("d", {"source": {"kind": "local", "path": str(tmp_path / "d.txt")}})
     assert [r["text"] for r in rows] == ["first line", "second line"]
@@ -74,8 +89,14 @@ def test_read_formats(tmp_path):
     folder = tmp_path / "f"
     (folder / "sport").mkdir(parents=True)
     (folder / "sport" / "001.txt").write_text("Title\nBody text here.")
-    rows = load_dataset("f", {"source": {"kind": "local", "path": str(folder)},
-                              "title_line": "drop", "folder_label": "topic"})
+    rows = load_dataset(
+        "f",
+        {
+            "source": {"kind": "local", "path": str(folder)},
+            "title_line": "drop",
+            "folder_label": "topic",
+        },
+    )
     assert rows[0]["text"] == "Body text here." and rows[0]["topic"] == "sport"
 
 

@@ -41,9 +41,19 @@ def test_score_precision_recall_matches_prdc(capsys, feats):
     import prdc
 
     d, ref, cand = feats
-    code, out, _ = run(capsys, "score", "precision_recall", "--reference", str(d / "ref.npz"),
-                       "--candidate", str(d / "cand.npz"), "--param", "pca=false",
-                       "--param", "k=5")
+    code, out, _ = run(
+        capsys,
+        "score",
+        "precision_recall",
+        "--reference",
+        str(d / "ref.npz"),
+        "--candidate",
+        str(d / "cand.npz"),
+        "--param",
+        "pca=false",
+        "--param",
+        "k=5",
+    )
     assert code == 0
     rec = json.loads(out)
     want = prdc.compute_prdc(real_features=ref, fake_features=cand, nearest_k=5)
@@ -68,30 +78,67 @@ def test_errors_are_one_line_and_exit_2(capsys, feats, tmp_path):
     d, ref, _ = feats
     code, _, err = run(capsys, "score", "no_such_metric", "--candidate", str(d / "cand.npz"))
     assert code == 2 and "unknown metric 'no_such_metric'" in err and err.count("\n") == 1
-    code, _, err = run(capsys, "score", "precision_recall", "--reference", str(d / "ref.npz"),
-                       "--candidate", str(d / "cand.npz"), "--param", "kk=3")
+    code, _, err = run(
+        capsys,
+        "score",
+        "precision_recall",
+        "--reference",
+        str(d / "ref.npz"),
+        "--candidate",
+        str(d / "cand.npz"),
+        "--param",
+        "kk=3",
+    )
     assert code == 2 and "unknown parameter(s) kk" in err
     code, _, err = run(capsys, "score", "precision_recall", "--candidate", str(d / "cand.npz"))
     assert code == 2 and "needs --reference" in err
     bad = ref.copy()
     bad[7, 3] = np.nan
     save_npz(tmp_path / "nan.npz", emb=bad)
-    code, _, err = run(capsys, "score", "precision_recall", "--reference",
-                       str(tmp_path / "nan.npz"), "--candidate", str(d / "cand.npz"))
+    code, _, err = run(
+        capsys,
+        "score",
+        "precision_recall",
+        "--reference",
+        str(tmp_path / "nan.npz"),
+        "--candidate",
+        str(d / "cand.npz"),
+    )
     assert code == 2 and "NaN/inf" in err and "[7]" in err
     save_npz(tmp_path / "few.npz", emb=ref[:4])
-    code, _, err = run(capsys, "score", "precision_recall", "--reference",
-                       str(tmp_path / "few.npz"), "--candidate", str(d / "cand.npz"))
+    code, _, err = run(
+        capsys,
+        "score",
+        "precision_recall",
+        "--reference",
+        str(tmp_path / "few.npz"),
+        "--candidate",
+        str(d / "cand.npz"),
+    )
     assert code == 2 and "k" in err  # fewer than k+1 texts
-    code, _, err = run(capsys, "score", "precision_recall", "--reference",
-                       str(d / "missing.npz"), "--candidate", str(d / "cand.npz"))
+    code, _, err = run(
+        capsys,
+        "score",
+        "precision_recall",
+        "--reference",
+        str(d / "missing.npz"),
+        "--candidate",
+        str(d / "cand.npz"),
+    )
     assert code == 2 and "missing.npz: file not found" in err
 
 
 def test_text_inputs_reject_empty_and_invalid_utf8(capsys, tmp_path):
     write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "text": "fine text"}, {"id": "b", "text": " "}])
-    code, _, err = run(capsys, "score", "distinct_n", "--candidate", str(tmp_path / "t.jsonl"),
-                       "--param", "tokenizer=whitespace")
+    code, _, err = run(
+        capsys,
+        "score",
+        "distinct_n",
+        "--candidate",
+        str(tmp_path / "t.jsonl"),
+        "--param",
+        "tokenizer=whitespace",
+    )
     assert code == 2 and "row 2 (id='b'): empty or whitespace-only" in err
     (tmp_path / "u.jsonl").write_bytes(b'{"text": "ok"}\n{"text": "\xff"}\n')
     code, _, err = run(capsys, "score", "distinct_n", "--candidate", str(tmp_path / "u.jsonl"))
@@ -99,6 +146,7 @@ def test_text_inputs_reject_empty_and_invalid_utf8(capsys, tmp_path):
 
 
 def test_console_script_is_installed(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "genmetrics.cli", "list"], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "genmetrics.cli", "list"], capture_output=True, text=True, check=True
+    )
     assert "precision_recall" in out.stdout

@@ -16,8 +16,15 @@ PROMPTS = [
 
 def _run(tiny_lm, **kw):
     model, tok = tiny_lm
-    args = dict(template="base", sampling={"temperature": 1.0}, words=4, max_new_tokens=8,
-                seed=0, batch_size=2, progress=False)
+    args = dict(
+        template="base",
+        sampling={"temperature": 1.0},
+        words=4,
+        max_new_tokens=8,
+        seed=0,
+        batch_size=2,
+        progress=False,
+    )
     args.update(kw)
     return generate(model, tok, PROMPTS, **args)
 
@@ -61,3 +68,13 @@ def test_chat_template_changes_the_input(tiny_lm):
 def test_unknown_sampling_key(tiny_lm):
     with pytest.raises(GenmetricsError, match="sampling: unknown key"):
         _run(tiny_lm, sampling={"temprature": 0.7})
+
+
+def test_shards_are_contiguous_and_cover_everything():
+    from genmetrics.generation import shard_rows
+
+    rows = list(range(11))
+    parts = [shard_rows(rows, s, 3) for s in range(3)]
+    assert sum(parts, []) == rows and [len(p) for p in parts] == [3, 4, 4]
+    with pytest.raises(GenmetricsError):
+        shard_rows(rows, 3, 3)

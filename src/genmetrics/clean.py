@@ -53,7 +53,9 @@ def truncate_words(text: str, n: int) -> str:
 
 
 def clean_rows(
-    rows: Sequence[Mapping[str, Any]], options: Mapping[str, Any] | None = None, where: str = "dataset"
+    rows: Sequence[Mapping[str, Any]],
+    options: Mapping[str, Any] | None = None,
+    where: str = "dataset",
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Clean rows ``{"id", "text", ...}``; return (kept rows, counts of what was dropped).
 

@@ -7,10 +7,51 @@ Every message names the config key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
+from pathlib import Path
 from typing import Any
 
+import yaml
+
 from genmetrics import GenmetricsError
+
+
+def validate_config(config: MutableMapping[str, Any], schema_path: str | Path) -> None:
+    """Validate ``config`` against the JSON schema (draft 2020-12), filling ``default:`` values.
+
+    The error names the config key path, e.g. ``datasets.bbc: unknown key 'clen'``.
+    """
+    import jsonschema
+
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    base = jsonschema.Draft202012Validator
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, MutableMapping):
+            for prop, sub in properties.items():
+                if isinstance(sub, Mapping) and "default" in sub and prop not in instance:
+                    instance[prop] = _copy(sub["default"])
+        yield from base.VALIDATORS["properties"](validator, properties, instance, schema)
+
+    validator = jsonschema.validators.extend(base, {"properties": set_defaults})(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.path), list(e.path)))
+    if not errors:
+        return
+    err = jsonschema.exceptions.best_match(errors)
+    where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+    if err.validator == "additionalProperties":
+        allowed = sorted(err.schema.get("properties", {}))
+        extra = sorted(set(err.instance) - set(allowed))
+        msg = f"unknown key(s) {', '.join(map(repr, extra))}"
+        if allowed:
+            msg += f"; allowed: {', '.join(allowed)}"
+    else:
+        msg = err.message
+    raise GenmetricsError(f"{where}: {msg}")
+
+
+def _copy(value: Any) -> Any:
+    return yaml.safe_load(yaml.safe_dump(value))
 
 
 def check_config(config: Mapping[str, Any]) -> None:

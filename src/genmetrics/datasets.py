@@ -17,7 +17,9 @@ from genmetrics.sources import resolve
 FORMATS = ("jsonl", "txt", "csv", "folder", "hub")
 
 
-def load_dataset(name: str, spec: Mapping[str, Any], cache: Path | None = None) -> list[dict[str, Any]]:
+def load_dataset(
+    name: str, spec: Mapping[str, Any], cache: Path | None = None
+) -> list[dict[str, Any]]:
     """Fetch and read dataset ``name`` as configured under ``datasets.<name>``."""
     key = f"datasets.{name}"
     source = spec.get("source")
@@ -57,10 +59,14 @@ def _decode_lines(path: Path):
             try:
                 yield lineno, raw.decode("utf-8")
             except UnicodeDecodeError as e:
-                raise GenmetricsError(f"{path}: line {lineno}: invalid UTF-8 at byte {e.start}") from None
+                raise GenmetricsError(
+                    f"{path}: line {lineno}: invalid UTF-8 at byte {e.start}"
+                ) from None
 
 
-def _read_jsonl(path: Path, text_field: str, id_field: str, labels: list[str]) -> list[dict[str, Any]]:
+def _read_jsonl(
+    path: Path, text_field: str, id_field: str, labels: list[str]
+) -> list[dict[str, Any]]:
     rows = []
     for lineno, line in _decode_lines(path):
         if not line.strip():
@@ -89,7 +95,9 @@ def _read_txt(path: Path) -> list[dict[str, Any]]:
     ]
 
 
-def _read_csv(path: Path, text_field: str, id_field: str, labels: list[str]) -> list[dict[str, Any]]:
+def _read_csv(
+    path: Path, text_field: str, id_field: str, labels: list[str]
+) -> list[dict[str, Any]]:
     try:
         with open(path, encoding="utf-8", newline="") as f:
             reader = csv.DictReader(f)
@@ -97,7 +105,11 @@ def _read_csv(path: Path, text_field: str, id_field: str, labels: list[str]) -> 
                 raise GenmetricsError(f"{path}: line 1: no column {text_field!r} in the header")
             rows = []
             for i, rec in enumerate(reader, start=2):
-                row = {"id": str(rec.get(id_field) or i - 1), "text": rec[text_field] or "", "_line": i}
+                row = {
+                    "id": str(rec.get(id_field) or i - 1),
+                    "text": rec[text_field] or "",
+                    "_line": i,
+                }
                 for lab in labels:
                     row[lab] = rec.get(lab)
                 rows.append(row)
@@ -156,7 +168,9 @@ def _read_hub(
             revision=source.get("revision"),
         )
     except Exception as e:
-        raise GenmetricsError(f"{key}.source: loading {source.get('repo')!r} failed ({e})") from None
+        raise GenmetricsError(
+            f"{key}.source: loading {source.get('repo')!r} failed ({e})"
+        ) from None
     rows = []
     for i, rec in enumerate(ds):
         row = {"id": str(rec.get(id_field, i)), "text": rec[text_field]}

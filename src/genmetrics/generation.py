@@ -103,7 +103,11 @@ def generate(
         bar.update(len(idx))
     bar.close()
     seconds = time.perf_counter() - t0
-    stats = {"seconds": seconds, "new_tokens": n_new, "tokens_per_second": n_new / max(seconds, 1e-9)}
+    stats = {
+        "seconds": seconds,
+        "new_tokens": n_new,
+        "tokens_per_second": n_new / max(seconds, 1e-9),
+    }
     return [results[i] for i in range(len(prompts))], stats
 
 
@@ -142,3 +146,12 @@ def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
     if not ids:
         raise GenmetricsError("the tokenizer has no EOS token; set one in the checkpoint config")
     return ids
+
+
+def shard_rows(rows: Sequence[Any], shard: int, shards: int) -> list[Any]:
+    """Contiguous block ``shard`` of ``shards`` (sizes differ by at most one), so merging the
+    shards in order restores the prompt order."""
+    if not 0 <= shard < shards:
+        raise GenmetricsError(f"shard {shard} out of range for {shards} shards")
+    n = len(rows)
+    return list(rows[shard * n // shards : (shard + 1) * n // shards])

@@ -46,7 +46,9 @@ def write_text(path: PathLike, text: str) -> None:
 
 
 def write_json(path: PathLike, obj: Any) -> None:
-    write_text(path, json.dumps(_jsonable(obj), indent=2, ensure_ascii=False, allow_nan=True) + "\n")
+    write_text(
+        path, json.dumps(_jsonable(obj), indent=2, ensure_ascii=False, allow_nan=True) + "\n"
+    )
 
 
 def read_json(path: PathLike) -> Any:
@@ -101,7 +103,9 @@ def read_jsonl(path: PathLike, required: Sequence[str] = ()) -> list[dict[str, A
     return rows
 
 
-def read_texts(path: PathLike, field: str = "text", allow_empty: bool = False) -> list[dict[str, Any]]:
+def read_texts(
+    path: PathLike, field: str = "text", allow_empty: bool = False
+) -> list[dict[str, Any]]:
     """Read JSONL rows that carry a text in ``field``; reject empty or whitespace-only texts."""
     rows = read_jsonl(path, required=(field,))
     for i, row in enumerate(rows, start=1):

@@ -48,8 +48,12 @@ def prepare_model(
         if not source.get("repo"):
             raise GenmetricsError(f"{key}.repo: required for a hub source")
         if source.get("gguf"):
-            folder = fetch_hub(source["repo"], source.get("revision"), cache=dl_cache,
-                               allow_patterns=[source["gguf"], "*.json", "*.model"])
+            folder = fetch_hub(
+                source["repo"],
+                source.get("revision"),
+                cache=dl_cache,
+                allow_patterns=[source["gguf"], "*.json", "*.model"],
+            )
             path = _convert_gguf(_gguf_file(folder, source["gguf"], source, key), out_dir, spec)
             fmt = "gguf-converted"
         else:
@@ -84,7 +88,13 @@ def prepare_model(
         raise GenmetricsError(f"{key}.kind: must be hub, local or pypi, got {kind!r}")
     write_json(
         manifest,
-        {"name": name, "path": str(path), "revision": revision, "format": fmt, "source": dict(source)},
+        {
+            "name": name,
+            "path": str(path),
+            "revision": revision,
+            "format": fmt,
+            "source": dict(source),
+        },
     )
     return manifest
 
@@ -97,10 +107,14 @@ def _gguf_file(
     work_dir: Path | None = None,
 ) -> Path:
     roots = [roots] if isinstance(roots, Path) else roots
-    matches = sorted({Path(m) for r in roots for m in glob.glob(str(r / pattern), recursive=True)},
-                     key=lambda p: p.name)
+    matches = sorted(
+        {Path(m) for r in roots for m in glob.glob(str(r / pattern), recursive=True)},
+        key=lambda p: p.name,
+    )
     if not matches:
-        raise GenmetricsError(f"{key}.gguf: no file matches {pattern!r} in {[str(r) for r in roots]}")
+        raise GenmetricsError(
+            f"{key}.gguf: no file matches {pattern!r} in {[str(r) for r in roots]}"
+        )
     if len(matches) == 1:
         target = matches[0]
     else:  # chunks: concatenate in name order
@@ -118,7 +132,9 @@ def _gguf_file(
             for block in iter(lambda: f.read(1 << 24), b""):
                 h.update(block)
         if h.hexdigest() != want.lower():
-            raise GenmetricsError(f"{key}.sha256: {target} has sha256 {h.hexdigest()}, expected {want}")
+            raise GenmetricsError(
+                f"{key}.sha256: {target} has sha256 {h.hexdigest()}, expected {want}"
+            )
     return target
 
 
@@ -160,7 +176,9 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
-        raise GenmetricsError(f"{path}: model manifest not found (run the fetch_model rule)") from None
+        raise GenmetricsError(
+            f"{path}: model manifest not found (run the fetch_model rule)"
+        ) from None
 
 
 def load_causal_lm(
@@ -188,7 +206,9 @@ def load_causal_lm(
     if device_map:
         kwargs["device_map"] = device_map
     lm = AutoModelForCausalLM.from_pretrained(path, **kwargs)
-    tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, revision=revision)
+    tok = AutoTokenizer.from_pretrained(
+        path, trust_remote_code=trust_remote_code, revision=revision
+    )
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     if not device_map:
@@ -203,7 +223,9 @@ def load_encoder(model: str | Path, device: str = "auto", trust_remote_code: boo
 
     path, revision = _model_path(model)
     enc = AutoModel.from_pretrained(path, trust_remote_code=trust_remote_code, revision=revision)
-    tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, revision=revision)
+    tok = AutoTokenizer.from_pretrained(
+        path, trust_remote_code=trust_remote_code, revision=revision
+    )
     enc.to(resolve_device(device))
     enc.eval()
     return enc, tok

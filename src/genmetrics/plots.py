@@ -25,8 +25,13 @@ def correlation_heatmap(corr: pd.DataFrame, path: str | Path, method: str, n_sou
     k = max(len(corr), 1)
     fig, ax = plt.subplots(figsize=(1.2 + 0.62 * k, 1.0 + 0.55 * k))
     if corr.empty:
-        ax.text(0.5, 0.5, "fewer than 3 sources with varying scores:\nno correlation to show",
-                ha="center", va="center")
+        ax.text(
+            0.5,
+            0.5,
+            "fewer than 3 sources with varying scores:\nno correlation to show",
+            ha="center",
+            va="center",
+        )
         ax.set_axis_off()
     else:
         im = ax.imshow(corr.values, cmap="RdBu_r", vmin=-1, vmax=1)
@@ -36,8 +41,15 @@ def correlation_heatmap(corr: pd.DataFrame, path: str | Path, method: str, n_sou
             for j in range(k):
                 v = corr.values[i, j]
                 if np.isfinite(v):
-                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
-                            color="white" if abs(v) > 0.6 else "black")
+                    ax.text(
+                        j,
+                        i,
+                        f"{v:.2f}",
+                        ha="center",
+                        va="center",
+                        fontsize=8,
+                        color="white" if abs(v) > 0.6 else "black",
+                    )
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label=f"{method} correlation")
     ax.set_title(f"How metrics agree across {n_sources} scored sources ({method})")
     _save(fig, path)
@@ -50,8 +62,9 @@ def pr_scatter(df: pd.DataFrame, path: str | Path) -> None:
     if d.empty:
         ax.text(0.5, 0.5, "no precision_recall scores configured", ha="center", va="center")
     else:
-        wide = d.pivot_table(index=["dataset", "model", "seed", "variant"], columns="name",
-                             values="value").reset_index()
+        wide = d.pivot_table(
+            index=["dataset", "model", "seed", "variant"], columns="name", values="value"
+        ).reset_index()
         groups = list(wide.groupby(["dataset", "model", "variant"]))
         cmap = plt.get_cmap("tab10")
         for i, ((ds, model, variant), g) in enumerate(groups):
@@ -60,8 +73,15 @@ def pr_scatter(df: pd.DataFrame, path: str | Path) -> None:
             if wide["variant"].nunique() > 1:
                 label += f" ({variant})"
             ax.scatter(g["recall"], g["precision"], color=c, alpha=0.35, s=18)
-            ax.scatter(g["recall"].mean(), g["precision"].mean(), color=c, s=90, marker="D",
-                       edgecolor="black", label=label)
+            ax.scatter(
+                g["recall"].mean(),
+                g["precision"].mean(),
+                color=c,
+                s=90,
+                marker="D",
+                edgecolor="black",
+                label=label,
+            )
         ax.legend(fontsize=8, loc="lower left")
     ax.plot([0, 1], [0, 1], color="grey", lw=0.6, ls=":")
     ax.set_xlim(0, 1.02)

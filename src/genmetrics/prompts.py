@@ -20,9 +20,7 @@ from genmetrics import GenmetricsError
 DEFAULT_INSTRUCTION = "Continue the following text:"
 
 
-def make_prompts(
-    references: Sequence[Mapping[str, Any]], words: int = 10
-) -> list[dict[str, Any]]:
+def make_prompts(references: Sequence[Mapping[str, Any]], words: int = 10) -> list[dict[str, Any]]:
     """One prompt per reference: its first ``words`` whitespace words.
 
     Returns ``{"id", "prompt", "reference", "reference_id"}`` rows; texts shorter than
@@ -52,8 +50,13 @@ def prompts_from_file(rows: Sequence[Mapping[str, Any]], path: str) -> list[dict
     for i, row in enumerate(rows, start=1):
         if not str(row.get("prompt", "")).strip():
             raise GenmetricsError(f"{path}: row {i}: missing or empty 'prompt'")
-        out.append({"id": str(row.get("id", i)), "prompt": row["prompt"], **{
-            k: v for k, v in row.items() if k not in ("id", "prompt")}})
+        out.append(
+            {
+                "id": str(row.get("id", i)),
+                "prompt": row["prompt"],
+                **{k: v for k, v in row.items() if k not in ("id", "prompt")},
+            }
+        )
     return out
 
 

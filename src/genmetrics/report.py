@@ -26,8 +26,9 @@ def write_html_report(
     df = pd.read_csv(scores_csv)
     d = df.copy()
     d["score"] = d["variant"] + "." + d["name"]
-    table = d.pivot_table(index=["dataset", "model", "seed"], columns="score", values="value",
-                          dropna=False)
+    table = d.pivot_table(
+        index=["dataset", "model", "seed"], columns="score", values="value", dropna=False
+    )
     parts = [
         f"<html><head><meta charset='utf-8'><title>genmetrics report</title><style>{_CSS}</style>",
         "</head><body><h1>genmetrics report</h1>",
@@ -44,12 +45,16 @@ def write_html_report(
             s = read_json(p)
             parts_ = Path(p).parts
             rows.append({"source": "/".join(parts_[-3:]).replace(".stats.json", ""), **s})
-        parts += ["<h2>Generation</h2>", pd.DataFrame(rows).to_html(index=False,
-                  float_format=lambda v: f"{v:.4g}")]
+        parts += [
+            "<h2>Generation</h2>",
+            pd.DataFrame(rows).to_html(index=False, float_format=lambda v: f"{v:.4g}"),
+        ]
     parts.append("<h2>Figures</h2>")
     for f in figures:
         b64 = base64.b64encode(Path(f).read_bytes()).decode()
-        parts.append(f"<h3>{html.escape(Path(f).stem.replace('_', ' '))}</h3>"
-                     f"<img src='data:image/png;base64,{b64}'>")
+        parts.append(
+            f"<h3>{html.escape(Path(f).stem.replace('_', ' '))}</h3>"
+            f"<img src='data:image/png;base64,{b64}'>"
+        )
     parts.append("</body></html>")
     write_text(out, "\n".join(parts))

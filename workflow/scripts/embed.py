@@ -12,9 +12,15 @@ with log_to(sm.log[0]) as log:
     s = sm.params.settings
     rows = read_texts(sm.input.texts)
     emb = embed_texts(
-        [r["text"] for r in rows], sm.input.model, kind=s["kind"], batch_size=s["batch_size"],
-        max_tokens=s["max_tokens"], layer=s.get("layer", -1), cache_dir=sm.params.cache,
-        cache_key=f"{sm.wildcards.featurizer}:{s['checkpoint']}", progress=True,
+        [r["text"] for r in rows],
+        sm.input.model,
+        kind=s["kind"],
+        batch_size=s["batch_size"],
+        max_tokens=s["max_tokens"],
+        layer=s.get("layer", -1),
+        cache_dir=sm.params.cache,
+        cache_key=f"{sm.wildcards.featurizer}:{s['checkpoint']}",
+        progress=True,
     )
     save_npz(sm.output[0], ids=[r["id"] for r in rows], emb=emb)
     log.info("embedded %d texts → %s", len(rows), emb.shape)

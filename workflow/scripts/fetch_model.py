@@ -8,5 +8,5 @@ from genmetrics.runlog import log_to
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
     out = Path(sm.output[0])
-    path = prepare_model(sm.wildcards.checkpoint, sm.params.spec, out.parent.parent, sm.params.cache)
+    path = prepare_model(sm.wildcards.checkpoint, sm.params.spec, out.parent.parent)
     log.info("checkpoint ready: %s", path)

@@ -10,8 +10,14 @@ with log_to(sm.log[0]) as log:
     seconds = sum(s["seconds"] for s in stats)
     tokens = sum(s["new_tokens"] for s in stats)
     write_jsonl(sm.output.texts, rows)
-    write_json(sm.output.stats, {
-        "texts": len(rows), "new_tokens": tokens, "seconds": seconds, "shards": len(stats),
-        "tokens_per_second": tokens / max(seconds, 1e-9),
-    })
+    write_json(
+        sm.output.stats,
+        {
+            "texts": len(rows),
+            "new_tokens": tokens,
+            "seconds": seconds,
+            "shards": len(stats),
+            "tokens_per_second": tokens / max(seconds, 1e-9),
+        },
+    )
     log.info("merged %d texts from %d shards", len(rows), len(stats))

@@ -9,8 +9,13 @@ with log_to(sm.log[0]) as log:
     rec = score_files(
         sm.params.metric, sm.input.candidate, sm.input.get("reference"), sm.params.params
     )
-    rec = {"metric": rec["metric"], "variant": sm.wildcards.metric,
-           "dataset": sm.wildcards.dataset, "source": sm.wildcards.source,
-           "reference": sm.params.reference, **rec}
+    rec = {
+        "metric": rec["metric"],
+        "variant": sm.wildcards.metric,
+        "dataset": sm.wildcards.dataset,
+        "source": sm.wildcards.source,
+        "reference": sm.params.reference,
+        **rec,
+    }
     write_json(sm.output[0], rec)
     log.info("%s", rec["values"])

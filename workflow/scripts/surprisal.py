@@ -12,9 +12,14 @@ with log_to(sm.log[0]) as log:
     s = sm.params.settings
     rows = read_texts(sm.input.texts)
     seqs = surprisal_texts(
-        [r["text"] for r in rows], sm.input.model, prepend=s["prepend"],
-        max_tokens=s["max_tokens"], batch_size=s["batch_size"], cache_dir=sm.params.cache,
-        cache_key=f"{sm.wildcards.evaluator}:{s['checkpoint']}", progress=True,
+        [r["text"] for r in rows],
+        sm.input.model,
+        prepend=s["prepend"],
+        max_tokens=s["max_tokens"],
+        batch_size=s["batch_size"],
+        cache_dir=sm.params.cache,
+        cache_key=f"{sm.wildcards.evaluator}:{s['checkpoint']}",
+        progress=True,
     )
     offsets, values = ragged_to_arrays(seqs)
     save_npz(sm.output[0], ids=[r["id"] for r in rows], offsets=offsets, values=values)

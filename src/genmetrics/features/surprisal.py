@@ -59,7 +59,12 @@ def surprisal_texts(
     for i, t in enumerate(texts):
         if not isinstance(t, str) or not t.strip():
             raise GenmetricsError(f"text {i} is empty or not a string")
-    settings = {"prepend": prepend, "max_tokens": max_tokens, "model": cache_key, "kind": "surprisal"}
+    settings = {
+        "prepend": prepend,
+        "max_tokens": max_tokens,
+        "model": cache_key,
+        "kind": "surprisal",
+    }
     cache = FeatureCache(cache_dir if cache_key else None, settings)
     loaded: list[tuple[Any, Any]] = []
 
