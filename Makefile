@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-slow test-all install install-test lint format dry-run report bench clean
+.PHONY: agnews-experiment demo test test-slow test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,3 +58,7 @@ bench: install-test
 
 clean:
 	rm -rf results .snakemake
+
+# Controlled P/R experiment on AG News (seed 000 Fig. 2); needs ../shared/data.
+agnews-experiment: install
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/agnews_pr.yaml --directory results/agnews-experiment

@@ -5,9 +5,11 @@ import re
 from pathlib import Path
 
 from genmetrics import GenmetricsError
-from genmetrics.config import check_config
+from genmetrics.config import check_config, expand_paths
 from genmetrics.metrics import get as get_metric
 
+os.environ.setdefault("GENMETRICS_REPO", str(Path(workflow.basedir).resolve()))
+expand_paths(config)
 try:
     check_config(config)
 except GenmetricsError as e:
@@ -15,6 +17,8 @@ except GenmetricsError as e:
 
 DATASETS = list(config["datasets"])
 MODELS = list(config["models"])
+GEN_MODELS = [m for m in MODELS if "checkpoint" in config["models"][m]]
+TEXT_MODELS = [m for m in MODELS if "texts" in config["models"][m]]
 CHECKPOINTS = list(config["checkpoints"])
 FEATURIZERS = list(config.get("featurizers", {}))
 EVALUATORS = list(config.get("evaluators", {}))
@@ -49,8 +53,32 @@ def model_seeds(model):
     return config["models"][model].get("seeds", GEN["seeds"])
 
 
-def model_sources():
-    return [f"{m}/seed{s}" for m in MODELS for s in model_seeds(m)]
+def model_datasets(model):
+    return config["models"][model].get("datasets", DATASETS)
+
+
+def model_sources(dataset, models=None):
+    """``{model}/seed{seed}`` of every model evaluated on ``dataset``."""
+    return [
+        f"{m}/seed{s}"
+        for m in (MODELS if models is None else models)
+        if dataset in model_datasets(m)
+        for s in model_seeds(m)
+    ]
+
+
+def generation_stats():
+    return [
+        f"results/generations/{ds}/{src}.stats.json"
+        for ds in DATASETS
+        for src in model_sources(ds, GEN_MODELS)
+    ]
+
+
+def imported_texts_spec(wildcards):
+    spec = dict(config["models"][wildcards.model]["texts"])
+    spec["clean"] = {**spec.get("clean", {}), "seed": int(wildcards.seed)}
+    return canonical(spec)
 
 
 def manifest(checkpoint):
@@ -113,7 +141,7 @@ def score_targets():
         metric = metric_of(name)
         ref = reference_source(name)
         for ds in entry.get("datasets", DATASETS):
-            srcs = [s for s in model_sources() if s != ref]
+            srcs = [s for s in model_sources(ds) if s != ref]
             if metric.reference == "none" and entry.get("score_references", True):
                 srcs = ["references"] + srcs
             out += [f"results/scores/{ds}/{s}/{name}.json" for s in srcs]
@@ -232,4 +260,9 @@ def score_reference_name(wildcards):
 def local_source(wildcards):
     """A local dataset file is an input, so a missing one stops the DAG before any job runs."""
     src = config["datasets"][wildcards.dataset]["source"]
+    return [src["path"]] if src["kind"] == "local" else []
+
+
+def local_texts_source(wildcards):
+    src = config["models"][wildcards.model]["texts"]["source"]
     return [src["path"]] if src["kind"] == "local" else []

@@ -11,6 +11,8 @@ rule generate:
         stats="results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.stats.json",
     log:
         "results/logs/generate/{dataset}/{model}/seed{seed}.{shard}.log",
+    wildcard_constraints:
+        model=_names(GEN_MODELS),
     conda:
         "../envs/generate.yaml"
     threads: 2
@@ -31,7 +33,27 @@ rule merge_generations:
         stats="results/generations/{dataset}/{model}/seed{seed}.stats.json",
     log:
         "results/logs/merge_generations/{dataset}/{model}/seed{seed}.log",
+    wildcard_constraints:
+        model=_names(GEN_MODELS),
     conda:
         "../envs/metrics.yaml"
     script:
         "../workflow/scripts/merge_generations.py"
+
+
+rule import_texts:
+    input:
+        local_texts_source,
+    output:
+        "results/generations/{dataset}/{model}/seed{seed}.jsonl",
+    log:
+        "results/logs/import_texts/{dataset}/{model}/seed{seed}.log",
+    """Texts that already exist (another system's outputs, a labelled human subset) as a model."""
+    wildcard_constraints:
+        model=_names(TEXT_MODELS),
+    conda:
+        "../envs/metrics.yaml"
+    params:
+        spec=imported_texts_spec,
+    script:
+        "../workflow/scripts/import_texts.py"

@@ -57,11 +57,7 @@ rule html_report:
             "results/figures/metric_correlation.png",
             "results/figures/precision_recall.png",
         ],
-        stats=expand(
-            "results/generations/{dataset}/{source}.stats.json",
-            dataset=DATASETS,
-            source=model_sources(),
-        ),
+        stats=generation_stats(),
     output:
         "results/report.html",
     log:

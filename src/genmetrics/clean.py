@@ -23,6 +23,7 @@ CLEAN_DEFAULTS: dict[str, Any] = {
     "dedupe": True,
     "sample": None,
     "seed": 0,
+    "filter": None,
 }
 
 
@@ -59,7 +60,7 @@ def clean_rows(
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Clean rows ``{"id", "text", ...}``; return (kept rows, counts of what was dropped).
 
-    Order: normalise → drop empty → dedupe (exact, after normalisation) → length filter
+    Order: label filter (``filter: {field: [allowed values]}``) → normalise → drop empty → dedupe (exact, after normalisation) → length filter
     (min/max words) → truncate → seeded sample (``random.Random(seed).sample``, then original
     order kept).
     """
@@ -68,6 +69,16 @@ def clean_rows(
     if unknown:
         raise GenmetricsError(f"{where}.clean: unknown option(s) {sorted(unknown)}")
     stats = {"input": len(rows), "empty": 0, "duplicate": 0, "too_short": 0, "too_long": 0}
+    if opts["filter"]:
+        for field, allowed in opts["filter"].items():
+            allowed = set(allowed) if isinstance(allowed, list) else {allowed}
+            missing = [r["id"] for r in rows if field not in r]
+            if missing:
+                raise GenmetricsError(
+                    f"{where}.clean.filter: rows have no field {field!r} (first id {missing[0]!r})"
+                )
+            rows = [r for r in rows if r[field] in allowed]
+        stats["filtered"] = stats["input"] - len(rows)
     seen: set[str] = set()
     seen_ids: set[str] = set()
     out: list[dict[str, Any]] = []

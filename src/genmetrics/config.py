@@ -50,6 +50,24 @@ def validate_config(config: MutableMapping[str, Any], schema_path: str | Path) -
     raise GenmetricsError(f"{where}: {msg}")
 
 
+PATH_KEYS = ("path", "cache", "model_cache", "feature_cache", "file")
+
+
+def expand_paths(config: MutableMapping[str, Any]) -> None:
+    """Expand ``$VAR``/``${VAR}`` and ``~`` in path-valued keys, in place.
+
+    The workflow sets ``GENMETRICS_REPO`` (the checkout holding the Snakefile), so a config
+    run with ``--directory`` elsewhere can still point at files beside the repository.
+    """
+    import os
+
+    for key, value in config.items():
+        if isinstance(value, MutableMapping):
+            expand_paths(value)
+        elif key in PATH_KEYS and isinstance(value, str):
+            config[key] = os.path.expanduser(os.path.expandvars(value))
+
+
 def _copy(value: Any) -> Any:
     return yaml.safe_load(yaml.safe_dump(value))
 
@@ -59,7 +77,10 @@ def check_config(config: Mapping[str, Any]) -> None:
 
     ckpts = config.get("checkpoints", {})
     for name, m in config["models"].items():
-        if m["checkpoint"] not in ckpts:
+        for ds in m.get("datasets", []):
+            if ds not in config["datasets"]:
+                raise GenmetricsError(f"models.{name}.datasets: {ds!r} is not in datasets")
+        if "checkpoint" in m and m["checkpoint"] not in ckpts:
             raise GenmetricsError(
                 f"models.{name}.checkpoint: {m['checkpoint']!r} is not in checkpoints "
                 f"({', '.join(ckpts) or 'none'})"

@@ -18,10 +18,10 @@ FORMATS = ("jsonl", "txt", "csv", "folder", "hub")
 
 
 def load_dataset(
-    name: str, spec: Mapping[str, Any], cache: Path | None = None
+    name: str, spec: Mapping[str, Any], cache: Path | None = None, key: str | None = None
 ) -> list[dict[str, Any]]:
-    """Fetch and read dataset ``name`` as configured under ``datasets.<name>``."""
-    key = f"datasets.{name}"
+    """Fetch and read dataset ``name`` as configured under ``datasets.<name>`` (or ``key``)."""
+    key = key or f"datasets.{name}"
     source = spec.get("source")
     if not isinstance(source, Mapping):
         raise GenmetricsError(f"{key}.source: required (a mapping with 'kind')")
