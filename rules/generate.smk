@@ -47,8 +47,8 @@ rule import_texts:
     output:
         "results/generations/{dataset}/{model}/seed{seed}.jsonl",
     log:
+        # Texts that already exist (another system's outputs, a labelled human subset) as a model.
         "results/logs/import_texts/{dataset}/{model}/seed{seed}.log",
-    """Texts that already exist (another system's outputs, a labelled human subset) as a model."""
     wildcard_constraints:
         model=_names(TEXT_MODELS),
     conda:
