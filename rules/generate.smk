@@ -41,13 +41,13 @@ rule merge_generations:
         "../workflow/scripts/merge_generations.py"
 
 
+# Texts that already exist (another system's outputs, a labelled human subset) as a model.
 rule import_texts:
     input:
         local_texts_source,
     output:
         "results/generations/{dataset}/{model}/seed{seed}.jsonl",
     log:
-        # Texts that already exist (another system's outputs, a labelled human subset) as a model.
         "results/logs/import_texts/{dataset}/{model}/seed{seed}.log",
     wildcard_constraints:
         model=_names(TEXT_MODELS),
