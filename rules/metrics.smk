@@ -10,7 +10,7 @@ rule score:
         "results/logs/score/{dataset}/{source}/{metric}.log",
     conda:
         "../envs/metrics.yaml"
-    threads: 2
+    threads: 1
     params:
         metric=metric_name,
         params=score_params,

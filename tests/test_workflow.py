@@ -163,6 +163,15 @@ def test_end_to_end(e2e):
     assert ((ppl > 1.5) & (ppl < 2000)).all()  # a real LM on real news text
     # lower temperature + nucleus gives text the evaluator (the same LM) finds more likely
     assert ppl["smollm2-nucleus"] < ppl["smollm2-pure"]
+    # text metrics ran through their own inputs: POS tags, paired references, raw texts
+    names = set(zip(df.metric, df.name, strict=True))
+    assert {("pos_compression_ratio", "compression_ratio"), ("rouge", "rougeL"),
+            ("self_bleu", "self_bleu"), ("self_bleu", "mean_words")} <= names
+    rl = df[(df.metric == "rouge") & (df.name == "rouge1")]
+    assert len(rl) == len(cfg["models"]) and ((rl.value > 0.2) & (rl.value < 1)).all()
+    tags = [json.loads(line) for line in open(res / "features/pos/agnews/references.jsonl")]
+    assert len(tags) == len(refs) and all(len(t["tags"]) == len(r["text"].split())
+                                          for t, r in zip(tags, refs, strict=True))
     for fig in ("metric_correlation.png", "precision_recall.png"):
         assert (res / "figures" / fig).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = (res / "report.html").read_text()
@@ -187,7 +196,7 @@ def test_adding_a_model_reruns_only_its_jobs(e2e, tmp_path):
     shards = cfg["generation"]["shards"]
     assert counts["generate"] == shards and counts["merge_generations"] == 1
     assert counts["embed"] == 1 and counts["surprisal"] == 1
-    assert counts["score"] == len(cfg["metrics"])
+    assert counts["score"] == len(cfg["metrics"])  # one per metric entry, for the new model only
     assert "fetch_model" not in counts and "clean_dataset" not in counts
     assert "smollm2-pure" not in proc.stdout.split("rule aggregate")[0].replace(
         "smollm2-pure/seed0.jsonl", ""
