@@ -46,7 +46,9 @@ def count_words(text: str) -> int:
 
 
 def truncate_words(text: str, n: int) -> str:
-    """First ``n`` whitespace words (newlines inside the kept part survive)."""
+    """First ``n`` whitespace words, original spacing inside the kept part (``""`` if n ≤ 0)."""
+    if n <= 0:
+        return ""
     words = list(re.finditer(r"\S+", text))
     if len(words) <= n:
         return text

@@ -12,15 +12,13 @@ at equal length and report how much each score follows length.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from genmetrics import GenmetricsError
-
-_WORD = re.compile(r"\S+")
+from genmetrics.clean import truncate_words
 
 
 def n_words(text: str) -> int:
@@ -36,18 +34,6 @@ def mean_words(texts: Sequence[str]) -> float:
     if not texts:
         raise GenmetricsError("mean_words: no texts")
     return float(np.mean([n_words(t) for t in texts]))
-
-
-def truncate_words(text: str, n: int) -> str:
-    """The prefix of ``text`` holding its first ``n`` whitespace words (original spacing kept)."""
-    if n <= 0:
-        return ""
-    end = None
-    for i, m in enumerate(_WORD.finditer(text)):
-        if i == n - 1:
-            end = m.end()
-            break
-    return text if end is None else text[:end]
 
 
 def truncate_to_shortest(

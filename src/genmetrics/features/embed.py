@@ -3,8 +3,9 @@
 - ``causal_lm``: the hidden state of layer ``layer`` (default: last, after the final norm, as
   HF returns it) at the **last real token** of each text: the MAUVE / pr-4-llm convention
   (right padding, attention mask, ``truncation=True, max_length``).
-- ``sentence_encoder``: the mean of the last hidden states over the attention mask
-  (sentence-transformers pooling for all-MiniLM-L6-v2 and all-mpnet-base-v2).
+- ``sentence_encoder``: ``pooling="mean"`` (default) averages the last hidden states over the
+  attention mask (sentence-transformers pooling for all-MiniLM-L6-v2 and all-mpnet-base-v2);
+  ``"cls"`` takes the first token, ``"pooler"`` the model's pooler output (SimCSE).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from genmetrics import GenmetricsError
+from genmetrics.features.batching import check_texts, right_padded_batches
 from genmetrics.features.cache import FeatureCache, cached_map
 
 KINDS = ("causal_lm", "sentence_encoder")
+POOLING = ("mean", "cls", "pooler")
 
 
 def embed_texts(
@@ -30,6 +32,7 @@ def embed_texts(
     batch_size: int = 16,
     max_tokens: int = 512,
     layer: int = -1,
+    pooling: str = "mean",
     device: str = "auto",
     cache_dir: str | Path | None = None,
     cache_key: str | None = None,
@@ -40,11 +43,12 @@ def embed_texts(
     texts already embedded with the same settings are read from the cache."""
     if kind not in KINDS:
         raise GenmetricsError(f"featurizer kind must be one of {KINDS}, got {kind!r}")
-    texts = list(texts)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str) or not t.strip():
-            raise GenmetricsError(f"text {i} is empty or not a string")
+    if pooling not in POOLING:
+        raise GenmetricsError(f"pooling must be one of {POOLING}, got {pooling!r}")
+    texts = check_texts(texts)
     settings = {"kind": kind, "max_tokens": max_tokens, "layer": layer, "model": cache_key}
+    if kind == "sentence_encoder" and pooling != "mean":
+        settings["pooling"] = pooling
     cache = FeatureCache(cache_dir if cache_key else None, settings)
     loaded: list[tuple[Any, Any]] = []
 
@@ -52,7 +56,7 @@ def embed_texts(
         if not loaded:
             loaded.append(_load(model, kind, device))
         lm, tok = loaded[0]
-        emb = _embed(batch_texts, lm, tok, kind, batch_size, max_tokens, layer, progress)
+        emb = _embed(batch_texts, lm, tok, kind, batch_size, max_tokens, layer, pooling, progress)
         return list(emb)
 
     vecs, _ = cached_map(texts, compute, cache)
@@ -77,36 +81,33 @@ def _embed(
     batch_size: int,
     max_tokens: int,
     layer: int,
+    pooling: str,
     progress: bool,
 ) -> np.ndarray:
     import torch
 
     device = next(model.parameters()).device
     enc = [tok(t, truncation=True, max_length=max_tokens)["input_ids"] for t in texts]
-    order = np.argsort([len(e) for e in enc], kind="stable")
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     out: list[np.ndarray | None] = [None] * len(texts)
-    for start in tqdm(range(0, len(order), batch_size), desc="embed", disable=not progress):
-        idx = order[start : start + batch_size]
-        lens = [len(enc[i]) for i in idx]
-        width = max(lens)
-        ids = torch.full((len(idx), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(idx), width), dtype=torch.long)
-        for r, i in enumerate(idx):  # right padding
-            ids[r, : lens[r]] = torch.tensor(enc[i])
-            mask[r, : lens[r]] = 1
+    for idx, lens, ids, mask in right_padded_batches(
+        enc, batch_size, pad, device, "embed", progress
+    ):
         with torch.no_grad():
-            res = model(
-                input_ids=ids.to(device), attention_mask=mask.to(device), output_hidden_states=True
-            )
+            res = model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
         if kind == "causal_lm":
             h = res.hidden_states[layer]
             last = torch.tensor(lens, device=h.device) - 1
             vec = h[torch.arange(len(idx), device=h.device), last]
+        elif pooling == "pooler":
+            vec = res.pooler_output
         else:
             h = res.last_hidden_state if layer == -1 else res.hidden_states[layer]
-            m = mask.to(h.device).unsqueeze(-1).to(h.dtype)
-            vec = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
+            if pooling == "cls":
+                vec = h[:, 0]
+            else:
+                m = mask.to(h.device).unsqueeze(-1).to(h.dtype)
+                vec = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
         vec = vec.float().cpu().numpy()
         for r, i in enumerate(idx):
             out[i] = vec[r]

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from genmetrics import GenmetricsError
+from genmetrics.features.batching import check_texts, right_padded_batches
 from genmetrics.features.cache import FeatureCache, cached_map
 
 PREPEND = ("auto", "bos", "eos", "none")
@@ -55,10 +55,7 @@ def surprisal_texts(
     progress: bool = False,
 ) -> list[np.ndarray]:
     """Surprisal arrays (float32, nats), one per text; cached by content like embeddings."""
-    texts = list(texts)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str) or not t.strip():
-            raise GenmetricsError(f"text {i} is empty or not a string")
+    texts = check_texts(texts)
     settings = {
         "prepend": prepend,
         "max_tokens": max_tokens,
@@ -103,18 +100,10 @@ def _surprisal(
             ids = [start] + ids
         enc.append(ids[:max_tokens])
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-    order = np.argsort([len(e) for e in enc], kind="stable")
     out: list[np.ndarray | None] = [None] * len(texts)
-    for s in tqdm(range(0, len(order), batch_size), desc="surprisal", disable=not progress):
-        idx = order[s : s + batch_size]
-        lens = [len(enc[i]) for i in idx]
-        width = max(lens)
-        ids = torch.full((len(idx), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(idx), width), dtype=torch.long)
-        for r, i in enumerate(idx):
-            ids[r, : lens[r]] = torch.tensor(enc[i])
-            mask[r, : lens[r]] = 1
-        ids, mask = ids.to(device), mask.to(device)
+    for idx, lens, ids, mask in right_padded_batches(
+        enc, batch_size, pad, device, "surprisal", progress
+    ):
         with torch.no_grad():
             logits = model(input_ids=ids, attention_mask=mask).logits.float()
         logp = torch.log_softmax(logits[:, :-1], dim=-1)

@@ -58,52 +58,12 @@ def _pairs(records: Any) -> tuple[list[str], list[str], int]:
     return prompts, conts, skipped
 
 
-def _device(device: str) -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
 @functools.lru_cache(maxsize=2)
 def _load_encoder(model: str, device: str) -> tuple[Any, Any]:
-    """Tokenizer and encoder, kept for the next call (loading dominates small runs)."""
-    from transformers import AutoModel, AutoTokenizer
+    """(encoder, tokenizer), kept for the next call (loading dominates small runs)."""
+    from genmetrics.models import load_encoder
 
-    tok = AutoTokenizer.from_pretrained(model)
-    net = AutoModel.from_pretrained(model).to(device).eval()
-    return tok, net
-
-
-def _encode(
-    texts: list[str], model: str, pooling: str, batch_size: int, max_tokens: int, device: str
-) -> np.ndarray:
-    """Sentence embeddings [N, d] (float64) with ``pooling`` in mean | cls | pooler (the
-    default mean pooling goes through :func:`genmetrics.features.embed.embed_texts`)."""
-    import torch
-
-    tok, net = _load_encoder(model, device)
-    out = []
-    with torch.inference_mode():
-        for s in range(0, len(texts), batch_size):
-            batch = tok(
-                texts[s : s + batch_size],
-                padding=True,
-                truncation=True,
-                max_length=max_tokens,
-                return_tensors="pt",
-            ).to(device)
-            res = net(**batch)
-            if pooling == "mean":
-                mask = batch["attention_mask"].unsqueeze(-1).to(res.last_hidden_state.dtype)
-                emb = (res.last_hidden_state * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            elif pooling == "cls":
-                emb = res.last_hidden_state[:, 0]
-            else:
-                emb = res.pooler_output
-            out.append(emb.double().cpu().numpy())
-    return np.concatenate(out)
+    return load_encoder(model, device=device)
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -121,11 +81,9 @@ def logprob_coherence(
     device: str = "auto",
 ) -> np.ndarray:
     """Per-row mean log-prob (nats) of the continuation tokens given [BOS] + prompt tokens."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from genmetrics.models import load_causal_lm
 
-    device = _device(device)
-    tok = AutoTokenizer.from_pretrained(model)
-    net = AutoModelForCausalLM.from_pretrained(model, trust_remote_code=False).to(device).eval()
+    net, tok = load_causal_lm(model, device=device)
     return logprob_coherence_with(net, tok, prompts, continuations, batch_size=batch_size)
 
 
@@ -219,26 +177,23 @@ def coherence(
             from genmetrics.assets import minilm_dir
 
             model = str(minilm_dir())
-        dev = _device(device)
-        if pooling == "mean":  # the shared featurizer (sentence-transformers mean pooling)
-            from genmetrics.features.embed import embed_texts
+        from genmetrics.features.embed import embed_texts
+        from genmetrics.models import resolve_device
 
-            for i, p in enumerate(prompts):
-                if not p.strip():
-                    raise GenmetricsError(
-                        f"coherence: kept row {i} has an empty prompt; definition=simcse needs "
-                        "text on both sides"
-                    )
-            tok, net = _load_encoder(str(model), dev)
-            emb = embed_texts(
-                prompts + conts,
-                (net, tok),
-                kind="sentence_encoder",
-                batch_size=batch_size,
-                max_tokens=int(max_tokens),
-            ).astype(np.float64)
-        else:
-            emb = _encode(prompts + conts, str(model), pooling, batch_size, int(max_tokens), dev)
+        for i, p in enumerate(prompts):
+            if not p.strip():
+                raise GenmetricsError(
+                    f"coherence: kept row {i} has an empty prompt; definition=simcse needs "
+                    "text on both sides"
+                )
+        emb = embed_texts(
+            prompts + conts,
+            _load_encoder(str(model), resolve_device(device)),
+            kind="sentence_encoder",
+            pooling=pooling,
+            batch_size=batch_size,
+            max_tokens=int(max_tokens),
+        ).astype(np.float64)
         per_row = _cosine(emb[: len(prompts)], emb[len(prompts) :])
     elif definition == "logprob":
         if model is None:
