@@ -1,0 +1,183 @@
+"""analysis.distribution: seed/resample spread, N and k sweeps, AG-News set construction."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+
+from genmetrics import GenmetricsError
+from genmetrics.analysis.distribution import (
+    agnews_controlled_sets,
+    check_orderings,
+    controlled_experiment,
+    default_ns,
+    resample,
+    run_metric,
+    spread,
+    sweep_k,
+    sweep_n,
+)
+from genmetrics.metrics.precision_recall import prdc_exact
+
+
+def blobs(seed: int, n: int, d: int = 6, n_modes: int = 4, scale: float = 1.0):
+    centers = np.random.default_rng(42).normal(size=(4, d)) * 4
+    rng = np.random.default_rng(seed)
+    return centers[rng.integers(0, n_modes, n)] + rng.normal(size=(n, d)) * scale
+
+
+def test_resample_is_seeded_and_without_replacement():
+    pool = np.arange(100)[:, None] * np.ones((1, 2))
+    a = resample(pool, 30, 3, seed=5)
+    b = resample(pool, 30, 3, seed=5)
+    assert len(a) == 3 and all(x.shape == (30, 2) for x in a)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    assert len(np.unique(a[0][:, 0])) == 30
+    assert not np.array_equal(a[0], a[1])
+    texts = [f"t{i}" for i in range(10)]
+    assert len(set(resample(texts, 10, 1)[0])) == 10
+    with pytest.raises(GenmetricsError):
+        resample(texts, 11, 1)
+
+
+def test_spread_by_hand_with_a_callable():
+    """A toy metric (difference of means) makes every mean/std checkable by hand."""
+
+    def toy(reference, candidate):
+        return {"gap": float(np.mean(candidate) - np.mean(reference))}
+
+    refs = [np.array([0.0]), np.array([1.0]), np.array([2.0])]
+    cands = [np.array([10.0]), np.array([14.0])]
+    rows = {r["vary"]: r for r in spread(toy, refs, cands)}
+    # vary candidate: 10 - 0, 14 - 0
+    assert rows["candidate"]["runs"] == [10.0, 14.0]
+    assert rows["candidate"]["mean"] == 12.0
+    assert rows["candidate"]["std"] == pytest.approx(np.sqrt(8.0))
+    # vary reference: 10 - 0, 10 - 1, 10 - 2
+    assert rows["reference"]["runs"] == [10.0, 9.0, 8.0]
+    assert rows["reference"]["std"] == pytest.approx(1.0)
+    # both: (0, 10), (1, 14)
+    assert rows["both"]["runs"] == [10.0, 13.0]
+    assert rows["both"]["n_runs"] == 2
+    single = spread(toy, refs[:1], cands[:1])
+    assert all(np.isnan(r["std"]) for r in single)
+
+
+def test_spread_with_registered_metric():
+    pool = blobs(0, 400)
+    refs = resample(pool, 150, 3, seed=1)
+    cands = [blobs(10 + s, 150, n_modes=2) for s in range(3)]  # drops 2 of 4 modes
+    rows = spread("precision_recall", refs, cands, {"k": 3, "pca": False})
+    got = {(r["vary"], r["value"]): r for r in rows}
+    assert {v for v, _ in got} == {"candidate", "reference", "both"}
+    direct = prdc_exact(refs[0], cands[1], [3])[3]
+    assert got[("candidate", "recall")]["runs"][1] == pytest.approx(direct["recall"])
+    # mode dropping: recall well below precision on average, and seeds vary a little
+    assert got[("candidate", "recall")]["mean"] < got[("candidate", "precision")]["mean"] - 0.2
+    assert 0 < got[("candidate", "recall")]["std"] < 0.1
+
+
+def test_default_ns():
+    assert default_ns(4000) == [100, 200, 500, 1000, 2000, 4000]
+    assert default_ns(1000) == [100, 200, 500, 1000]
+    assert default_ns(150) == [100, 150]
+
+
+def test_sweep_n_matches_direct_computation_and_trends():
+    p = blobs(1, 800)
+    q = blobs(2, 800, scale=1.3)
+    rows = sweep_n(p, q, [50, 200, 800], k=4, pca=False, repeats=2)
+    assert [(r["n"], r["repeat"]) for r in rows] == [
+        (50, 0),
+        (50, 1),
+        (200, 0),
+        (200, 1),
+        (800, 0),
+        (800, 1),
+    ]
+    full = prdc_exact(p, q, [4])[4]
+    last = rows[-1]
+    for key in ("precision", "recall", "density", "coverage"):
+        assert last[key] == pytest.approx(full[key])
+    # repeats at N=50 differ (different subsamples), at full N they coincide
+    assert rows[0]["precision"] != rows[1]["precision"] or rows[0]["recall"] != rows[1]["recall"]
+    assert rows[-1] == {**rows[-2], "repeat": 1}
+    with pytest.raises(GenmetricsError, match="sample sizes"):
+        sweep_n(p, q, [900], pca=False)
+
+
+def test_sweep_k_matches_prdc_and_is_monotone():
+    prdc = pytest.importorskip("prdc")
+    p = blobs(3, 300)
+    q = blobs(4, 250, scale=1.2)
+    rows = sweep_k(p, q, range(1, 11), pca=False)
+    assert [r["k"] for r in rows] == list(range(1, 11))
+    for r in (rows[0], rows[4], rows[9]):
+        with contextlib.redirect_stdout(io.StringIO()):
+            ref = prdc.compute_prdc(p, q, r["k"])
+        for key in ("precision", "recall", "density", "coverage"):
+            assert r[key] == pytest.approx(float(ref[key]), abs=1e-9)
+    # larger k -> larger balls -> precision, recall and coverage never decrease
+    for key in ("precision", "recall", "coverage"):
+        vals = [r[key] for r in rows]
+        assert all(b >= a for a, b in zip(vals[:-1], vals[1:], strict=True)), key
+    # with PCA (default) the same call works on the reduced features
+    assert len(sweep_k(p, q, [2, 5])) == 2
+
+
+def _records():
+    rng = np.random.default_rng(0)
+    rows = []
+    for lab in range(4):
+        for i in range(60):
+            rows.append({"label": lab, "text": f"topic{lab} item{i} {rng.integers(1e9)}"})
+    rows.append({"label": 0, "text": rows[0]["text"]})  # a duplicate text
+    return rows
+
+
+def test_agnews_sets_composition():
+    # World is needed for P (12) + Q1 (24) + Q2 (12) + Q3 (6) = 54 <= 60
+    sets = agnews_controlled_sets(_records(), 24, seed=3)
+    assert set(sets) == {"P", "Q1", "Q2", "Q3"}
+    assert all(len(v) == 24 for v in sets.values())
+
+    def labels(texts):
+        return sorted({int(t.split()[0][-1]) for t in texts})
+
+    assert labels(sets["P"]) == [0, 1] and labels(sets["Q2"]) == [0, 1]
+    assert labels(sets["Q1"]) == [0]
+    assert labels(sets["Q3"]) == [0, 1, 2, 3]
+    counts = np.bincount([int(t.split()[0][-1]) for t in sets["Q3"]])
+    assert counts.tolist() == [6, 6, 6, 6]
+    everything = [t for v in sets.values() for t in v]
+    assert len(everything) == len(set(everything))  # disjoint, no duplicates
+    assert agnews_controlled_sets(_records(), 24, seed=3) == sets
+    assert agnews_controlled_sets(_records(), 24, seed=4) != sets
+    with pytest.raises(GenmetricsError, match="not enough"):
+        agnews_controlled_sets(_records(), 40)
+
+
+def test_controlled_experiment_on_synthetic_topics():
+    """Topics as Gaussian blobs: Q1 drops a mode, Q3 adds two -> the expected orderings."""
+    centers = np.random.default_rng(1).normal(size=(4, 8)) * 5
+    rng = np.random.default_rng(2)
+
+    def draw(labs, n):
+        lab = np.asarray(labs)[rng.integers(0, len(labs), n)]
+        return centers[lab] + rng.normal(size=(n, 8))
+
+    emb = {
+        "P": draw([0, 1], 300),
+        "Q1": draw([0], 300),
+        "Q2": draw([0, 1], 300),
+        "Q3": draw([0, 1, 2, 3], 300),
+    }
+    rows = controlled_experiment(emb, {"precision_recall": {"pca": False}})
+    assert {r["set"] for r in rows} == {"Q1", "Q2", "Q3"}
+    assert check_orderings(rows, margin=0.2) == []
+    swapped = [{**r, "set": {"Q1": "Q2", "Q2": "Q1"}.get(r["set"], r["set"])} for r in rows]
+    assert check_orderings(swapped) and "recall" in check_orderings(swapped)[0]
+    assert run_metric("precision_recall", emb["P"], emb["Q2"], {"pca": False})["recall"] > 0.8
