@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: agnews-experiment demo test test-slow test-all install install-test lint format dry-run report bench clean
+.PHONY: agnews-experiment gpt2-decoding demo test test-slow test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,3 +62,7 @@ clean:
 # Controlled P/R experiment on AG News (seed 000 Fig. 2); needs ../shared/data.
 agnews-experiment: install
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/agnews_pr.yaml --directory results/agnews-experiment
+
+# Diversity scores of GPT-2 1.5B decoding settings (T=1, top-k 40, T=0.7); needs ../shared/data.
+gpt2-decoding: install
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/gpt2_decoding.yaml --directory results/gpt2-decoding

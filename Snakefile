@@ -5,7 +5,11 @@ from genmetrics.config import validate_config
 min_version("9.0")
 
 
-configfile: "config.yaml"
+# The default config, unless --configfile names another: configs are then used whole, not
+# merged into the default one.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config.yaml"
 
 
 validate_config(config, workflow.source_path("workflow/schemas/config.schema.yaml"))
@@ -34,6 +38,7 @@ include: "rules/models.smk"
 include: "rules/generate.smk"
 include: "rules/features.smk"
 include: "rules/metrics.smk"
+include: "rules/analysis.smk"
 include: "rules/report.smk"
 
 

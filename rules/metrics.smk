@@ -15,5 +15,6 @@ rule score:
         metric=metric_name,
         params=score_params,
         reference=score_reference_name,
+        length_control=score_length_control,
     script:
         "../workflow/scripts/score.py"

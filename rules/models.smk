@@ -8,6 +8,7 @@ rule fetch_model:
         "results/logs/fetch_model/{checkpoint}.log",
     conda:
         "../envs/generate.yaml"
+    threads: 2
     params:
         spec=checkpoint_spec,
     script:

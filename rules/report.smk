@@ -5,7 +5,8 @@ rule aggregate:
     input:
         score_targets(),
     output:
-        "results/scores.csv",
+        scores="results/scores.csv",
+        summary="results/scores_summary.csv",
     log:
         "results/logs/aggregate.log",
     conda:
@@ -53,10 +54,8 @@ rule pr_scatter:
 rule html_report:
     input:
         scores="results/scores.csv",
-        figures=[
-            "results/figures/metric_correlation.png",
-            "results/figures/precision_recall.png",
-        ],
+        figures=report_figures(),
+        summary="results/scores_summary.csv",
         stats=generation_stats(),
     output:
         "results/report.html",

@@ -32,6 +32,12 @@ def snakemake(*args: str, cwd: Path = REPO, check: bool = True) -> subprocess.Co
     return proc
 
 
+def job_blocks(out: str, rule: str) -> list[str]:
+    """The dry-run text of each job of ``rule`` (jobs start with a ``[date]`` line)."""
+    blocks = re.split(r"^\[\w{3} \w{3} .*\]$", out, flags=re.M)
+    return [b for b in blocks if re.search(rf"^(local)?rule {rule}:", b.strip(), re.M)]
+
+
 def job_counts(out: str) -> dict[str, int]:
     table = out.split("Job stats:")[1].split("total")[0]
     return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
@@ -128,8 +134,9 @@ def test_end_to_end(e2e):
     res = work / "results"
     refs = [json.loads(line) for line in open(res / "data/agnews/references.jsonl")]
     assert len(refs) == cfg["datasets"]["agnews"]["clean"]["sample"]
-    for model in cfg["models"]:
-        rows = [json.loads(line) for line in open(res / f"generations/agnews/{model}/seed0.jsonl")]
+    for model, seed in [("smollm2-pure", 0), ("smollm2-nucleus", 0), ("smollm2-nucleus", 1)]:
+        path = res / f"generations/agnews/{model}/seed{seed}.jsonl"
+        rows = [json.loads(line) for line in open(path)]
         assert [r["prompt_id"] for r in rows] == [r["id"] for r in refs]  # shards merged in order
         for r in rows:
             assert r["text"].strip() and r["finish_reason"] in ("eos", "words", "length")
@@ -158,21 +165,44 @@ def test_end_to_end(e2e):
         .all()
     )
     assert (pr["precision"] > 0).all()
-    ppl = df[(df.metric == "perplexity") & (df.name == "perplexity")].set_index("model")["value"]
+    ppl = df[(df.metric == "perplexity") & (df.name == "perplexity") & (df.seed.fillna(0) == 0)]
+    ppl = ppl.set_index("model")["value"]
     assert set(ppl.index) == set(cfg["models"]) | {"references"}
     assert ((ppl > 1.5) & (ppl < 2000)).all()  # a real LM on real news text
     # lower temperature + nucleus gives text the evaluator (the same LM) finds more likely
     assert ppl["smollm2-nucleus"] < ppl["smollm2-pure"]
     # text metrics ran through their own inputs: POS tags, paired references, raw texts
     names = set(zip(df.metric, df.name, strict=True))
-    assert {("pos_compression_ratio", "compression_ratio"), ("rouge", "rougeL"),
-            ("self_bleu", "self_bleu"), ("self_bleu", "mean_words")} <= names
+    assert {
+        ("pos_compression_ratio", "compression_ratio"),
+        ("rouge", "rougeL"),
+        ("self_bleu", "self_bleu"),
+        ("self_bleu", "mean_words"),
+    } <= names
     rl = df[(df.metric == "rouge") & (df.name == "rouge1")]
-    assert len(rl) == len(cfg["models"]) and ((rl.value > 0.2) & (rl.value < 1)).all()
+    assert len(rl) == 3 and ((rl.value > 0.2) & (rl.value < 1)).all()  # 3 (model, seed) sources
+    # length control: after cutting to the shortest text per prompt, all sources are equally long
+    lc = df[(df.variant == "ngram_diversity_lc") & (df.name == "mean_words")]
+    free = df[(df.variant == "self_bleu") & (df.name == "mean_words")]
+    assert len(lc) == 4 and lc.value.max() - lc.value.min() < 1e-9
+    assert lc.value.max() <= free.value.min() + 1e-9
+    # spread over seeds (vary Q) and reference resamples (vary P), Table B.4
+    spread = pd.read_csv(res / "spread.csv")
+    nuc = spread[(spread.model == "smollm2-nucleus") & (spread.name == "precision")]
+    assert set(nuc.vary) == {"candidate", "reference", "both"}
+    assert nuc.set_index("vary").loc["candidate", "n_runs"] == 2
+    assert nuc.set_index("vary").loc["reference", "n_runs"] == 3
+    assert (nuc["std"] >= 0).all() and ((nuc["mean"] >= 0) & (nuc["mean"] <= 1)).all()
+    summary = pd.read_csv(res / "scores_summary.csv")
+    row = summary[(summary.model == "smollm2-nucleus") & (summary.name == "recall")]
+    assert row.n_seeds.item() == 2 and row["std"].item() >= 0
+    length = pd.read_csv(res / "analysis/length_correlation.csv", index_col=0)
+    assert "spearman" in length.columns
     tags = [json.loads(line) for line in open(res / "features/pos/agnews/references.jsonl")]
-    assert len(tags) == len(refs) and all(len(t["tags"]) == len(r["text"].split())
-                                          for t, r in zip(tags, refs, strict=True))
-    for fig in ("metric_correlation.png", "precision_recall.png"):
+    assert len(tags) == len(refs) and all(
+        len(t["tags"]) == len(r["text"].split()) for t, r in zip(tags, refs, strict=True)
+    )
+    for fig in ("metric_correlation.png", "precision_recall.png", "length_correlation.png"):
         assert (res / "figures" / fig).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = (res / "report.html").read_text()
     assert "<table" in html and "data:image/png;base64" in html
@@ -186,6 +216,9 @@ def test_end_to_end(e2e):
 def test_adding_a_model_reruns_only_its_jobs(e2e, tmp_path):
     work, cfg, _ = e2e
     cfg = copy.deepcopy(cfg)
+    # a length-controlled score depends on every source by design (the shortest text per
+    # prompt); leave it out to check that nothing else of the existing models reruns
+    del cfg["metrics"]["ngram_diversity_lc"]
     cfg["models"]["smollm2-greedy"] = {
         "checkpoint": "smollm2-135m",
         "sampling": {"do_sample": False},
@@ -197,6 +230,7 @@ def test_adding_a_model_reruns_only_its_jobs(e2e, tmp_path):
     assert counts["generate"] == shards and counts["merge_generations"] == 1
     assert counts["embed"] == 1 and counts["surprisal"] == 1
     assert counts["score"] == len(cfg["metrics"])  # one per metric entry, for the new model only
+    assert counts["pos_tags"] == 1 and counts["spread"] == 1
     assert "fetch_model" not in counts and "clean_dataset" not in counts
     assert "smollm2-pure" not in proc.stdout.split("rule aggregate")[0].replace(
         "smollm2-pure/seed0.jsonl", ""
@@ -224,6 +258,21 @@ def test_failing_metric_leaves_no_partial_output(e2e):
     assert (work / "results/scores/agnews/smollm2-pure/seed0/precision_recall.json").exists()
 
 
+@pytest.mark.e2e
+def test_sweeps_target(e2e):
+    work, cfg, _ = e2e
+    snakemake("sweeps", "--cores", "2", "--configfile", str(work / "e2e.yaml"), cwd=work)
+    df = pd.read_csv(work / "results/analysis/sweep/agnews/smollm2-pure/seed0/precision_recall.csv")
+    assert sorted(df[df.sweep == "n"]["n"]) == [10, 20]
+    assert sorted(df[df.sweep == "k"]["k"]) == [1, 2, 3, 4, 5]
+    by_k = df[df.sweep == "k"].set_index("k")
+    assert by_k["recall"].is_monotonic_increasing  # larger balls cover more
+    # the full-size point of the N sweep equals the k=4 point of the k sweep
+    full = df[(df.sweep == "n") & (df.n == 20)].iloc[0]
+    assert full["precision"] == pytest.approx(by_k.loc[4, "precision"])
+    assert (work / "results/figures/pr_sweep.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_cluster_profile_maps_gpu_rules_to_gpu_partitions(tmp_path):
     proc = snakemake(
         "-n",
@@ -233,7 +282,26 @@ def test_cluster_profile_maps_gpu_rules_to_gpu_partitions(tmp_path):
         str(REPO / "config.yaml"),
         cwd=tmp_path,
     )
-    gen = proc.stdout.split("rule generate:")[1].split("\n\n")[0]
+    gen = job_blocks(proc.stdout, "generate")[0]
     assert "gpu=1" in gen and "slurm_partition=a100" in gen
-    agg = proc.stdout.split("rule aggregate:")[1].split("\n\n")[0]
+    agg = job_blocks(proc.stdout, "aggregate")[0]
     assert "gpu=" not in agg
+
+
+def test_model_vs_model_comparison_dag(tmp_path):
+    """The creative-writing config compares models with each other: no human reference."""
+    if not SHARED_DATA.exists():
+        pytest.skip("../shared/data is not present")
+    proc = snakemake(
+        "-n", "--cores", "2", "--configfile", str(REPO / "configs/creative.yaml"), cwd=tmp_path
+    )
+    out = proc.stdout
+    pr_jobs = [b for b in job_blocks(out, "score") if "metric=precision_recall" in b]
+    # every (model, seed) except the reference itself: 2 models × 4 seeds − 1
+    assert len(pr_jobs) == 7
+    for block in pr_jobs:
+        assert "features/embed/minilm/creative/smollm2-t1.0/seed0.npz" in block
+        assert "source=smollm2-t1.0/seed0," not in block
+    counts = job_counts(out)
+    assert counts["generate"] == 8 and "surprisal" not in counts
+    assert "references.npz" not in out  # the human texts are not featurized

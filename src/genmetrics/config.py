@@ -108,6 +108,24 @@ def check_config(config: Mapping[str, Any]) -> None:
         for ds in entry.get("datasets", []):
             if ds not in config["datasets"]:
                 raise GenmetricsError(f"{key}.datasets: {ds!r} is not in datasets")
+        if entry.get("length_control", "none") != "none" and metric.input not in TEXT_KINDS:
+            raise GenmetricsError(
+                f"{key}.length_control: only for metrics on texts, not {metric.input}"
+            )
+        if entry.get("spread") and metric.input != "embeddings":
+            raise GenmetricsError(f"{key}.spread: only for metrics on embeddings")
+    sweep = config.get("analysis", {}).get("sweep")
+    if sweep:
+        name = sweep["metric"]
+        if name not in config["metrics"]:
+            raise GenmetricsError(f"analysis.sweep.metric: {name!r} is not in metrics")
+        if get(config["metrics"][name].get("metric", name)).name != "precision_recall":
+            raise GenmetricsError(
+                f"analysis.sweep.metric: {name!r} is not a precision_recall entry"
+            )
+
+
+TEXT_KINDS = ("texts", "paired_texts", "records", "pos")
 
 
 def _need(entry: Mapping[str, Any], what: str, table: Mapping[str, Any], key: str) -> None:

@@ -91,3 +91,85 @@ def pr_scatter(df: pd.DataFrame, path: str | Path) -> None:
     ax.set_title("kNN precision vs recall against human text")
     ax.grid(alpha=0.3)
     _save(fig, path)
+
+
+def pr_curves(records: list[dict], path: str | Path) -> None:
+    """PR-curves (Sajjadi et al. 2018): β (recall) against α (precision) over the λ grid, one
+    curve per model; F8/F1/8 in the legend."""
+    fig, ax = plt.subplots(figsize=(6.2, 5.2))
+    cmap = plt.get_cmap("tab10")
+    if not records:
+        ax.text(0.5, 0.5, "no prd scores configured", ha="center", va="center")
+    for i, rec in enumerate(records):
+        ex = rec.get("extras") or {}
+        if "alpha" not in ex:
+            continue
+        v = rec["values"]
+        ax.plot(
+            ex["beta"],
+            ex["alpha"],
+            color=cmap(i % 10),
+            lw=1.6,
+            label=f"{rec['source']}  F8={v['f8']:.2f}  F1/8={v['f1_8']:.2f}",
+        )
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("recall β(λ): how much of the human distribution the model covers")
+    ax.set_ylabel("precision α(λ): how much of the model's mass lies on human text")
+    ax.set_title("Precision–recall curves against human text (PRD)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
+    _save(fig, path)
+
+
+def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
+    """Precision and recall as functions of N (left) and k (right), one line per source."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
+    cmap = plt.get_cmap("tab10")
+    for ax, axis in zip(axes, ("n", "k"), strict=True):
+        d = df[df["sweep"] == axis]
+        for i, (src, g) in enumerate(d.groupby("source")):
+            g = g.groupby(axis)[["precision", "recall"]].mean().reset_index()
+            ax.plot(
+                g[axis],
+                g["precision"],
+                color=cmap(i % 10),
+                marker="o",
+                ms=3,
+                label=f"{src} precision",
+            )
+            ax.plot(
+                g[axis],
+                g["recall"],
+                color=cmap(i % 10),
+                marker="s",
+                ms=3,
+                ls="--",
+                label=f"{src} recall",
+            )
+        ax.set_xlabel("number of texts per side N" if axis == "n" else "neighbours k")
+        if axis == "n":
+            ax.set_xscale("log")
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("kNN precision (solid) / recall (dashed)")
+    axes[0].set_title("P/R as N grows (k fixed)")
+    axes[1].set_title("P/R as k grows (all texts)")
+    axes[1].legend(fontsize=7, loc="lower right")
+    _save(fig, path)
+
+
+def length_figure(corr: pd.DataFrame, path: str | Path) -> None:
+    """Spearman correlation of each score with mean text length across sources."""
+    corr = corr.sort_values("spearman")
+    fig, ax = plt.subplots(figsize=(6.5, 0.6 + 0.28 * max(len(corr), 1)))
+    ax.barh(
+        corr.index.astype(str),
+        corr["spearman"],
+        color=np.where(corr["spearman"] > 0, "#c0504d", "#4f81bd"),
+    )
+    ax.axvline(0, color="black", lw=0.6)
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_xlabel("Spearman correlation with mean length in words (across sources)")
+    ax.set_title("Which scores follow text length? (seed 002 §5)")
+    _save(fig, path)

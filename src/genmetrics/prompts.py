@@ -13,8 +13,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from genmetrics import GenmetricsError
 
 DEFAULT_INSTRUCTION = "Continue the following text:"
@@ -58,11 +56,6 @@ def prompts_from_file(rows: Sequence[Mapping[str, Any]], path: str) -> list[dict
             }
         )
     return out
-
-
-def load_templates(path: str | Path) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as f:
-        return yaml.safe_load(f) or {}
 
 
 def format_prompt(

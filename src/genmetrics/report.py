@@ -22,6 +22,7 @@ def write_html_report(
     scores_csv: str | Path,
     figures: Sequence[str | Path],
     stats: Sequence[str | Path] = (),
+    summary_csv: str | Path | None = None,
 ) -> None:
     df = pd.read_csv(scores_csv)
     d = df.copy()
@@ -36,6 +37,20 @@ def write_html_report(
         "generations for one seed. Precision = share of generated texts inside the human "
         "distribution's k-NN support (quality); recall = share of human texts inside the "
         "model's support (diversity). Perplexity is under the evaluator LM.</p>",
+    ]
+    if summary_csv is not None:
+        summ = pd.read_csv(summary_csv)
+        if summ["n_seeds"].max() > 1:
+            summ["score"] = summ["variant"] + "." + summ["name"]
+            summ["cell"] = [
+                f"{m:.4g} ± {sd:.2g}" if n > 1 else f"{m:.4g}"
+                for m, sd, n in zip(summ["mean"], summ["std"], summ["n_seeds"], strict=True)
+            ]
+            wide = summ.pivot_table(
+                index=["dataset", "model"], columns="score", values="cell", aggfunc="first"
+            )
+            parts += ["<h2>Mean ± std over seeds</h2>", wide.to_html(na_rep="–")]
+    parts += [
         "<h2>Scores</h2>",
         table.to_html(float_format=lambda v: f"{v:.4g}", na_rep="–"),
     ]

@@ -1,5 +1,10 @@
 """Embed one source's texts with one featurizer (cached by content)."""
 
+import os
+
+# one BLAS/OpenMP thread pool of the size Snakemake gave this job, set before numpy/torch load
+os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(snakemake.threads)  # noqa: F821
+
 import torch
 
 from genmetrics.features.embed import embed_texts

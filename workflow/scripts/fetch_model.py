@@ -1,5 +1,10 @@
 """Make one checkpoint loadable from local files (download, GGUF dequantization, manifest)."""
 
+import os
+
+# one BLAS/OpenMP thread pool of the size Snakemake gave this job, set before numpy/torch load
+os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(snakemake.threads)  # noqa: F821
+
 from pathlib import Path
 
 from genmetrics.models import prepare_model

@@ -1,5 +1,10 @@
 """Generate continuations for one shard of a dataset's prompts with one model and seed."""
 
+import os
+
+# one BLAS/OpenMP thread pool of the size Snakemake gave this job, set before numpy/torch load
+os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(snakemake.threads)  # noqa: F821
+
 import torch
 
 from genmetrics.generation import generate, shard_rows

@@ -5,4 +5,6 @@ from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
-    write_html_report(sm.output[0], sm.input.scores, sm.input.figures, sm.input.stats)
+    write_html_report(
+        sm.output[0], sm.input.scores, sm.input.figures, sm.input.stats, sm.input.summary
+    )

@@ -13,8 +13,12 @@ with log_to(sm.log[0]) as log:
     kept, stats = clean_rows(rows, spec.get("clean"), where=key)
     pid = spec.get("prompt_id_field")
     out = [
-        {**r, "prompt_id": str(r[pid]) if pid else r["id"], "n_tokens": None,
-         "finish_reason": "imported"}
+        {
+            **r,
+            "prompt_id": str(r[pid]) if pid else r["id"],
+            "n_tokens": None,
+            "finish_reason": "imported",
+        }
         for r in kept
     ]
     write_jsonl(sm.output[0], out)

@@ -10,6 +10,9 @@ with log_to(sm.log[0]) as log:
     opts = sm.params.options
     if opts.get("file"):
         rows = prompts_from_file(read_jsonl(sm.input.file[0]), sm.input.file[0])
+    elif opts.get("mode") == "instruction":  # each text is an instruction (creative writing)
+        refs = read_jsonl(sm.input.references, required=("id", "text"))
+        rows = [{"id": r["id"], "prompt": r["text"]} for r in refs]
     else:
         refs = read_jsonl(sm.input.references, required=("id", "text"))
         rows = make_prompts(refs, opts.get("words", 10))

@@ -1,5 +1,10 @@
 """Per-token surprisal of one source's texts under one evaluator LM (ragged NPZ, nats)."""
 
+import os
+
+# one BLAS/OpenMP thread pool of the size Snakemake gave this job, set before numpy/torch load
+os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(snakemake.threads)  # noqa: F821
+
 import torch
 
 from genmetrics.features.surprisal import surprisal_texts

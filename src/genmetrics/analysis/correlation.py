@@ -44,27 +44,96 @@ def collect_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 
 def wide_scores(df: pd.DataFrame) -> pd.DataFrame:
-    """Sources as rows, ``variant.name`` (or ``name`` when unambiguous) as columns."""
+    """One row per scored source (dataset, model, seed), one column per score.
+
+    Columns are named by the value (``precision``) or, where two metric entries share a value
+    name, by the entry (``pos_compression_ratio``) or ``entry.value``.
+    """
     d = df.copy()
-    d["score"] = d["variant"] + "." + d["name"]
-    wide = d.pivot_table(
-        index=["dataset", "model", "seed"], columns="score", values="value", dropna=False
-    )
+    d["seed"] = pd.to_numeric(d["seed"]).astype("Int64").astype("string").fillna("")
+    d["score"] = d["variant"] + "\t" + d["name"]
+    wide = d.pivot_table(index=["dataset", "model", "seed"], columns="score", values="value")
+    wide = wide.reindex(columns=sorted(wide.columns, key=_column_order(d)))
     wide.columns = _short_names(list(wide.columns))
     return wide
 
 
+def _column_order(d: pd.DataFrame):
+    first = {v: i for i, v in enumerate(dict.fromkeys(d["variant"]))}
+    return lambda c: (first.get(c.split("\t")[0], 0), c)
+
+
 def _short_names(cols: list[str]) -> list[str]:
-    names = [c.split(".", 1)[1] for c in cols]
-    return [n if names.count(n) == 1 else c for c, n in zip(cols, names, strict=True)]
+    pairs = [c.split("\t", 1) for c in cols]
+    names = [n for _, n in pairs]
+    per_variant = pd.Series([v for v, _ in pairs]).value_counts()
+    out = []
+    for v, n in pairs:
+        if names.count(n) == 1:
+            out.append(n)
+        else:
+            out.append(v if per_variant[v] == 1 else f"{v}.{n}")
+    return out
 
 
-def metric_correlation(df: pd.DataFrame, method: str = "spearman") -> pd.DataFrame:
+# Values shown in the correlation heatmap for metrics with several; others show their first
+# registered value. Sub-scores (ROUGE precision/recall, per-n n-gram diversity, *_std, lengths)
+# stay in scores.csv but would make the heatmap unreadable.
+HEADLINE = {
+    "precision_recall": ("precision", "recall", "density", "coverage"),
+    "prd": ("f8", "f1_8"),
+    "mauve": ("mauve",),
+    "perplexity": ("perplexity",),
+    "distinct_n": ("distinct_2", "distinct_4"),
+    "rep_n": ("rep_2", "diversity"),
+    "rouge": ("rouge1", "rougeL"),
+    "face": ("so", "corr", "emd"),
+}
+
+
+def headline(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the headline values of each metric (see ``HEADLINE``)."""
+    from genmetrics.metrics import all_metrics
+
+    known = all_metrics()
+    keep = []
+    for metric, name in zip(df["metric"], df["name"], strict=True):
+        names = HEADLINE.get(metric)
+        if names is None:
+            names = known[metric].values[:1] if metric in known else (name,)
+        keep.append(name in names)
+    return df[keep]
+
+
+def metric_correlation(
+    df: pd.DataFrame, method: str = "spearman", headline_only: bool = True
+) -> pd.DataFrame:
     """Correlation between scores across all scored sources (datasets × models × seeds).
 
     Columns that are constant or mostly missing are dropped (their correlation is undefined).
     """
-    wide = wide_scores(df)
+    wide = wide_scores(headline(df) if headline_only else df)
     wide = wide.loc[:, wide.notna().sum() >= 3]
     wide = wide.loc[:, wide.nunique() > 1]
     return wide.corr(method=method)
+
+
+def seed_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean, std (ddof=1) and number of seeds per (dataset, model, metric, variant, name)."""
+    keys = ["dataset", "model", "reference", "metric", "variant", "name"]
+    d = df.copy()
+    d["reference"] = d["reference"].fillna("")
+    g = d.groupby(keys, sort=True)["value"]
+    out = g.agg(mean="mean", std="std", n_seeds="count").reset_index()
+    return out
+
+
+def length_table(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per source: every score plus ``mean_words`` (the texts' mean length)."""
+    wide = wide_scores(df)
+    lengths = [c for c in wide.columns if c == "mean_words" or c.endswith(".mean_words")]
+    if not lengths:
+        return wide.iloc[:, :0]
+    out = wide.drop(columns=lengths)
+    out["mean_words"] = wide[lengths].mean(axis=1)
+    return out

@@ -135,7 +135,6 @@ def self_bleu_scores(docs: Sequence[Sequence], n: int = 4) -> np.ndarray:
         "sample": "all",
         "seed": 12345,
         "smoothing": "method1",
-        "n_jobs": 2,
     },
 )
 def self_bleu(
@@ -146,12 +145,11 @@ def self_bleu(
     sample: str | int | float = "all",
     seed: int = 12345,
     smoothing: str = "method1",
-    n_jobs: int = 2,
 ) -> MetricResult:
     """Self-BLEU-n = mean over sampled hypotheses of nltk ``sentence_bleu(all other texts, h,
     weights=(1/n,)*n, smoothing_function=SmoothingFunction().method1)`` (higher = less diverse).
-    ``tokenizer="gpt2", sample=0.2, seed=12345`` reproduces pr-4-llm. ``n_jobs`` is accepted
-    for interface stability; the vectorized computation is single-process."""
+    ``tokenizer="gpt2", sample=0.2, seed=12345`` reproduces pr-4-llm. Vectorized: one pass
+    scores every text, so ``sample`` only chooses which hypotheses are averaged."""
     n = int(n)
     if n < 1:
         raise GenmetricsError(f"self_bleu: n must be >= 1, got {n}")
