@@ -159,7 +159,7 @@ def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
     _save(fig, path)
 
 
-def length_figure(corr: pd.DataFrame, path: str | Path) -> None:
+def length_figure(corr: pd.DataFrame, path: str | Path, n_sources: int) -> None:
     """Spearman correlation of each score with mean text length across sources."""
     corr = corr.sort_values("spearman")
     fig, ax = plt.subplots(figsize=(6.5, 0.6 + 0.28 * max(len(corr), 1)))
@@ -171,5 +171,5 @@ def length_figure(corr: pd.DataFrame, path: str | Path) -> None:
     ax.axvline(0, color="black", lw=0.6)
     ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel("Spearman correlation with mean length in words (across sources)")
-    ax.set_title("Which scores follow text length? (seed 002 §5)")
+    ax.set_title(f"Which scores follow text length? ({n_sources} sources; seed 002 §5)")
     _save(fig, path)

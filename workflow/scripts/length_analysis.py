@@ -17,4 +17,4 @@ with log_to(sm.log[0]):
         corr = pd.DataFrame(columns=["pearson", "pearson_p", "spearman", "spearman_p", "n"])
     with atomic_path(sm.output.table) as tmp:
         corr.to_csv(tmp)
-    length_figure(corr.dropna(subset=["spearman"]), sm.output.figure)
+    length_figure(corr.dropna(subset=["spearman"]), sm.output.figure, len(table))

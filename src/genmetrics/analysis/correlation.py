@@ -66,7 +66,8 @@ def _column_order(d: pd.DataFrame):
 def _short_names(cols: list[str]) -> list[str]:
     pairs = [c.split("\t", 1) for c in cols]
     names = [n for _, n in pairs]
-    per_variant = pd.Series([v for v, _ in pairs]).value_counts()
+    clashing = [(v, n) for v, n in pairs if names.count(n) > 1]
+    per_variant = pd.Series([v for v, _ in clashing], dtype=object).value_counts()
     out = []
     for v, n in pairs:
         if names.count(n) == 1:
@@ -129,11 +130,12 @@ def seed_summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def length_table(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per source: every score plus ``mean_words`` (the texts' mean length)."""
-    wide = wide_scores(df)
-    lengths = [c for c in wide.columns if c == "mean_words" or c.endswith(".mean_words")]
-    if not lengths:
+    """One row per source: the headline scores plus ``mean_words``, the texts' mean length
+    (the largest one reported, i.e. before any length control)."""
+    wide = wide_scores(headline(df[df["name"] != "mean_words"]))
+    lengths = df[df["name"] == "mean_words"].copy()
+    if lengths.empty:
         return wide.iloc[:, :0]
-    out = wide.drop(columns=lengths)
-    out["mean_words"] = wide[lengths].mean(axis=1)
-    return out
+    lengths["seed"] = pd.to_numeric(lengths["seed"]).astype("Int64").astype("string").fillna("")
+    mean = lengths.groupby(["dataset", "model", "seed"])["value"].max()
+    return wide.join(mean.rename("mean_words"), how="inner")

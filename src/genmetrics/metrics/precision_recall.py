@@ -95,11 +95,15 @@ def _nonzero2d(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def default_threads() -> int:
-    """CPU cores this process may use (affinity-aware), capped at 8."""
+    """CPU cores this process may use (affinity-aware; ``OMP_NUM_THREADS`` when set, as the
+    workflow sets it to the job's threads), capped at 8."""
     try:
         n = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         n = os.cpu_count() or 1
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        n = min(n, int(env))
     return max(1, min(8, n))
 
 
