@@ -432,17 +432,6 @@ def prdc_exact(
     return _prdc_blocks(pd_, qd, rp, rq, ks, strict, chunk_size, pf, qf, n_threads)
 
 
-def _augment(x: np.ndarray, r: np.ndarray | None, big: float) -> np.ndarray:
-    """Append sqrt(big² − r²) (or 0 when ``r`` is None) as an extra coordinate (float32).
-
-    For a ball centre p with radius r_p and a point q: ||[p, √(R²−r_p²)] − [q, 0]||² =
-    ||p − q||² − r_p² + R², so q lies in the ball iff its augmented distance is < R, and the
-    nearest augmented centre is the ball q is deepest in.
-    """
-    extra = np.zeros(len(x)) if r is None else np.sqrt(np.maximum(big**2 - r**2, 0.0))
-    return np.hstack([x, extra[:, None]]).astype(np.float32)
-
-
 APPROX_BACKENDS = ("auto", "faiss", "pynndescent")
 
 
