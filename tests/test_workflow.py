@@ -232,9 +232,10 @@ def test_adding_a_model_reruns_only_its_jobs(e2e, tmp_path):
     assert counts["score"] == len(cfg["metrics"])  # one per metric entry, for the new model only
     assert counts["pos_tags"] == 1 and counts["spread"] == 1
     assert "fetch_model" not in counts and "clean_dataset" not in counts
-    assert "smollm2-pure" not in proc.stdout.split("rule aggregate")[0].replace(
-        "smollm2-pure/seed0.jsonl", ""
-    )  # no job of an existing model
+    # no job of an existing model: every job with model-specific wildcards is the new model's
+    blocks = re.split(r"^\[\w{3} \w{3} .*\]$", proc.stdout, flags=re.M)
+    wildcards = [m for b in blocks for m in re.findall(r"^\s*wildcards: (.*)$", b, re.M)]
+    assert wildcards and not [w for w in wildcards if "smollm2-pure" in w or "smollm2-nucleus" in w]
 
 
 @pytest.mark.e2e
