@@ -11,14 +11,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools<82" wheel
 
-# torch is pinned to the CPU wheel (2.13.0) before anything else can pull a CUDA build.
+# torch is pinned to the CPU wheel (2.13.0) before anything else can pull a CUDA build;
+# `all` = the light core + every extra (models, text, approx, plots, workflow).
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[workflow,fast]"
+	$(BIN)/python -m pip install --quiet -e ".[all]"
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e ".[workflow,fast,test]"
+	$(BIN)/python -m pip install --quiet -e ".[all,test]"
 	# the `diversity` package is an oracle only; its own dependencies (spaCy, evaluate, ...) are not needed
 	$(BIN)/python -m pip install --quiet --no-deps diversity==0.3.1
 	touch $@

@@ -1,5 +1,6 @@
 """genmetrics: evaluate open-ended generation of language models as distributions."""
 
+# The only place the version is written: pyproject.toml reads it (tool.setuptools.dynamic).
 __version__ = "0.1.0"
 
 

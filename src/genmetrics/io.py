@@ -1,7 +1,8 @@
 """File contracts: JSONL texts, NPZ features, JSON scores; atomic writes and validated reads.
 
 Every write goes to a temporary file in the destination folder and is renamed into place,
-so an interrupted job never leaves a partial output. Arrays load with ``allow_pickle=False``.
+so an interrupted job never leaves a partial output; written files follow the umask (shared
+folders) and are fsynced. Arrays load with ``allow_pickle=False``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ import contextlib
 import json
 import math
 import os
+import re
+import stat
 import tempfile
+import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,22 +27,104 @@ from genmetrics import GenmetricsError
 PathLike = str | os.PathLike
 
 
+_UMASK_LOCK = threading.Lock()
+# mkstemp names: "." + destination name + "." + 8 random characters + suffix containing ".tmp".
+_TMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}(\.[^.]+)*?\.tmp(\.[^.]+)*$")
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where ``/proc`` allows (Linux >= 4.7)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:  # fallback: set and restore (other threads may see umask 0 briefly)
+        mask = os.umask(0o077)
+        os.umask(mask)
+    return mask
+
+
+def _fsync_path(path: Path, directory: bool = False) -> None:
+    """fsync a file (or folder) by path; folders on filesystems that refuse it are skipped."""
+    flags = os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        if directory:
+            return
+        raise
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not directory:
+            raise
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
-def atomic_path(path: PathLike, suffix: str | None = None) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds."""
+def atomic_path(
+    path: PathLike, suffix: str | None = None, *, durable: bool = True
+) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds.
+
+    The result gets mode ``0o666 & ~umask`` (readable by the group on a shared folder, unlike
+    mkstemp's 0600). With ``durable`` the file is fsynced before and its folder after the
+    rename. On any exception (KeyboardInterrupt included) the temporary file is removed and
+    ``path`` is left as it was.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=suffix or "".join(path.suffixes) + ".tmp"
     )
-    os.close(fd)
     tmp_path = Path(tmp)
+    done = False
     try:
+        os.close(fd)
         yield tmp_path
+        # the block may have replaced the file (np.savez, to_csv): fix mode and sync by path
+        os.chmod(tmp_path, 0o666 & ~current_umask())
+        if durable:
+            _fsync_path(tmp_path)
         os.replace(tmp_path, path)
+        done = True
+        if durable:
+            _fsync_path(path.parent, directory=True)
     finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+        if not done:
+            with contextlib.suppress(OSError):
+                tmp_path.unlink()
+
+
+def is_temp_name(name: str) -> bool:
+    """True for names of temporary files left by :func:`atomic_path`."""
+    return bool(_TMP_RE.match(name))
+
+
+def sweep_stale_tmp(folder: PathLike, older_than_s: float = 3600, recursive: bool = False) -> int:
+    """Delete temporary files of :func:`atomic_path` (``.<name>.XXXXXXXX[...].tmp[...]``) older
+    than ``older_than_s`` seconds, left by killed writers; return how many were removed."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return 0
+    cutoff = time.time() - older_than_s
+    removed = 0
+    for p in folder.rglob(".*") if recursive else folder.glob(".*"):
+        if not is_temp_name(p.name):
+            continue
+        try:
+            st = p.lstat()
+            if not stat.S_ISREG(st.st_mode) or st.st_mtime > cutoff:
+                continue
+            p.unlink()
+            removed += 1
+        except FileNotFoundError:
+            continue  # another sweeper or the writer got there first
+    return removed
 
 
 def write_text(path: PathLike, text: str) -> None:
