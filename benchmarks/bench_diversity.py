@@ -57,8 +57,8 @@ def main() -> None:
     from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
     from genmetrics.metrics import compute
+    from genmetrics.metrics._ngrams import tokenize
     from genmetrics.metrics.homogenization import rougel_pair_sums
-    from genmetrics.metrics.self_bleu import tokenize
 
     with open(args.data, encoding="utf-8") as f:
         texts = [json.loads(line)["text"] for _, line in zip(range(args.n), f, strict=False)]

@@ -1,5 +1,5 @@
-"""Coherence: Su & Collier log-prob definition against a manual loop on tiny random LMs, and the
-SimCSE-style cosine definition with the offline MiniLM encoder."""
+"""Coherence from features: Su & Collier's log-prob definition (conditional surprisal) against a
+manual loop on tiny random LMs, and the SimCSE-style cosine with the offline MiniLM encoder."""
 
 from __future__ import annotations
 
@@ -78,6 +78,19 @@ def _manual(net, tok, records) -> list[float]:
     return out
 
 
+def _logprob(folder, records, batch_size, prepend):
+    from genmetrics.features.surprisal import surprisal_texts
+    from genmetrics.kinds import part_texts
+
+    kept, conts = part_texts(records, "continuation", "gen")
+    by_id = {r["id"]: r for r in records}
+    prompts = [by_id[r["id"]]["prompt"] for r in kept]
+    seqs = surprisal_texts(
+        conts, str(folder), contexts=prompts, batch_size=batch_size, prepend=prepend
+    )
+    return compute("coherence_logprob", seqs), len(records) - len(kept)
+
+
 @pytest.mark.parametrize(("kind", "with_bos"), [("gpt2", True), ("llama", True), ("gpt2", False)])
 def test_logprob_matches_manual_loop(tmp_path, kind, with_bos):
     tok = _tokenizer(with_bos)
@@ -86,35 +99,31 @@ def test_logprob_matches_manual_loop(tmp_path, kind, with_bos):
     net.save_pretrained(folder)
     tok.save_pretrained(folder)
     expect = _manual(net, tok, RECORDS)
+    prepend = "bos" if with_bos else "eos"  # upstream: BOS when the tokenizer has one, else EOS
     for batch_size in (1, 3):
-        res = compute(
-            "coherence",
-            RECORDS,
-            params={"definition": "logprob", "model": str(folder), "batch_size": batch_size},
-        )
-        assert res.n == {"candidate": 4, "skipped": 1}
+        res, skipped = _logprob(folder, RECORDS, batch_size, prepend)
+        assert skipped == 1 and res.n == {"candidate": 4, "excluded": 0}
         np.testing.assert_allclose(res.extras["per_row"], expect, atol=2e-5)
-        assert res.values["coherence"] == pytest.approx(np.mean(expect), abs=2e-5)
+        assert res.values["coherence_logprob"] == pytest.approx(np.mean(expect), abs=2e-5)
     # a random LM over V tokens is near uniform: mean log-prob ≈ -ln V
-    assert abs(res.values["coherence"] + np.log(len(tok))) < 0.5
+    assert abs(res.values["coherence_logprob"] + np.log(len(tok))) < 0.5
 
 
 def test_logprob_errors(tmp_path):
-    with pytest.raises(GenmetricsError, match="needs param 'model'"):
-        compute("coherence", RECORDS, params={"definition": "logprob"})
-    with pytest.raises(GenmetricsError, match="definition"):
-        compute("coherence", RECORDS, params={"definition": "bleurt"})
-    with pytest.raises(GenmetricsError, match="'continuation'"):
-        compute("coherence", [{"prompt": "a", "text": "b"}])
-    with pytest.raises(GenmetricsError, match="every continuation is empty"):
-        compute("coherence", [{"prompt": "a", "continuation": " "}])
+    with pytest.raises(GenmetricsError, match="no continuation has any token"):
+        compute("coherence_logprob", [np.zeros(0), np.zeros(0)])
+    from genmetrics.kinds import part_texts
+
+    with pytest.raises(GenmetricsError, match="has no string 'continuation'"):
+        part_texts([{"id": "a", "prompt": "a", "text": "b"}], "continuation", "gen")
     tok = _tokenizer(True)
     net = _model("gpt2", len(tok))
     net.save_pretrained(tmp_path / "lm")
     tok.save_pretrained(tmp_path / "lm")
-    long = [{"prompt": "the cat " * 40, "continuation": "sat"}]
-    with pytest.raises(GenmetricsError, match="positions"):
-        compute("coherence", long, params={"definition": "logprob", "model": str(tmp_path / "lm")})
+    from genmetrics.features.surprisal import surprisal_texts
+
+    with pytest.raises(GenmetricsError, match="context has 81 tokens, max_tokens=64"):
+        surprisal_texts(["sat"], str(tmp_path / "lm"), contexts=["the cat " * 40], max_tokens=64)
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +150,15 @@ def test_simcse_cosine_matches_manual_and_orders(minilm):
         {"prompt": r["prompt"], "continuation": rows[(i + 7) % len(rows)]["reference"]}
         for i, r in enumerate(rows)
     ]
-    res = compute("coherence", matched, params={"batch_size": 16})
+    from genmetrics.features.embed import embed_texts
+
+    def coh(rows, pooling="mean"):
+        kw = {"kind": "sentence_encoder", "pooling": pooling, "batch_size": 16, "max_tokens": 256}
+        conts = embed_texts([r["continuation"] for r in rows], str(minilm), **kw)
+        prompts = embed_texts([r["prompt"] for r in rows], str(minilm), **kw)
+        return compute("coherence", conts, prompts)
+
+    res = coh(matched)
     # manual: MiniLM, mean pooling over the attention mask, cosine
     tok = AutoTokenizer.from_pretrained(minilm)
     net = AutoModel.from_pretrained(minilm).eval()
@@ -157,12 +174,10 @@ def test_simcse_cosine_matches_manual_and_orders(minilm):
     cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
     np.testing.assert_allclose(res.extras["per_row"][:8], cos, atol=1e-5)
     # the human continuation of a prompt is more coherent with it than another prompt's
-    off = compute("coherence", shuffled, params={"batch_size": 16})
+    off = coh(shuffled)
     assert res.values["coherence"] > off.values["coherence"] + 0.1
-    same = compute("coherence", [{"prompt": "A cat sat.", "continuation": "A cat sat."}])
+    same = coh([{"prompt": "A cat sat.", "continuation": "A cat sat."}])
     assert same.values["coherence"] == pytest.approx(1.0, abs=1e-6)
-    # CLS pooling (the SimCSE-style path, our own encoder loop) gives a different score
-    cls = compute("coherence", matched[:8], params={"pooling": "cls"})
+    # CLS pooling (the SimCSE-style path) gives a different score
+    cls = coh(matched[:8], pooling="cls")
     assert cls.values["coherence"] != pytest.approx(float(np.mean(cos)), abs=1e-4)
-    with pytest.raises(GenmetricsError, match="empty prompt"):
-        compute("coherence", [{"prompt": " ", "continuation": "some text"}])

@@ -104,3 +104,24 @@ def test_empty_text_is_an_error():
     tok = build_tokenizer()
     with pytest.raises(GenmetricsError, match="text 1 is empty"):
         embed_texts(["ok", "  "], (build_model(len(tok)), tok))
+
+
+def test_cache_follows_model_content_not_its_name(tmp_path):
+    """Two checkpoints under one name (the folder rewritten with other weights): the second
+    run recomputes instead of returning the first model's vectors."""
+    from genmetrics.models import prepare_model
+
+    tok = build_tokenizer()
+    folder = tmp_path / "weights"
+    spec = {"source": {"kind": "local", "path": str(folder)}}
+    out = []
+    for seed in (0, 1):
+        build_model(len(tok), seed=seed).save_pretrained(folder)
+        tok.save_pretrained(folder)
+        manifest = prepare_model("same-name", spec, tmp_path / "models")
+        out.append(embed_texts(TEXTS, manifest, cache_dir=tmp_path / "cache"))
+    assert not np.allclose(out[0], out[1])
+    # in place, behind the manifest's back: the stale recorded hash is not trusted either
+    build_model(len(tok), seed=0).save_pretrained(folder)
+    again = embed_texts(TEXTS, manifest, cache_dir=tmp_path / "cache")
+    np.testing.assert_array_equal(again, out[0])

@@ -123,10 +123,25 @@ def test_zero_total_quirk_and_errors():
     assert half == pytest.approx(0.5)  # LCS 1 of 2 tokens each way
     with pytest.raises(GenmetricsError, match="at least 2"):
         compute("homogenization", ["one text only"])
-    with pytest.raises(GenmetricsError, match="empty"):
-        compute("homogenization", ["text", " "])
     with pytest.raises(GenmetricsError, match="measure"):
         compute("homogenization", ["a", "b"], params={"measure": "bleu"})
+
+
+def test_empty_texts_equal_package():
+    """Empty texts score 0 against every other text and count in the mean, as the package."""
+    package = _package_homogenization()
+    texts = _texts("webtext/webtext_short.jsonl", 10)
+    texts = texts[:3] + [""] + texts[3:] + ["  ", ""]
+    ours = compute("homogenization", texts).values["homogenization"]
+    ref = package(texts, verbose=False)
+    assert round(ours, 3) == ref
+    kept = [t for t in texts if t.strip()]
+    full = compute("homogenization", kept).values["homogenization"]
+    n, m = len(texts), len(kept)  # same pair sums, more pairs
+    assert ours == pytest.approx(full * m * (m - 1) / (n * (n - 1)), abs=1e-12)
+    assert compute("homogenization", ["", ""]).values["homogenization"] == package(
+        ["", ""], verbose=False
+    )
 
 
 @pytest.mark.slow

@@ -114,16 +114,41 @@ def test_registered_means_match_reference(real_texts):
         "hdd": [ld.hdd(t) for t in toks],
         "mtld": [ld.mtld(t) for t in toks],
     }
+    up = {"short_texts": "upstream"}
     for name, vals in ref.items():
-        res = compute(name, real_texts)
+        res = compute(name, real_texts, params=up)
         assert res.values[name] == pytest.approx(np.mean(vals), abs=1e-12)
         assert res.values[f"{name}_std"] == pytest.approx(np.std(vals), abs=1e-12)
         assert res.n["candidate"] == len(real_texts)
         np.testing.assert_allclose(res.extras["per_text"], vals, rtol=1e-12, atol=1e-15)
-    lem = compute("mattr", real_texts[:40], params={"lemmatize": True}).values["mattr"]
+    lem = compute("mattr", real_texts[:40], params={"lemmatize": True, **up}).values["mattr"]
     assert lem == pytest.approx(np.mean([ld.mattr(ld.flemmatize(t)) for t in real_texts[:40]]))
-    short = compute("hdd", real_texts)
-    assert short.n["short"] == sum(1 for t in toks if len(t) < 42) > 0
+    short = compute("hdd", real_texts, params=up)
+    assert short.n["short"] == sum(1 for t in toks if len([w for w in t if w]) < 42) > 0
+
+
+def test_default_policy_excludes_texts_too_short_to_score(real_texts):
+    """HD-D's upstream 0 for short texts is a length effect (Shaib et al. 2024): by default
+    those texts leave the mean and are counted; the mean equals the package's mean over the
+    long texts only."""
+    ld = _lex_div()
+    toks = [ld.tokenize(t) for t in real_texts]
+    long_ = [t for t in toks if len([w for w in t if w]) >= 42]
+    assert 0 < len(long_) < len(toks)
+    res = compute("hdd", real_texts)
+    assert res.values["hdd"] == pytest.approx(np.mean([ld.hdd(t) for t in long_]), abs=1e-12)
+    assert res.n["excluded"] == len(toks) - len(long_) and res.n["scored"] == len(long_)
+    upstream = compute("hdd", real_texts, params={"short_texts": "upstream"}).values["hdd"]
+    assert upstream < res.values["hdd"]  # the zeros pull the upstream mean down
+    w = compute("mattr", real_texts, params={"window": 60})
+    assert w.values["mattr"] == pytest.approx(
+        np.mean([ld.mattr(t, 60) for t in toks if len([x for x in t if x]) >= 60]), abs=1e-12
+    )
+    # an empty generation never fails the corpus: excluded and counted
+    res = compute("ttr", ["", "a b a", "c d"])
+    assert res.values["ttr"] == pytest.approx((2 / 3 + 1) / 2) and res.n["excluded"] == 1
+    # every text too short: no number rather than a wrong one
+    assert np.isnan(compute("hdd", ["a b c"]).values["hdd"])
 
 
 def test_params_change_values(real_texts):
@@ -141,20 +166,19 @@ def test_params_change_values(real_texts):
 
 
 def test_edge_cases():
-    one = compute("mattr", ["just one short text here"])
+    up = {"short_texts": "upstream"}
+    one = compute("mattr", ["just one short text here"], params=up)
     assert one.values["mattr"] == 1.0 and one.values["mattr_std"] == 0.0
     # punctuation-only text: the package's single empty token, TTR 1 (documented), flagged
-    res = compute("ttr", ["...", "a a"])
+    res = compute("ttr", ["...", "a a"], params=up)
     assert res.values["ttr"] == pytest.approx(0.75) and res.n["no_words"] == 1
     # non-ASCII text works and matches the package
     ld = _lex_div()
     text = "Größere Äpfel fallen weit vom Stamm. 日本語 の テキスト です。 " * 5
-    assert compute("mattr", [text]).values["mattr"] == ld.mattr(ld.tokenize(text))
+    assert compute("mattr", [text], params=up).values["mattr"] == ld.mattr(ld.tokenize(text))
     assert compute("mtld", [text]).values["mtld"] == ld.mtld(ld.tokenize(text))
     with pytest.raises(GenmetricsError, match="no texts"):
         compute("mattr", [])
-    with pytest.raises(GenmetricsError, match="empty"):
-        compute("hdd", ["fine", "   "])
     with pytest.raises(GenmetricsError, match="window"):
         compute("mattr", ["a b"], params={"window": 0})
     with pytest.raises(GenmetricsError, match="threshold"):

@@ -15,6 +15,7 @@ from genmetrics.metrics.precision_recall import (
     KnnRadii,
     knn_radii_sq,
     prdc_approx,
+    prdc_dense,
     prdc_exact,
     prdc_for_ks,
     precision_recall,
@@ -204,9 +205,9 @@ def test_pca_matches_pr4llm_preprocessing():
 
 def test_registered_params_and_direct_call():
     m = get("precision_recall")
-    assert m.values == ("precision", "recall", "density", "coverage")
+    assert tuple(m.values) == ("precision", "recall", "density", "coverage")
     for name, default in {"k": 4, "pca": 0.9, "strict": True, "method": "auto", "seed": 0}.items():
-        assert m.params[name] == default
+        assert m.defaults[name] == default
     rng = np.random.default_rng(0)
     p, q = rng.normal(size=(40, 3)), rng.normal(size=(30, 3))
     direct = precision_recall(reference=p, candidate=q, k=2, pca=False)
@@ -218,7 +219,7 @@ def test_registered_params_and_direct_call():
     [
         (np.zeros((4, 3)), np.zeros((10, 3)), {"k": 4}, "at least k\\+1"),
         (np.zeros((10, 3)), np.zeros((10, 4)), {}, "dimensions"),
-        (np.zeros((10, 3)), np.zeros((10, 3)), {"k": 0}, "positive"),
+        (np.zeros((10, 3)), np.zeros((10, 3)), {"k": 0}, "integer >= 1"),
         (np.zeros((10, 3)), np.zeros((10, 3)), {"method": "fast"}, "method"),
         (np.zeros((10, 3)), np.zeros((10, 3)), {"pca": 1.5}, "pca"),
         (np.zeros((10, 3)), np.zeros((10, 3)), {"strict": "maybe"}, "strict"),
@@ -246,11 +247,40 @@ def test_nan_and_shape_errors_in_direct_calls():
     inf = p.copy()
     inf[0, 0] = np.inf
     with pytest.raises(GenmetricsError, match="NaN/inf"):
-        precision_recall(reference=inf, candidate=p, pca=False)
+        prdc_for_ks(inf, p, 4, pca=False)
+    with pytest.raises(GenmetricsError, match="strict"):  # the metric's own constraints
+        prdc_for_ks(p, p, 4, strict="maybe")
     with pytest.raises(GenmetricsError, match="2-D"):
         prdc_exact(p[:, 0], p, 2)
     with pytest.raises(GenmetricsError, match="dimensions"):
         prdc_exact(p, p[:, :2], 2)
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_dense_reference_equals_blocked_engine(strict):
+    """The dense reference (small inputs) and the blocked engine give the same numbers, ties
+    and duplicates included."""
+    rng = np.random.default_rng(12)
+    p = np.vstack([rng.integers(0, 3, size=(60, 4)), rng.normal(size=(40, 4))])
+    q = np.vstack([p[:10], rng.integers(0, 4, size=(50, 4)), rng.normal(size=(30, 4)) * 2])
+    ks = [1, 3, 7]
+    dense = prdc_dense(p, q, ks, strict=strict)
+    blocked = prdc_exact(p, q, ks, strict=strict, chunk_size=999)
+    assert dense == blocked
+    for k in ks:
+        assert dense[k] == pytest.approx(brute_force(p, q, k, strict), abs=1e-12)
+
+
+def test_only_small_inputs_take_the_dense_path(monkeypatch):
+    import genmetrics.metrics.precision_recall as mod
+
+    calls = []
+    monkeypatch.setattr(mod, "prdc_exact", lambda *a, **kw: calls.append(1) or {4: {}})
+    rng = np.random.default_rng(0)
+    compute("precision_recall", rng.normal(size=(90, 8)), rng.normal(size=(100, 8)))
+    assert calls == []
+    prdc_for_ks(rng.normal(size=(600, 8)), rng.normal(size=(600, 8)), 4, pca=False)
+    assert calls == [1]
 
 
 def test_auto_method_uses_exact_below_threshold(monkeypatch):

@@ -121,7 +121,7 @@ def test_rep_n_reproduces_published_diversity(domain, expect_id):
     rows = _rows(DATA / "contrastive_search" / f"{domain}.jsonl")
     expected = {r["id"]: r for r in _rows(DATA / "contrastive_search" / "expected_metrics.jsonl")}
     exp = expected[expect_id]
-    texts = [r["text"] for r in rows if r["text"].strip()]  # registry rejects the 1 empty text
+    texts = [r["text"] for r in rows]  # wikitext103 has an empty one: no n-gram, as in SimCTG
     assert round(compute("rep_n", texts).values["diversity"] * 100, 2) == exp["diversity"]
     refs = [r.get("reference_raw", r["reference"]) for r in rows]
     assert round(compute("rep_n", refs).values["diversity"] * 100, 2) == exp["reference_diversity"]
@@ -132,8 +132,25 @@ def test_rep_n_errors():
         compute("rep_n", ["a b c d", "e f"])
     with pytest.raises(GenmetricsError, match="no texts"):
         compute("rep_n", [])
-    with pytest.raises(GenmetricsError, match="empty"):
-        compute("rep_n", ["a b c d e f", ""])
+
+
+def test_empty_texts_scored_as_simctg_and_pr4llm(real_texts):
+    """Empty texts stay in the corpus: no n-gram, as SimCTG and pr-4-llm count them."""
+    texts = real_texts[:50] + ["", "   "] + real_texts[50:80] + ["", "one"]
+    res = compute("rep_n", texts)
+    r2, r3, r4, div = simctg_measure_repetition_and_diversity(texts)
+    assert (res.values["rep_2"], res.values["rep_3"], res.values["rep_4"]) == (r2, r3, r4)
+    assert res.values["diversity"] == pytest.approx(div, abs=1e-15)
+    assert compute("rep_n", ["a b a b a", ""]).values == compute("rep_n", ["a b a b a"]).values
+    ws = compute("distinct_n", texts, params={"tokenizer": "whitespace"})
+    for k, v in pr4llm_distinct([t.split() for t in texts]).items():
+        assert ws.values[k] == pytest.approx(v, abs=1e-15)
+    from genmetrics.assets import gpt2_encoding
+
+    enc = gpt2_encoding()
+    ids = [enc.encode(t, allowed_special="all") for t in texts]
+    for k, v in pr4llm_distinct(ids).items():
+        assert compute("distinct_n", texts).values[k] == pytest.approx(v, abs=1e-15)
 
 
 def test_distinct_n_hand_whitespace():
@@ -165,5 +182,5 @@ def test_distinct_n_matches_pr4llm(real_texts):
 def test_distinct_n_errors():
     with pytest.raises(GenmetricsError, match="tokenizer"):
         compute("distinct_n", ["a b"], params={"tokenizer": "bpe"})
-    with pytest.raises(GenmetricsError, match="'n'"):
+    with pytest.raises(GenmetricsError, match=r"params\.n"):
         compute("distinct_n", ["a b"], params={"n": 0})

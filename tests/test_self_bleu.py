@@ -12,7 +12,8 @@ from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
 from genmetrics import GenmetricsError
 from genmetrics.metrics import compute
-from genmetrics.metrics.self_bleu import sample_indices, self_bleu_scores, tokenize
+from genmetrics.metrics._ngrams import tokenize
+from genmetrics.metrics.self_bleu import sample_indices, self_bleu_scores
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SMOOTH = SmoothingFunction().method1
@@ -98,11 +99,26 @@ def test_orderings_and_non_ascii():
     ] == pytest.approx(np.mean([_nltk(ids, i, 4) for i in range(3)]), abs=1e-12)
 
 
+@pytest.mark.parametrize("tokenizer", ["whitespace", "gpt2"])
+def test_empty_texts_equal_nltk(tokenizer):
+    """An empty text scores 0 as a hypothesis and is a length-0 reference for the others (its
+    length can be the closest one in the brevity penalty), as in nltk's sentence_bleu."""
+    texts = _texts("webtext/webtext_short.jsonl", 20)
+    texts = ["", "a", "a b c"] + texts[:8] + ["   ", "the the the"] + texts[8:]
+    docs = tokenize(texts, tokenizer)
+    for n in (4, 2, 1):
+        ref = np.array([_nltk(docs, i, n) for i in range(len(docs))])
+        np.testing.assert_allclose(self_bleu_scores(docs, n), ref, rtol=0, atol=1e-12)
+    out = compute("self_bleu", texts, params={"tokenizer": tokenizer})
+    assert out.values["self_bleu"] == pytest.approx(
+        np.mean([_nltk(docs, i, 4) for i in range(len(docs))]), abs=1e-12
+    )
+    assert out.extras["per_hypothesis"][0] == 0.0
+
+
 def test_bad_input():
     with pytest.raises(GenmetricsError, match="at least 2"):
         compute("self_bleu", ["only one text"])
-    with pytest.raises(GenmetricsError, match="empty"):
-        compute("self_bleu", ["a b", ""])
     with pytest.raises(GenmetricsError, match="selects no hypothesis"):
         compute("self_bleu", ["a b", "c d"], params={"sample": 0.2})
     with pytest.raises(GenmetricsError, match="tokenizer"):

@@ -34,14 +34,10 @@ def gpt2_encoding(cache: Path | None = None):
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
 
-    root = fetch_pypi(WHISPER_SDIST, cache)
-    found = sorted(root.glob("*/whisper/assets/gpt2.tiktoken"))
-    if not found:
-        raise GenmetricsError(f"{WHISPER_SDIST}: whisper/assets/gpt2.tiktoken not found in {root}")
     return tiktoken.Encoding(
         "gpt2",
         pat_str=GPT2_PAT,
-        mergeable_ranks=load_tiktoken_bpe(str(found[0])),
+        mergeable_ranks=load_tiktoken_bpe(str(gpt2_bpe_file(cache))),
         special_tokens={"<|endoftext|>": 50256},
     )
 
@@ -104,6 +100,33 @@ def nltk_data_dir(cache: Path | None = None) -> Path:
     else:
         tmp.rename(final)
     return final
+
+
+def gpt2_bpe_file(cache: Path | None = None) -> Path:
+    """The GPT-2 BPE ranks file (``gpt2.tiktoken``) inside the pinned openai-whisper sdist."""
+    root = fetch_pypi(WHISPER_SDIST, cache)
+    found = sorted(root.glob("*/whisper/assets/gpt2.tiktoken"))
+    if not found:
+        raise GenmetricsError(f"{WHISPER_SDIST}: whisper/assets/gpt2.tiktoken not found in {root}")
+    return found[0]
+
+
+#: Offline assets a metric may need (``Metric.assets(params)``), each fetched by the workflow's
+#: ``fetch_asset`` rule before any score job, so score jobs never touch the network.
+ASSETS = {
+    "gpt2_bpe": gpt2_bpe_file,
+    "nltk_data": nltk_data_dir,
+    "minilm": minilm_dir,
+}
+
+
+def fetch_asset(name: str, cache: Path | None = None) -> dict[str, str]:
+    """Make asset ``name`` present in the cache; return its manifest ``{"asset", "path"}``."""
+    try:
+        build = ASSETS[name]
+    except KeyError:
+        raise GenmetricsError(f"unknown asset {name!r}; known: {', '.join(ASSETS)}") from None
+    return {"asset": name, "path": str(build(cache))}
 
 
 def use_nltk_data(cache: Path | None = None) -> Path:

@@ -94,9 +94,65 @@ def prepare_model(
             "revision": revision,
             "format": fmt,
             "source": dict(source),
+            "content_sha256": folder_sha256(Path(path)) if Path(path).is_dir() else None,
+            "content_stat": folder_stat(Path(path)) if Path(path).is_dir() else None,
         },
     )
     return manifest
+
+
+#: files of an HF model folder that determine its numbers (weights, config, tokenizer)
+_CONTENT_GLOBS = (
+    "*.safetensors",
+    "*.bin",
+    "*.json",
+    "*.model",
+    "*.txt",
+    "*.tiktoken",
+)
+
+
+def _content_files(folder: Path) -> list[Path]:
+    return sorted({f for g in _CONTENT_GLOBS for f in folder.glob(g) if f.is_file()})
+
+
+def folder_stat(folder: Path) -> list[list[Any]]:
+    """(name, size, mtime_ns) of the content files: a cheap check that the hash is current."""
+    return [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in _content_files(folder)]
+
+
+def folder_sha256(folder: Path) -> str:
+    """sha256 over (relative name, sha256 of content) of a model folder's weights, config and
+    tokenizer files: the identity of a checkpoint by content, never by its name."""
+    files = _content_files(folder)
+    if not files:
+        raise GenmetricsError(f"{folder}: no model files to fingerprint")
+    outer = hashlib.sha256()
+    for f in files:
+        h = hashlib.sha256()
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        outer.update(f"{f.name}\0{h.hexdigest()}\n".encode())
+    return outer.hexdigest()
+
+
+def model_fingerprint(model: Any) -> str | None:
+    """Content hash of the model a featurizer runs: from its manifest (recorded once by
+    :func:`prepare_model`), or computed for a plain folder; ``None`` for a hub id or a loaded
+    model (their features are not cached)."""
+    if isinstance(model, tuple):
+        return None
+    p = Path(model)
+    if p.name == MANIFEST or (p.is_dir() and (p / MANIFEST).exists()):
+        m = read_manifest(p)
+        folder = Path(m["path"])
+        if m.get("content_sha256") and m.get("content_stat") == folder_stat(folder):
+            return m["content_sha256"]
+        return folder_sha256(folder)  # files changed in place since the manifest: hash again
+    if p.is_dir():
+        return folder_sha256(p)
+    return None
 
 
 def _gguf_file(

@@ -1,6 +1,8 @@
 """Content-addressed feature cache: a text already featurized with the same settings is reused.
 
-Key = sha256 of the featurizer settings (JSON, sorted) and the text. Each entry is one ``.npy``
+Key = sha256 of the featurizer settings (JSON, sorted) and the text. The settings hold what
+determines the numbers (:func:`model_identity`): the model's content hash (weights, config,
+tokenizer; never its name), the featurizer options, and the torch/transformers versions. Each entry is one ``.npy``
 file ``{root}/{key[:2]}/{key}.npy`` written atomically, so parallel jobs can share a cache.
 """
 
@@ -19,6 +21,28 @@ from genmetrics.io import atomic_path
 
 def settings_digest(settings: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def model_identity(model: Any, cache_key: str | None = None) -> dict[str, Any] | None:
+    """What identifies a featurizer's model for the cache, or ``None`` (do not cache).
+
+    A manifest or local folder is identified by its content hash; a hub id (no local files to
+    hash) only by ``cache_key`` when the caller gives one (with the hub revision in it).
+    """
+    import importlib.metadata as md
+
+    from genmetrics.models import model_fingerprint
+
+    fp = model_fingerprint(model)
+    if fp is None and cache_key is None:
+        return None
+    versions = {}
+    for pkg in ("torch", "transformers"):
+        try:
+            versions[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    return {"weights_sha256": fp, "name": None if fp else cache_key, "versions": versions}
 
 
 class FeatureCache:
@@ -45,7 +69,8 @@ class FeatureCache:
     def put(self, text: str, value: np.ndarray) -> None:
         if self.root is None:
             return
-        with atomic_path(self._path(text), suffix=".tmp.npy") as tmp:
+        # an entry can be recomputed: no fsync per entry (slow on NFS/Lustre)
+        with atomic_path(self._path(text), suffix=".tmp.npy", durable=False) as tmp:
             np.save(tmp, np.asarray(value), allow_pickle=False)
 
 
@@ -53,16 +78,22 @@ def cached_map(
     texts: Sequence[str],
     compute: Callable[[list[str]], list[np.ndarray]],
     cache: FeatureCache,
+    chunk: int = 256,
 ) -> tuple[list[np.ndarray], int]:
     """Return one array per text, computing only texts missing from ``cache`` (deduplicated).
 
+    Missing texts are computed in sorted order, ``chunk`` at a time, and each chunk is written
+    to the cache as soon as it is done: a killed job keeps its finished chunks, and the rerun
+    computes the rest in the same chunks (so the same batches and the same bytes).
     Returns (arrays, number of texts computed).
     """
     out: list[np.ndarray | None] = [cache.get(t) for t in texts]
     missing = sorted({t for t, v in zip(texts, out, strict=True) if v is None})
-    if missing:
-        computed = dict(zip(missing, compute(missing), strict=True))
-        for t, v in computed.items():
+    computed: dict[str, np.ndarray] = {}
+    for start in range(0, len(missing), chunk):
+        part = missing[start : start + chunk]
+        for t, v in zip(part, compute(part), strict=True):
             cache.put(t, v)
-        out = [computed[t] if v is None else v for t, v in zip(texts, out, strict=True)]
+            computed[t] = v
+    out = [computed[t] if v is None else v for t, v in zip(texts, out, strict=True)]
     return [o for o in out if o is not None], len(missing)

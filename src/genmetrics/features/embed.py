@@ -18,7 +18,7 @@ import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.features.batching import check_texts, right_padded_batches
-from genmetrics.features.cache import FeatureCache, cached_map
+from genmetrics.features.cache import FeatureCache, cached_map, model_identity
 
 KINDS = ("causal_lm", "sentence_encoder")
 POOLING = ("mean", "cls", "pooler")
@@ -40,16 +40,18 @@ def embed_texts(
 ) -> np.ndarray:
     """Embed ``texts``; return float32 [N, d]. ``model`` is a path/manifest/hub id or a loaded
     ``(model, tokenizer)`` pair. With ``cache_dir`` and ``cache_key`` (naming the featurizer),
-    texts already embedded with the same settings are read from the cache."""
+    texts already embedded by the same model *content* and settings are read from the cache
+    (:func:`~genmetrics.features.cache.model_identity`)."""
     if kind not in KINDS:
         raise GenmetricsError(f"featurizer kind must be one of {KINDS}, got {kind!r}")
     if pooling not in POOLING:
         raise GenmetricsError(f"pooling must be one of {POOLING}, got {pooling!r}")
     texts = check_texts(texts)
-    settings = {"kind": kind, "max_tokens": max_tokens, "layer": layer, "model": cache_key}
+    identity = model_identity(model, cache_key) if cache_dir else None
+    settings = {"kind": kind, "max_tokens": max_tokens, "layer": layer, "model": identity}
     if kind == "sentence_encoder" and pooling != "mean":
         settings["pooling"] = pooling
-    cache = FeatureCache(cache_dir if cache_key else None, settings)
+    cache = FeatureCache(cache_dir if identity else None, settings)
     loaded: list[tuple[Any, Any]] = []
 
     def compute(batch_texts: list[str]) -> list[np.ndarray]:

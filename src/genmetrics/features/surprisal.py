@@ -5,10 +5,16 @@ is prepended: ``prepend="auto"`` uses the tokenizer's own BOS if it adds one (Ll
 otherwise EOS (the GPT-2 ``<|endoftext|>`` convention); ``"none"`` leaves the first token
 unscored (the FACE convention with GPT-2: L tokens give L−1 values). Texts longer than
 ``max_tokens`` (start token included) are truncated.
+
+With ``contexts`` (e.g. each generation's prompt), every text is scored *given* its context:
+ids = [start] + ids(context) + ids(text), each tokenised without special tokens, and only the
+text's tokens get values. This is the conditional surprisal behind the log-prob coherence of
+Su & Collier (2023) (``compute_coherence.py``: [BOS] + prompt, continuation tokens scored).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +23,7 @@ import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.features.batching import check_texts, right_padded_batches
-from genmetrics.features.cache import FeatureCache, cached_map
+from genmetrics.features.cache import FeatureCache, cached_map, model_identity
 
 PREPEND = ("auto", "bos", "eos", "none")
 
@@ -53,19 +59,32 @@ def surprisal_texts(
     cache_dir: str | Path | None = None,
     cache_key: str | None = None,
     progress: bool = False,
+    contexts: Sequence[str] | None = None,
 ) -> list[np.ndarray]:
-    """Surprisal arrays (float32, nats), one per text; cached by content like embeddings."""
-    texts = check_texts(texts)
+    """Surprisal arrays (float32, nats), one per text; cached by content like embeddings.
+
+    ``contexts``: one string per text that conditions it (its values are not returned); an
+    empty text then gives an empty array.
+    """
+    if contexts is None:
+        keys = check_texts(texts)
+    else:
+        if len(contexts) != len(texts):
+            raise GenmetricsError(f"{len(contexts)} contexts for {len(texts)} texts")
+        keys = [
+            json.dumps([c, t], ensure_ascii=False) for c, t in zip(contexts, texts, strict=True)
+        ]
+    identity = model_identity(model, cache_key) if cache_dir else None
     settings = {
         "prepend": prepend,
         "max_tokens": max_tokens,
-        "model": cache_key,
-        "kind": "surprisal",
+        "model": identity,
+        "kind": "surprisal" if contexts is None else "conditional_surprisal",
     }
-    cache = FeatureCache(cache_dir if cache_key else None, settings)
+    cache = FeatureCache(cache_dir if identity else None, settings)
     loaded: list[tuple[Any, Any]] = []
 
-    def compute(batch_texts: list[str]) -> list[np.ndarray]:
+    def compute(batch_keys: list[str]) -> list[np.ndarray]:
         if not loaded:
             if isinstance(model, tuple):
                 loaded.append(model)
@@ -74,14 +93,18 @@ def surprisal_texts(
 
                 loaded.append(load_causal_lm(model, device=device))
         lm, tok = loaded[0]
-        return _surprisal(batch_texts, lm, tok, prepend, max_tokens, batch_size, progress)
+        if contexts is None:
+            pairs = [("", t) for t in batch_keys]
+        else:
+            pairs = [tuple(json.loads(k)) for k in batch_keys]
+        return _surprisal(pairs, lm, tok, prepend, max_tokens, batch_size, progress)
 
-    values, _ = cached_map(texts, compute, cache)
+    values, _ = cached_map(keys, compute, cache)
     return values
 
 
 def _surprisal(
-    texts: list[str],
+    pairs: list[tuple[str, str]],
     model: Any,
     tok: Any,
     prepend: str,
@@ -93,14 +116,18 @@ def _surprisal(
 
     device = next(model.parameters()).device
     start = start_token(tok, prepend)
-    enc = []
-    for t in texts:
-        ids = tok(t, add_special_tokens=False)["input_ids"]
-        if start is not None:
-            ids = [start] + ids
-        enc.append(ids[:max_tokens])
+    enc, first = [], []  # ids, and the position of each text's first scored token
+    for i, (ctx, t) in enumerate(pairs):
+        prefix = [] if start is None else [start]
+        prefix += tok(ctx, add_special_tokens=False)["input_ids"] if ctx else []
+        if len(prefix) >= max_tokens:
+            raise GenmetricsError(
+                f"surprisal: text {i}'s context has {len(prefix)} tokens, max_tokens={max_tokens}"
+            )
+        enc.append((prefix + tok(t, add_special_tokens=False)["input_ids"])[:max_tokens])
+        first.append(max(len(prefix), 1))
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-    out: list[np.ndarray | None] = [None] * len(texts)
+    out: list[np.ndarray | None] = [None] * len(pairs)
     for idx, lens, ids, mask in right_padded_batches(
         enc, batch_size, pad, device, "surprisal", progress
     ):
@@ -109,5 +136,5 @@ def _surprisal(
         logp = torch.log_softmax(logits[:, :-1], dim=-1)
         nll = -logp.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).cpu().numpy()
         for r, i in enumerate(idx):
-            out[i] = nll[r, : lens[r] - 1].astype(np.float32)
+            out[i] = nll[r, first[i] - 1 : lens[r] - 1].astype(np.float32)
     return out

@@ -21,6 +21,7 @@ over real tokens only (identical unless every similarity of a token is negative)
 
 from __future__ import annotations
 
+import builtins
 import functools
 import os
 import re
@@ -29,7 +30,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics.registry import MetricResult, register
+from genmetrics.metrics.registry import LOWER, MetricResult, register
+from genmetrics.params import BOOL, STRING, Const, Interval, Options
 
 __all__ = ["homogenization", "rouge_tokenize", "rougel_pair_sums", "bertscore_pair_sums"]
 
@@ -146,9 +148,7 @@ def _n_threads(n_jobs: int | None) -> int:
     import numba
 
     top = int(numba.config.NUMBA_NUM_THREADS)
-    if n_jobs is None or int(n_jobs) <= 0:
-        return top
-    return max(1, min(int(n_jobs), top))
+    return top if n_jobs is None else max(1, min(n_jobs, top))
 
 
 def rougel_pair_sums(
@@ -230,7 +230,7 @@ def bertscore_pair_sums(
             num_layers = int(AutoConfig.from_pretrained(model_type).num_hidden_layers)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     tokenizer = get_tokenizer(model_type, False)
-    enc = get_model(model_type, int(num_layers), False).to(device)
+    enc = get_model(model_type, num_layers, False).to(device)
     from collections import defaultdict
 
     idf = defaultdict(lambda: 1.0)
@@ -311,18 +311,20 @@ def bertscore_pair_sums(
     "homogenization",
     input="texts",
     reference="none",
-    values=("homogenization",),
+    values={"homogenization": LOWER},
     params={
-        "measure": "rougel",
-        "use_stemmer": False,
-        "model": None,
-        "num_layers": None,
-        "batch_size": 64,
-        "n_jobs": 2,
-        "round": None,
-        "zero_total": "package",
-        "padding": "bert_score",
+        "measure": (Options("rougel", "bertscore"), "pair similarity: ROUGE-L F or BERTScore F1"),
+        "use_stemmer": (BOOL, "ROUGE-L: Porter stemming"),
+        "model": ((STRING, Const(None)), "BERTScore encoder folder or hub id (null: MiniLM)"),
+        "num_layers": ((Interval(int, 1, None), Const(None)), "BERTScore layer (null: default)"),
+        "batch_size": (Interval(int, 1, None), "BERTScore batch size"),
+        "n_jobs": (Interval(int, 1, None), "ROUGE-L worker processes"),
+        "round": ((Interval(int, 0, None), Const(None)), "decimals (3 = the package's rounding)"),
+        "zero_total": (Options("package", "zero"), "all pairs 0: package gives 1.0, zero gives 0"),
+        "padding": (Options("bert_score", "none"), "BERTScore: the package's batch padding"),
     },
+    upstream="diversity 0.3.1 homogenization_score",
+    citation="Shaib et al. (2024)",
 )
 def homogenization(
     candidate: list[str],
@@ -340,31 +342,23 @@ def homogenization(
     """Homogenization = mean over ordered pairs i≠j of ROUGE-L F (``measure="rougel"``) or
     BERTScore F1 (``"bertscore"``; ``model`` = HF id or folder, default the offline MiniLM,
     ``num_layers`` default bert_score's table or the model's last layer), as
-    ``diversity.homogenization_score``; ``round=3`` reproduces its rounding."""
+    ``diversity.homogenization_score``; ``round=3`` reproduces its rounding. An empty text
+    scores 0 against every other text (ROUGE-L: so does one without ASCII letters or digits;
+    BERTScore: bert_score's empty-text rule) and counts in the mean, as in the package."""
     n = len(candidate)
     if n < 2:
         raise GenmetricsError("homogenization: needs at least 2 texts (pairs i ≠ j)")
-    if zero_total not in ("package", "zero"):
-        raise GenmetricsError(
-            f"homogenization: zero_total must be 'package' or 'zero', got {zero_total!r}"
-        )
     if measure == "rougel":
-        sums = rougel_pair_sums(candidate, bool(use_stemmer), n_jobs)
-    elif measure == "bertscore":
-        sums = bertscore_pair_sums(candidate, model, num_layers, int(batch_size), padding)
+        sums = rougel_pair_sums(candidate, use_stemmer, n_jobs)
     else:
-        raise GenmetricsError(
-            f"homogenization: measure must be 'rougel' or 'bertscore', got {measure!r}"
-        )
+        sums = bertscore_pair_sums(candidate, model, num_layers, batch_size, padding)
     per_text = sums / (n - 1)
     total = float(per_text.sum())
     value = total / n
     if total == 0 and zero_total == "package":
         value = 1.0
     if round is not None:
-        import builtins
-
-        value = builtins.round(value, int(round))
+        value = builtins.round(value, round)
     return MetricResult(
         values={"homogenization": value},
         extras={"per_text": per_text},

@@ -21,13 +21,14 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics.registry import MetricResult, register
+from genmetrics.metrics.registry import HIGHER, MetricResult, register
+from genmetrics.params import BOOL, Interval, Options
 
 #: Strings deleted by ``lexical_diversity.lex_div.tokenize``, in its order.
 LD_PUNCTUATION: tuple[str, ...] = tuple(
@@ -158,81 +159,117 @@ def _tokens(texts: list[str], lemmatize: bool) -> list[list[str]]:
     return [fn(t) for t in texts]
 
 
-def _result(name: str, per_text: list[float], tokens: list[list[str]]) -> MetricResult:
-    arr = np.asarray(per_text, dtype=np.float64)
-    no_words = sum(1 for t in tokens if not any(t))
+def _result(
+    name: str,
+    per_text_fn: Callable[[list[str]], float],
+    tokens: list[list[str]],
+    minimum: int,
+    short_texts: str,
+) -> MetricResult:
+    """Per-text scores → corpus mean, with the aggregation policy.
+
+    ``short_texts="exclude"`` (default) leaves out texts with fewer than ``minimum`` words (and
+    texts with no word) and counts them in ``n["excluded"]``; the mean is NaN when every text is
+    excluded. ``"upstream"`` scores every text as lexical-diversity does (HD-D 0 for short
+    texts, MATTR their plain TTR) for exact comparison with the package.
+    """
+    words = np.asarray([sum(1 for w in t if w) for t in tokens])
+    keep = np.ones(len(tokens), bool) if short_texts == "upstream" else words >= max(minimum, 1)
+    arr = np.asarray([per_text_fn(t) for t, k in zip(tokens, keep, strict=True) if k], np.float64)
+    mean = float(arr.mean()) if arr.size else float("nan")
+    std = float(arr.std()) if arr.size else float("nan")
     return MetricResult(
-        values={name: float(arr.mean()), f"{name}_std": float(arr.std())},
+        values={name: mean, f"{name}_std": std},
         extras={"per_text": arr, "n_tokens": np.asarray([len(t) for t in tokens])},
-        n={"candidate": len(per_text), "no_words": no_words},
+        n={
+            "candidate": len(tokens),
+            "scored": int(arr.size),
+            "excluded": int(len(tokens) - arr.size),
+            "no_words": int((words == 0).sum()),
+            "short": int((words < minimum).sum()),
+        },
     )
 
 
-def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise GenmetricsError(f"parameter {name!r} must be an integer >= {low}, got {value!r}")
-    return value
+_SHORT = Options("exclude", "upstream")
 
 
-@register(
-    "ttr",
-    input="texts",
-    reference="none",
-    values=("ttr", "ttr_std"),
-    params={"lemmatize": False},
+def _lexical(name: str, params: dict, short_doc: str, minimum: str, citation: str):
+    """The registration shared by the four lexical-diversity scores (one per-text policy)."""
+    return register(
+        name,
+        input="texts",
+        reference="none",
+        values={name: HIGHER, f"{name}_std": None},
+        params={
+            **params,
+            "lemmatize": (BOOL, "lemmatize with the package's table before counting"),
+            "short_texts": (_SHORT, short_doc),
+        },
+        aggregation=f"mean over texts with at least {minimum} (others excluded, n.excluded)",
+        upstream=f"lexical-diversity 0.1.1 lex_div.{name}",
+        citation=citation,
+    )
+
+
+@_lexical(
+    "ttr", {}, "texts with no word: exclude, or score 0 as upstream", "one word", "Templin (1957)"
 )
-def ttr(candidate: list[str], *, lemmatize: bool = False) -> MetricResult:
-    """Type-token ratio per text (``lex_div.ttr`` on ``lex_div.tokenize``), mean over texts."""
-    toks = _tokens(candidate, lemmatize)
-    return _result("ttr", [ttr_score(t) for t in toks], toks)
+def ttr(candidate: list[str], *, lemmatize: bool = False, short_texts: str = "exclude"):
+    """Type-token ratio per text (``lex_div.ttr`` on ``lex_div.tokenize``), mean over texts.
+
+    Empty texts (no word) are excluded by default; ``short_texts="upstream"`` scores them 0.
+    """
+    return _result("ttr", ttr_score, _tokens(candidate, lemmatize), 1, short_texts)
 
 
-@register(
+@_lexical(
     "mattr",
-    input="texts",
-    reference="none",
-    values=("mattr", "mattr_std"),
-    params={"window": 50, "lemmatize": False},
+    {"window": (Interval(int, 1, None), "tokens per moving window")},
+    "texts shorter than window: exclude, or their plain TTR as upstream",
+    "`window` words",
+    "Covington & McFall (2010)",
 )
-def mattr(candidate: list[str], *, window: int = 50, lemmatize: bool = False) -> MetricResult:
+def mattr(candidate, *, window: int = 50, lemmatize: bool = False, short_texts: str = "exclude"):
     """Moving-average type-token ratio per text (``lex_div.mattr``, window 50), mean over texts.
 
-    Texts with ≤ ``window`` tokens get their plain TTR, as upstream.
+    Texts with fewer than ``window`` words have no full window: they are excluded by default
+    (``n["excluded"]``); ``short_texts="upstream"`` gives them their plain TTR, as the package.
     """
-    window = _check_int("window", window, 1)
     toks = _tokens(candidate, lemmatize)
-    return _result("mattr", [mattr_score(t, window) for t in toks], toks)
+    return _result("mattr", lambda t: mattr_score(t, window), toks, window, short_texts)
 
 
-@register(
+@_lexical(
     "hdd",
-    input="texts",
-    reference="none",
-    values=("hdd", "hdd_std"),
-    params={"sample": 42, "lemmatize": False},
+    {"sample": (Interval(int, 1, None), "tokens drawn (hypergeometric sample size)")},
+    "texts shorter than sample: exclude, or score 0 as upstream",
+    "`sample` words",
+    "McCarthy & Jarvis (2007)",
 )
-def hdd(candidate: list[str], *, sample: int = 42, lemmatize: bool = False) -> MetricResult:
+def hdd(candidate, *, sample: int = 42, lemmatize: bool = False, short_texts: str = "exclude"):
     """HD-D per text (``lex_div.hdd``, sample 42), mean over texts.
 
-    Texts with fewer than ``sample`` tokens score 0, as upstream (``n["short"]`` counts them).
+    The package scores 0 for texts with fewer than ``sample`` tokens, which makes a corpus with
+    short texts look less diverse (a length effect, Shaib et al. 2024). By default those texts
+    are excluded from the mean (``n["excluded"]``); ``short_texts="upstream"`` keeps the zeros.
     """
-    sample = _check_int("sample", sample, 1)
     toks = _tokens(candidate, lemmatize)
-    res = _result("hdd", [hdd_score(t, sample) for t in toks], toks)
-    res.n["short"] = sum(1 for t in toks if len(t) < sample)
-    return res
+    return _result("hdd", lambda t: hdd_score(t, sample), toks, sample, short_texts)
 
 
-@register(
+@_lexical(
     "mtld",
-    input="texts",
-    reference="none",
-    values=("mtld", "mtld_std"),
-    params={"threshold": 0.72, "lemmatize": False},
+    {"threshold": (Interval(float, 0, 1, closed="neither"), "TTR at which a factor closes")},
+    "texts with no word: exclude, or score as upstream",
+    "one word",
+    "McCarthy & Jarvis (2010)",
 )
-def mtld(candidate: list[str], *, threshold: float = 0.72, lemmatize: bool = False) -> MetricResult:
-    """MTLD per text (``lex_div.mtld``, TTR threshold .72, min factor length 10), mean over texts."""
-    if not isinstance(threshold, (int, float)) or not 0 < float(threshold) < 1:
-        raise GenmetricsError(f"parameter 'threshold' must be in (0, 1), got {threshold!r}")
+def mtld(candidate, *, threshold: float = 0.72, lemmatize: bool = False, short_texts="exclude"):
+    """MTLD per text (``lex_div.mtld``, TTR threshold .72, min factor length 10), mean over texts.
+
+    Empty texts (no word) are excluded by default; ``short_texts="upstream"`` scores them as
+    the package does.
+    """
     toks = _tokens(candidate, lemmatize)
-    return _result("mtld", [mtld_score(t, float(threshold)) for t in toks], toks)
+    return _result("mtld", lambda t: mtld_score(t, threshold), toks, 1, short_texts)

@@ -14,10 +14,12 @@ P = reference (human) features, Q = candidate (model) features. Algorithm, exact
 4. frontier integral = 2 Σ_b { q/4 if p = 0; p/4 if q = 0; 0 if |p − q| <= 1e-8;
    (p + q)/4 − ½ p q (ln p − ln q)/(p − q) otherwise }.
 
-Known artefact kept for fidelity: with identical histograms the curve degenerates to a
-point and the value depends on how the reference's ``argsort`` orders tied points (1.0 for
-exactly equal histograms; 0.75 is reported for near-equal ones, metrics-reference E.4). The
-same sorts are used here, so the numbers agree with mauve-text.
+Known artefact kept for fidelity: with identical histograms the curve degenerates and the
+value depends on how the reference's ``argsort`` orders tied points (mauve-text 0.4.0 gives
+1.0). The same sorts are used here, so the numbers agree with mauve-text.
+
+Inputs are features, one row per text: an empty text is whatever the featurizer made of it
+(mauve-text's own text path drops empty strings before featurizing).
 """
 
 from __future__ import annotations
@@ -27,15 +29,10 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics._quantize import (
-    check_pair,
-    counts,
-    kmeans_labels,
-    l2_pca,
-    parse_pca,
-    resolve_buckets,
-)
-from genmetrics.metrics.registry import MetricResult, register
+from genmetrics.metrics._inputs import check_dims
+from genmetrics.metrics._quantize import quantize, resolve_buckets
+from genmetrics.metrics.registry import HIGHER, LOWER, MetricResult, register
+from genmetrics.params import Const, Interval, Options
 
 
 def kl_multinomial(p: np.ndarray, q: np.ndarray) -> float:
@@ -118,39 +115,42 @@ def mauve_from_counts(
     }
 
 
-def _int_param(v: Any, name: str, minimum: int = 1) -> int:
-    try:
-        i = int(v)
-    except (TypeError, ValueError):
-        raise GenmetricsError(f"{name} must be an integer, got {v!r}") from None
-    if i != v and not isinstance(v, str) or i < minimum:
-        raise GenmetricsError(f"{name} must be an integer >= {minimum}, got {v!r}")
-    return i
-
-
 @register(
     "mauve",
     input="embeddings",
     reference="required",
-    values=("mauve", "frontier_integral", "mauve_star", "frontier_integral_star"),
-    params={
-        "num_buckets": "auto",
-        "pca": 0.9,
-        "scaling": 5,
-        "seed": 25,
-        "kmeans": "auto",
-        "kmeans_num_redo": 5,
-        "kmeans_max_iter": 500,
-        "divergence_curve_discretization_size": 25,
-        "pca_max_data": -1,
+    values={
+        "mauve": HIGHER,
+        "frontier_integral": LOWER,
+        "mauve_star": HIGHER,
+        "frontier_integral_star": LOWER,
     },
+    params={
+        "num_buckets": ((Interval(int, 2, None), Const("auto")), "k-means clusters (auto: n/10)"),
+        "pca": (
+            (Interval(float, 0, 1, closed="right"), Const(False)),
+            "PCA variance fraction on [q; p], or false",
+        ),
+        "scaling": (Interval(float, 0, None, closed="neither"), "c in exp(-c KL)"),
+        "seed": (Interval(int, 0, 2**32 - 1), "seed of PCA and k-means"),
+        "kmeans": (Options("auto", "faiss", "sklearn"), "k-means library (auto: faiss if present)"),
+        "kmeans_num_redo": (Interval(int, 1, None), "k-means restarts"),
+        "kmeans_max_iter": (Interval(int, 1, None), "k-means iterations"),
+        "divergence_curve_discretization_size": (Interval(int, 2, None), "points of the curve"),
+        "pca_max_data": (
+            (Interval(int, 1, None), Const(-1)),
+            "points used to fit PCA (-1: all, as mauve-text)",
+        ),
+    },
+    upstream="mauve-text 0.4.0 compute_mauve",
+    citation="Pillutla et al. (2021)",
 )
 def mauve(
     *,
-    reference: Any,
-    candidate: Any,
-    num_buckets: Any = "auto",
-    pca: Any = 0.9,
+    reference: np.ndarray,
+    candidate: np.ndarray,
+    num_buckets: int | str = "auto",
+    pca: float | bool = 0.9,
     scaling: float = 5,
     seed: int = 25,
     kmeans: str = "auto",
@@ -165,32 +165,24 @@ def mauve(
     (``kmeans=auto`` falls back to scikit-learn without faiss), divergence curve with
     scaling c = ``scaling``; also the frontier integral and the KT-smoothed MAUVE*/FI*.
     """
-    p, q = check_pair(reference, candidate)
-    k = resolve_buckets(num_buckets, len(p), len(q))
-    var = parse_pca(pca)
-    try:
-        scaling = float(scaling)
-    except (TypeError, ValueError):
-        raise GenmetricsError(f"scaling must be a positive number, got {scaling!r}") from None
-    if not scaling > 0:
-        raise GenmetricsError(f"scaling must be a positive number, got {scaling!r}")
-    seed = _int_param(seed, "seed", minimum=0)
-    p_red, q_red = l2_pca(p, q, var, seed=seed, pca_max_data=int(pca_max_data))
-    labels = kmeans_labels(
-        np.vstack([q_red, p_red]),
+    check_dims(reference, candidate)
+    k = resolve_buckets(num_buckets, len(reference), len(candidate))
+    p_counts, q_counts, dims = quantize(
+        reference,
+        candidate,
         k,
+        pca=pca,
         seed=seed,
-        num_redo=_int_param(kmeans_num_redo, "kmeans_num_redo"),
-        max_iter=_int_param(kmeans_max_iter, "kmeans_max_iter"),
-        backend=kmeans,
+        kmeans=kmeans,
+        num_redo=kmeans_num_redo,
+        max_iter=kmeans_max_iter,
+        pca_max_data=pca_max_data,
     )
     out = mauve_from_counts(
-        counts(labels[len(q) :], k),
-        counts(labels[: len(q)], k),
+        p_counts[0],
+        q_counts[0],
         scaling=scaling,
-        discretization=_int_param(
-            divergence_curve_discretization_size, "divergence_curve_discretization_size", 2
-        ),
+        discretization=divergence_curve_discretization_size,
     )
     values = {
         name: out[name]
@@ -201,6 +193,7 @@ def mauve(
         "q_hist": out["q_hist"],
         "divergence_curve": out["divergence_curve"],
         "num_buckets": k,
-        "pca_dims": int(p_red.shape[1]),
+        "pca_dims": dims,
     }
-    return MetricResult(values=values, extras=extras, n={"reference": len(p), "candidate": len(q)})
+    n = {"reference": len(reference), "candidate": len(candidate)}
+    return MetricResult(values=values, extras=extras, n=n)

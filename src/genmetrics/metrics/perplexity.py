@@ -12,37 +12,47 @@ from collections.abc import Sequence
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics.registry import MetricResult, register
+from genmetrics.metrics.registry import LOWER, MetricResult, register
 
 
 @register(
     "perplexity",
     input="surprisal",
     reference="none",
-    values=("perplexity", "mean_text_perplexity", "mean_surprisal"),
-    params={},
+    values={"perplexity": LOWER, "mean_text_perplexity": LOWER, "mean_surprisal": LOWER},
+    aggregation=(
+        "perplexity pools tokens over texts; mean_text_perplexity averages per-text values "
+        "over texts with at least one token (the others counted in n.excluded)"
+    ),
+    upstream="exp(mean token NLL), as HF evaluate perplexity",
+    citation="Jelinek et al. (1977)",
 )
 def perplexity(candidate: Sequence[np.ndarray]) -> MetricResult:
-    """Corpus perplexity exp(total surprisal / total tokens) and the mean per-text perplexity."""
+    """Corpus perplexity exp(total surprisal / total tokens), the mean per-text perplexity and
+    the mean surprisal (nats per token).
+
+    Texts with no scored token (an empty generation) add nothing to the pooled values and are
+    left out of ``mean_text_perplexity``; ``n["excluded"]`` counts them. Values above the
+    float range are reported as ``inf`` (written as ``null`` in JSON).
+    """
     seqs = [np.asarray(s, dtype=np.float64) for s in candidate]
-    if not seqs:
-        raise GenmetricsError("perplexity: no texts")
     lengths = np.array([len(s) for s in seqs])
-    if (lengths == 0).any():
-        raise GenmetricsError(
-            f"perplexity: {int((lengths == 0).sum())} text(s) have no scored token "
-            f"(first index {int(np.flatnonzero(lengths == 0)[0])})"
-        )
-    allv = np.concatenate(seqs)
-    if not np.isfinite(allv).all():
-        raise GenmetricsError("perplexity: surprisal values contain NaN/inf")
-    mean_s = float(allv.mean())
-    per_text = np.array([np.exp(s.mean()) for s in seqs])
+    scored = [s for s in seqs if len(s)]
+    if not scored:
+        raise GenmetricsError("perplexity: no text has a scored token")
+    mean_s = float(np.concatenate(scored).mean())
+    with np.errstate(over="ignore"):
+        per_text = np.exp([s.mean() for s in scored])
+        ppl = float(np.exp(mean_s))
     return MetricResult(
         values={
-            "perplexity": float(np.exp(mean_s)),
+            "perplexity": ppl,
             "mean_text_perplexity": float(per_text.mean()),
             "mean_surprisal": mean_s,
         },
-        n={"candidate": len(seqs), "tokens": int(lengths.sum())},
+        n={
+            "candidate": len(seqs),
+            "tokens": int(lengths.sum()),
+            "excluded": int((lengths == 0).sum()),
+        },
     )

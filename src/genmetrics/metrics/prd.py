@@ -23,17 +23,10 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics._quantize import (
-    check_pair,
-    counts,
-    kmeans_labels,
-    l2_pca,
-    parse_pca,
-    resolve_buckets,
-)
-from genmetrics.metrics.registry import MetricResult, register
-
-VARIANTS = ("pr4llm", "sajjadi")
+from genmetrics.metrics._inputs import check_dims
+from genmetrics.metrics._quantize import quantize, resolve_buckets
+from genmetrics.metrics.registry import HIGHER, MetricResult, register
+from genmetrics.params import BOOL, Const, Interval, Options
 
 
 def f_beta(
@@ -90,51 +83,66 @@ def prd_summary(alpha: np.ndarray, beta: np.ndarray) -> dict[str, float]:
 def prd_from_histograms(
     p: np.ndarray, q: np.ndarray, *, variant: str = "pr4llm", num_angles: int | None = None
 ) -> dict[str, Any]:
-    """Curve and summaries from two histograms (normalised here)."""
-    p = np.asarray(p, dtype=np.float64)
-    q = np.asarray(q, dtype=np.float64)
-    if p.sum() <= 0 or q.sum() <= 0 or (p < 0).any() or (q < 0).any():
+    """Curve and summaries from reference and candidate histograms (normalised here).
+
+    ``p`` and ``q`` are 1-D, or ``[runs, bins]``: then the curves of the runs are averaged
+    before the summaries (prd_score's ``num_runs``). Returns ``f8``, ``f1_8``, the curve
+    ``alpha``/``beta`` and its ``slopes``.
+    """
+    p = np.atleast_2d(np.asarray(p, dtype=np.float64))
+    q = np.atleast_2d(np.asarray(q, dtype=np.float64))
+    if (p < 0).any() or (q < 0).any() or (p.sum(axis=1) <= 0).any() or (q.sum(axis=1) <= 0).any():
         raise GenmetricsError("histograms must be non-negative with a positive total")
-    p, q = p / p.sum(), q / q.sum()
-    slopes = _slopes(variant, num_angles)
-    alpha, beta = pr_curve(p, q, slopes, recall_as_ratio=variant == "sajjadi")
-    return {**prd_summary(alpha, beta), "alpha": alpha, "beta": beta, "slopes": slopes}
-
-
-def _slopes(variant: str, num_angles: int | None) -> np.ndarray:
+    if p.shape != q.shape:
+        raise GenmetricsError("p and q must be histograms of the same length")
+    p = p / p.sum(axis=1, keepdims=True)
+    q = q / q.sum(axis=1, keepdims=True)
     if variant == "pr4llm":
-        return pr4llm_slopes(1000 if num_angles is None else int(num_angles) + 1)
-    return sajjadi_slopes(1001 if num_angles is None else int(num_angles))
+        slopes = pr4llm_slopes(1000 if num_angles is None else num_angles + 1)
+    else:
+        slopes = sajjadi_slopes(1001 if num_angles is None else num_angles)
+    curves = [
+        pr_curve(a, b, slopes, recall_as_ratio=variant == "sajjadi")
+        for a, b in zip(p, q, strict=True)
+    ]
+    alpha = np.mean([a for a, _ in curves], axis=0)
+    beta = np.mean([b for _, b in curves], axis=0)
+    return {**prd_summary(alpha, beta), "alpha": alpha, "beta": beta, "slopes": slopes}
 
 
 @register(
     "prd",
     input="embeddings",
     reference="required",
-    values=("f8", "f1_8", "max_precision", "max_recall"),
+    values={"f8": HIGHER, "f1_8": HIGHER, "max_precision": HIGHER, "max_recall": HIGHER},
     params={
-        "variant": "pr4llm",
-        "num_buckets": "auto",
-        "pca": "auto",
-        "seed": 1235,
-        "num_angles": "auto",
-        "num_runs": "auto",
-        "enforce_balance": True,
-        "kmeans": "auto",
-        "kmeans_num_redo": 5,
-        "kmeans_max_iter": 500,
+        "variant": (Options("pr4llm", "sajjadi"), "pr-4-llm's MAUVE-PR, or Sajjadi's prd_score"),
+        "num_buckets": ((Interval(int, 2, None), Const("auto")), "clusters (auto: the variant's)"),
+        "pca": (
+            (Interval(float, 0, 1, closed="right"), Const(False), Const("auto")),
+            "PCA variance fraction, false, or auto (0.9 for pr4llm, none for sajjadi)",
+        ),
+        "seed": (Interval(int, 0, 2**32 - 1), "seed of PCA and k-means"),
+        "num_angles": ((Interval(int, 1, None), Const("auto")), "slopes λ of the curve"),
+        "num_runs": ((Interval(int, 1, None), Const("auto")), "clusterings averaged"),
+        "enforce_balance": (BOOL, "sajjadi: refuse sets of unequal size, as prd_score"),
+        "kmeans": (Options("auto", "faiss", "sklearn"), "k-means library (auto: faiss if present)"),
+        "kmeans_num_redo": (Interval(int, 1, None), "k-means restarts"),
+        "kmeans_max_iter": (Interval(int, 1, None), "k-means iterations"),
     },
+    upstream="pr-4-llm MAUVE-PR; Sajjadi et al. prd_score",
+    citation="Sajjadi et al. (2018); Le Bronnec et al. (2024)",
 )
 def prd(
     *,
-    reference: Any,
-    candidate: Any,
+    reference: np.ndarray,
+    candidate: np.ndarray,
     variant: str = "pr4llm",
-    num_buckets: Any = "auto",
-    pca: Any = "auto",
+    num_buckets: int | str = "auto",
+    pca: float | bool | str = "auto",
     seed: int = 1235,
-    num_angles: Any = "auto",
-    num_runs: Any = "auto",
+    num_angles: int | str = "auto",
+    num_runs: int | str = "auto",
     enforce_balance: bool = True,
     kmeans: str = "auto",
     kmeans_num_redo: int = 5,
@@ -148,91 +156,51 @@ def prd(
     ``auto`` parameters take the chosen variant's convention. Values: f8 (recall-like),
     f1_8 (precision-like), and the curve's max α (precision) and max β (recall).
     """
-    variant = str(variant).lower().replace("-", "").replace("_", "")
-    if variant not in VARIANTS:
-        raise GenmetricsError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    p, q = check_pair(reference, candidate)
+    check_dims(reference, candidate)
     sajjadi = variant == "sajjadi"
-    if sajjadi and _as_bool(enforce_balance) and len(p) != len(q):
+    n_p, n_q = len(reference), len(candidate)
+    if sajjadi and enforce_balance and n_p != n_q:
         raise GenmetricsError(
-            f"variant=sajjadi needs equal set sizes (reference {len(p)}, candidate {len(q)}); "
+            f"variant=sajjadi needs equal set sizes (reference {n_p}, candidate {n_q}); "
             "set enforce_balance=false to allow it (not recommended)"
         )
-    if _is_auto(num_buckets):
-        k = 20 if sajjadi else resolve_buckets("auto", len(p), len(q))
-    else:
-        k = resolve_buckets(num_buckets, len(p), len(q))
-    if _is_auto(pca):
-        var = None if sajjadi else 0.9
-    else:
-        var = parse_pca(pca)
-    runs = (10 if sajjadi else 1) if _is_auto(num_runs) else int(num_runs)
-    if runs < 1:
-        raise GenmetricsError(f"num_runs must be >= 1, got {num_runs!r}")
-    angles = None if _is_auto(num_angles) else int(num_angles)
-    slopes = _slopes(variant, angles)
-    seed = int(seed)
-
-    if sajjadi:
-        # prd_score clusters the raw features (float64); optional PCA only if asked for.
-        if var is None:
-            data = np.vstack([q, p]).astype(np.float64)
-        else:
-            pr_, qr_ = l2_pca(p, q, var, seed=seed)
-            data = np.vstack([qr_, pr_])
-    else:
-        pr_, qr_ = l2_pca(p, q, var, seed=seed)
-        data = np.vstack([qr_, pr_])
-
-    alphas, betas, p_hists, q_hists = [], [], [], []
-    for r in range(runs):
-        if sajjadi:
-            from sklearn.cluster import MiniBatchKMeans
-
-            if k > len(data):
-                raise GenmetricsError(f"cannot make {k} clusters from {len(data)} points")
-            labels = (
-                MiniBatchKMeans(n_clusters=k, n_init=10, random_state=seed + r).fit(data).labels_
-            )
-        else:
-            labels = kmeans_labels(
-                data,
-                k,
-                seed=seed + r,
-                num_redo=int(kmeans_num_redo),
-                max_iter=int(kmeans_max_iter),
-                backend=kmeans,
-            )
-        qc = counts(labels[: len(q)], k).astype(np.float64)
-        pc = counts(labels[len(q) :], k).astype(np.float64)
-        ph, qh = pc / pc.sum(), qc / qc.sum()
-        a, b = pr_curve(ph, qh, slopes, recall_as_ratio=sajjadi)
-        alphas.append(a)
-        betas.append(b)
-        p_hists.append(ph)
-        q_hists.append(qh)
-    alpha = np.mean(alphas, axis=0)
-    beta = np.mean(betas, axis=0)
-    values = prd_summary(alpha, beta)
-    values["max_precision"] = float(alpha.max())
-    values["max_recall"] = float(beta.max())
+    if num_buckets == "auto" and sajjadi:
+        num_buckets = 20
+    k = resolve_buckets(num_buckets, n_p, n_q)
+    if pca == "auto":
+        pca = None if sajjadi else 0.9
+    if num_runs == "auto":
+        num_runs = 10 if sajjadi else 1
+    p_counts, q_counts, _ = quantize(
+        reference,
+        candidate,
+        k,
+        pca=pca,
+        normalize=not sajjadi,  # prd_score clusters the raw features unless PCA is asked for
+        seed=seed,
+        runs=num_runs,
+        kmeans="minibatch" if sajjadi else kmeans,
+        num_redo=kmeans_num_redo,
+        max_iter=kmeans_max_iter,
+    )
+    out = prd_from_histograms(
+        p_counts, q_counts, variant=variant, num_angles=None if num_angles == "auto" else num_angles
+    )
+    values = {
+        "f8": out["f8"],
+        "f1_8": out["f1_8"],
+        "max_precision": float(out["alpha"].max()),
+        "max_recall": float(out["beta"].max()),
+    }
+    p_hist = p_counts / p_counts.sum(axis=1, keepdims=True)
+    q_hist = q_counts / q_counts.sum(axis=1, keepdims=True)
     extras = {
-        "alpha": alpha,
-        "beta": beta,
-        "slopes": slopes,
-        "p_hist": p_hists[0] if runs == 1 else np.asarray(p_hists),
-        "q_hist": q_hists[0] if runs == 1 else np.asarray(q_hists),
+        "alpha": out["alpha"],
+        "beta": out["beta"],
+        "slopes": out["slopes"],
+        "p_hist": p_hist[0] if num_runs == 1 else p_hist,
+        "q_hist": q_hist[0] if num_runs == 1 else q_hist,
         "num_buckets": k,
         "variant": variant,
     }
-    return MetricResult(values=values, extras=extras, n={"reference": len(p), "candidate": len(q)})
-
-
-def _is_auto(v: Any) -> bool:
-    return v is None or (isinstance(v, str) and v.strip().lower() == "auto")
-
-
-def _as_bool(v: Any) -> bool:
-    if isinstance(v, str):
-        return v.strip().lower() in ("true", "1", "yes")
-    return bool(v)
+    return MetricResult(values=values, extras=extras, n={"reference": n_p, "candidate": n_q})

@@ -1,28 +1,38 @@
-"""The metric registry: one entry per metric, shared by the CLI, the Python API and the workflow.
+"""The metric contract: one registry shared by the CLI, the Python API and the workflow.
 
-A metric module registers its public function with :func:`register`::
+A metric module registers its public function once; everything else is read from it::
 
     @register(
         "precision_recall",
-        input="embeddings",          # what the function receives, see INPUT_KINDS
-        reference="required",        # "required" | "none" | "optional"
-        values=("precision", "recall", "density", "coverage"),
-        params={"k": 4, "pca": 0.9, "strict": True, "method": "auto", "seed": 0},
+        input="embeddings",                      # a kind of genmetrics.kinds.KINDS
+        reference="required",                    # "required" | "none" | "optional" | "prompts"
+        values={"precision": HIGHER, "recall": HIGHER, ...},   # direction of better
+        params={"k": (Interval(int, 1, None), "neighbours per point")},
+        upstream="prdc 0.2",
+        citation="Kynkäänniemi et al. (2019)",
     )
-    def precision_recall(reference, candidate, *, k=4, pca=0.9, ...) -> MetricResult: ...
+    def precision_recall(reference, candidate, *, k: int = 4) -> MetricResult: ...
+
+* **Defaults** come from the function signature only; ``params`` declares each keyword
+  parameter's constraints (:mod:`genmetrics.params`) and one-line doc. Registration fails if
+  the two disagree or a default breaks its own constraint.
+* **Values** name every number the metric returns and whether higher or lower is better
+  (``None``: neither, e.g. a length or a count).
+* **Inputs**: ``input`` is a kind of :data:`genmetrics.kinds.KINDS`; ``paired=True`` aligns
+  candidate rows with reference rows by ``prompt_id``/``source_id`` (any kind). ``part`` says
+  which part of each generation the features are computed from (``text`` or only the
+  ``continuation``); ``reference="prompts"`` compares each source with the dataset's prompts
+  (featurized the same way), e.g. coherence.
+* **Models and assets**: a metric never loads a model or downloads anything; what it needs
+  comes from features (embed / surprisal rules) and from ``assets(params)``, the names of
+  offline assets (:data:`genmetrics.assets.ASSETS`) that the workflow fetches in rules.
+* **Aggregation** (per-text metrics): how per-text values become the corpus value and what
+  happens to texts the metric cannot score (too short, empty); the result's ``n`` reports
+  how many were excluded.
 
 The function is called with keyword arguments only: ``candidate=...`` (and ``reference=...``
-when the metric takes one) plus the merged parameters. It returns a :class:`MetricResult`
-(or a plain ``{name: float}`` dict). Input kinds and what the function receives:
-
-- ``embeddings``: ``np.ndarray`` float [N, d] (validated finite, 2-D).
-- ``texts``: ``list[str]`` (validated non-empty strings).
-- ``paired_texts``: ``list[str]``; reference and candidate are aligned one-to-one
-  (candidate ``prompt_id`` → reference ``id`` when present, else by position).
-- ``records``: ``list[dict]`` rows with at least ``text`` (generations also carry
-  ``prompt``/``continuation``), for metrics that need the prompt (coherence).
-- ``surprisal``: ``list[np.ndarray]`` per-text surprisal in nats.
-- ``pos``: ``list[list[str]]`` PTB tags per text (tagged on the fly from texts if needed).
+when the metric takes one) plus every parameter, already checked. It returns a
+:class:`MetricResult` or a ``{name: float}`` dict.
 """
 
 from __future__ import annotations
@@ -34,12 +44,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
-
 from genmetrics import GenmetricsError
+from genmetrics.kinds import KINDS
+from genmetrics.params import Constraint, Param, check_params
 
-INPUT_KINDS = ("embeddings", "texts", "paired_texts", "records", "surprisal", "pos")
-ReferenceMode = Literal["required", "none", "optional"]
+ReferenceMode = Literal["required", "none", "optional", "prompts"]
+HIGHER, LOWER = "higher", "lower"
+#: what ``params`` maps each name to: (constraint or constraints, one-line doc)
+ParamSpec = tuple[Constraint | tuple[Constraint, ...], str]
+_INPUT_ARGS = ("candidate", "reference")
 
 
 @dataclass
@@ -57,17 +70,39 @@ class Metric:
     func: Callable[..., MetricResult | Mapping[str, float]]
     input: str
     reference: ReferenceMode
-    values: tuple[str, ...]
-    params: Mapping[str, Any]
+    values: Mapping[str, str | None]
+    params: Mapping[str, Param]
     description: str
+    paired: bool = False
+    part: str = "text"
+    aggregation: str = "corpus"
+    upstream: str = ""
+    citation: str = ""
+    assets: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda params: ()
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {k: p.default for k, p in self.params.items()}
+
+    def check_params(self, params: Mapping[str, Any] | None, where: str | None = None) -> dict:
+        """Every parameter as the metric will run with it (defaults filled, values checked)."""
+        return check_params(self.params, params, where or f"{self.name} params")
 
     def describe(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "input": self.input,
+            "paired": self.paired,
+            "part": self.part,
             "reference": self.reference,
-            "values": list(self.values),
-            "params": dict(self.params),
+            "values": dict(self.values),
+            "params": {
+                k: {"default": p.default, "accepts": p.describe(), "doc": p.doc}
+                for k, p in self.params.items()
+            },
+            "aggregation": self.aggregation,
+            "upstream": self.upstream,
+            "citation": self.citation,
             "description": self.description,
         }
 
@@ -80,15 +115,26 @@ def register(
     *,
     input: str,
     reference: ReferenceMode,
-    values: tuple[str, ...] | list[str],
-    params: Mapping[str, Any] | None = None,
+    values: Mapping[str, str | None],
+    params: Mapping[str, ParamSpec] | None = None,
+    paired: bool = False,
+    part: str = "text",
+    aggregation: str = "corpus",
+    upstream: str = "",
+    citation: str = "",
+    assets: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None,
     description: str | None = None,
 ) -> Callable[[Callable], Callable]:
     """Decorator that registers ``func`` under ``name`` (snake_case, stable)."""
-    if input not in INPUT_KINDS:
-        raise ValueError(f"metric {name!r}: input must be one of {INPUT_KINDS}, got {input!r}")
-    if reference not in ("required", "none", "optional"):
+    if input not in KINDS:
+        raise ValueError(f"metric {name!r}: input must be one of {tuple(KINDS)}, got {input!r}")
+    if reference not in ("required", "none", "optional", "prompts"):
         raise ValueError(f"metric {name!r}: bad reference mode {reference!r}")
+    if paired and reference == "none":
+        raise ValueError(f"metric {name!r}: a paired metric needs a reference")
+    for v, d in values.items():
+        if d not in (HIGHER, LOWER, None):
+            raise ValueError(f"metric {name!r}: value {v!r} has bad direction {d!r}")
 
     def deco(func: Callable) -> Callable:
         if name in _REGISTRY and _REGISTRY[name].func is not func:
@@ -99,13 +145,47 @@ def register(
             func=func,
             input=input,
             reference=reference,
-            values=tuple(values),
-            params=dict(params or {}),
+            values=dict(values),
+            params=_declare(name, func, params or {}),
             description=doc,
+            paired=paired,
+            part=part,
+            aggregation=aggregation,
+            upstream=upstream,
+            citation=citation,
+            assets=assets or (lambda params: ()),
         )
         return func
 
     return deco
+
+
+def _declare(name: str, func: Callable, specs: Mapping[str, ParamSpec]) -> dict[str, Param]:
+    """Params from the signature's keyword defaults, constraints and docs from ``specs``."""
+    sig = inspect.signature(func)
+    defaults = {
+        k: p.default
+        for k, p in sig.parameters.items()
+        if k not in _INPUT_ARGS and p.kind is not inspect.Parameter.VAR_KEYWORD
+    }
+    missing = [k for k, v in defaults.items() if v is inspect.Parameter.empty]
+    if missing:
+        raise ValueError(f"metric {name!r}: parameter(s) without a default: {missing}")
+    if set(defaults) != set(specs):
+        raise ValueError(
+            f"metric {name!r}: declared params {sorted(specs)} differ from the signature's "
+            f"{sorted(defaults)}"
+        )
+    out = {}
+    for k, default in defaults.items():
+        constraints, doc = specs[k]
+        if isinstance(constraints, Constraint):
+            constraints = (constraints,)
+        p = Param(k, default, tuple(constraints), doc)
+        if p.check(default, f"metric {name!r} default {k}") != default:
+            raise ValueError(f"metric {name!r}: default {k}={default!r} is not canonical")
+        out[k] = p
+    return out
 
 
 _loaded = False
@@ -141,45 +221,8 @@ def all_metrics() -> dict[str, Metric]:
 
 
 def resolve_params(metric: Metric, params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Merge user parameters over the metric's defaults; unknown names are an error."""
-    params = dict(params or {})
-    unknown = sorted(set(params) - set(metric.params))
-    if unknown:
-        raise GenmetricsError(
-            f"metric {metric.name!r}: unknown parameter(s) {', '.join(unknown)}; "
-            f"known: {', '.join(sorted(metric.params)) or '(none)'}"
-        )
-    return {**metric.params, **params}
-
-
-def validate_embeddings(x: Any, what: str) -> np.ndarray:
-    """Check a feature matrix once at the edge: 2-D, numeric, finite, non-empty."""
-    a = np.asarray(x)
-    if a.ndim != 2:
-        raise GenmetricsError(f"{what}: features must be 2-D [N, d], got shape {a.shape}")
-    if a.shape[0] == 0 or a.shape[1] == 0:
-        raise GenmetricsError(f"{what}: empty feature matrix {a.shape}")
-    if not np.issubdtype(a.dtype, np.number):
-        raise GenmetricsError(f"{what}: features must be numeric, got {a.dtype}")
-    bad = ~np.isfinite(a).all(axis=1)
-    if bad.any():
-        rows = np.flatnonzero(bad)[:5].tolist()
-        raise GenmetricsError(f"{what}: {int(bad.sum())} row(s) with NaN/inf, first rows {rows}")
-    return a
-
-
-def validate_texts(texts: Any, what: str) -> list[str]:
-    if isinstance(texts, str):
-        raise GenmetricsError(f"{what}: expected a list of texts, got one string")
-    texts = list(texts)
-    if not texts:
-        raise GenmetricsError(f"{what}: no texts")
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise GenmetricsError(f"{what}: item {i} is {type(t).__name__}, not str")
-        if not t.strip():
-            raise GenmetricsError(f"{what}: item {i} is empty or whitespace-only")
-    return texts
+    """Merge user parameters over the metric's defaults, each checked (see Metric.check_params)."""
+    return metric.check_params(params)
 
 
 def compute(
@@ -188,24 +231,26 @@ def compute(
     reference: Any = None,
     params: Mapping[str, Any] | None = None,
 ) -> MetricResult:
-    """Run metric ``name`` on already-loaded inputs (see the module docstring for the kinds)."""
+    """Run metric ``name`` on already-loaded inputs of its kind (see :mod:`genmetrics.kinds`)."""
     metric = get(name)
-    merged = resolve_params(metric, params)
-    if metric.reference == "required" and reference is None:
-        raise GenmetricsError(f"metric {name!r} needs a reference")
-    kwargs: dict[str, Any] = {"candidate": _validate(metric.input, candidate, "candidate")}
+    merged = metric.check_params(params)
+    if metric.reference in ("required", "prompts") and reference is None:
+        raise GenmetricsError(f"metric {name!r} needs a reference ({metric.reference})")
+    validate = KINDS[metric.input].validator
+    kwargs: dict[str, Any] = {"candidate": validate(candidate, "candidate")}
     if metric.reference != "none" and reference is not None:
-        kwargs["reference"] = _validate(metric.input, reference, "reference")
+        kwargs["reference"] = validate(reference, "reference")
+    if metric.paired and "reference" in kwargs:
+        if len(kwargs["reference"]) != len(kwargs["candidate"]):
+            raise GenmetricsError(
+                f"metric {name!r} is paired: {len(kwargs['reference'])} references vs "
+                f"{len(kwargs['candidate'])} candidates"
+            )
     out = metric.func(**kwargs, **merged)
     if not isinstance(out, MetricResult):
-        out = MetricResult(values={k: float(v) for k, v in dict(out).items()})
+        out = MetricResult(values=dict(out))
     out.values = {k: float(v) for k, v in out.values.items()}
+    unknown = sorted(set(out.values) - set(metric.values))
+    if unknown:
+        raise RuntimeError(f"metric {name!r} returned undeclared value(s) {unknown}")
     return out
-
-
-def _validate(kind: str, x: Any, what: str) -> Any:
-    if kind == "embeddings":
-        return validate_embeddings(x, what)
-    if kind in ("texts", "paired_texts"):
-        return validate_texts(x, what)
-    return x

@@ -22,57 +22,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from genmetrics import GenmetricsError
-from genmetrics.metrics.registry import MetricResult, register
-
-
-def _ngram_keys(ids: np.ndarray, n: int, base: int) -> np.ndarray:
-    """Integer key of every n-gram of one id sequence (``base`` > max id), or an [M, n] array
-    when the keys would not fit in int64."""
-    m = len(ids) - n + 1
-    if m <= 0:
-        return np.empty((0,) if base**n < 2**63 else (0, n), dtype=np.int64)
-    cols = [ids[i : i + m] for i in range(n)]
-    if base**n < 2**63:
-        key = np.zeros(m, dtype=np.int64)
-        for c in cols:
-            key = key * base + c
-        return key
-    return np.stack(cols, axis=1)
-
-
-def _n_unique(keys: np.ndarray) -> int:
-    if keys.size == 0:
-        return 0
-    if keys.ndim == 1:
-        return int(np.unique(keys).size)
-    return int(np.unique(keys, axis=0).shape[0])
-
-
-def _to_ids(tokenized: Sequence[Sequence[str]]) -> tuple[list[np.ndarray], int]:
-    vocab: dict[str, int] = {}
-    out = [
-        np.asarray([vocab.setdefault(t, len(vocab)) for t in toks], dtype=np.int64)
-        for toks in tokenized
-    ]
-    return out, max(len(vocab), 1)
+from genmetrics.metrics._ngrams import doc_gram_counts, doc_ngrams, n_unique, tokenize
+from genmetrics.metrics.registry import HIGHER, LOWER, MetricResult, register
+from genmetrics.params import BOOL, Interval, Options
 
 
 def simctg_counts(
     texts: Sequence[str], ns: Sequence[int] = (2, 3, 4)
 ) -> dict[int, tuple[int, int]]:
     """{n: (Σ per-text unique n-grams, Σ n-grams)} with SimCTG's last-n-gram exclusion."""
-    ids, base = _to_ids([t.split() for t in texts])
-    out: dict[int, tuple[int, int]] = {}
+    grams = doc_ngrams([t.split()[:-1] for t in texts], max(ns))  # [:-1]: SimCTG's off-by-one
+    out = {}
     for n in ns:
-        uniq = total = 0
-        for seq in ids:
-            keys = _ngram_keys(seq[:-1], n, base)  # drop the last token = SimCTG's off-by-one
-            uniq += _n_unique(keys)
-            total += len(keys)
-        out[n] = (uniq, total)
+        d, gid = grams[n]
+        out[n] = (len(doc_gram_counts(d, gid)[0]), len(gid))  # distinct (text, n-gram) pairs
     return out
 
 
@@ -80,15 +44,19 @@ def simctg_counts(
     "rep_n",
     input="texts",
     reference="none",
-    values=("rep_2", "rep_3", "rep_4", "diversity"),
-    params={"rounding": True},
+    values={"rep_2": LOWER, "rep_3": LOWER, "rep_4": LOWER, "diversity": HIGHER},
+    params={"rounding": (BOOL, "round rep-n to 2 decimals before the product, as SimCTG")},
+    upstream="SimCTG measure_repetition_and_diversity",
+    citation="Su et al. (2022)",
 )
 def rep_n(candidate: list[str], *, rounding: bool = True) -> MetricResult:
     """SimCTG rep-n (n = 2, 3, 4, in %, rounded to 2 decimals) and diversity Π(1 − rep-n/100).
 
     Exactly ``simctg.evaluation.measure_repetition_and_diversity`` (commit 0b56980), including
     the excluded last n-gram per text and the rounding before the product; ``rounding=false``
-    skips both roundings (not the reference's numbers).
+    skips both roundings (not the reference's numbers). An empty text has no n-gram and adds
+    nothing to either sum, as in SimCTG; a corpus with no n-gram at all is an error (SimCTG
+    divides by zero).
     """
     counts = simctg_counts(candidate)
     values: dict[str, float] = {}
@@ -115,50 +83,35 @@ def rep_n(candidate: list[str], *, rounding: bool = True) -> MetricResult:
     )
 
 
-def _tokenize(texts: Sequence[str], tokenizer: str) -> tuple[list[np.ndarray], int]:
-    if tokenizer == "gpt2":
-        from genmetrics.assets import gpt2_encoding
-
-        enc = gpt2_encoding()
-        # allowed_special="all": "<|endoftext|>" in a text becomes id 50256, as HF's tokenizer does
-        batches = enc.encode_batch(list(texts), allowed_special="all")
-        return [np.asarray(b, dtype=np.int64) for b in batches], enc.n_vocab
-    if tokenizer == "whitespace":
-        return _to_ids([t.split() for t in texts])
-    raise GenmetricsError(
-        f"distinct_n: tokenizer must be 'gpt2' or 'whitespace', got {tokenizer!r}"
-    )
-
-
 @register(
     "distinct_n",
     input="texts",
     reference="none",
-    values=("distinct_1", "distinct_2", "distinct_3", "distinct_4"),
-    params={"tokenizer": "gpt2", "n": 4},
+    values={"distinct_1": HIGHER, "distinct_2": HIGHER, "distinct_3": HIGHER, "distinct_4": HIGHER},
+    params={
+        "tokenizer": (Options("gpt2", "whitespace"), "GPT-2 BPE ids (pr-4-llm) or str.split"),
+        "n": (Interval(int, 1, 4), "largest n"),
+    },
+    upstream="pr-4-llm get_unique_ngram_fraction",
+    citation="Li et al. (2016); Le Bronnec et al. (2024)",
 )
 def distinct_n(candidate: list[str], *, tokenizer: str = "gpt2", n: int = 4) -> MetricResult:
     """Distinct-n for n = 1..``n``: |unique n-grams| / |n-grams| pooled over the corpus.
 
     As pr-4-llm's ``SelfBLEUDistinctNScorer.get_unique_ngram_fraction``: n-grams never cross
-    text boundaries; a corpus with no n-gram of some order scores 0 for it (as upstream).
+    text boundaries; a corpus with no n-gram of some order scores 0 for it (as upstream); an
+    empty text adds no n-gram.
     ``tokenizer``: ``gpt2`` (GPT-2 BPE ids, the reference) or ``whitespace`` (``str.split``).
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise GenmetricsError(f"distinct_n: parameter 'n' must be an integer >= 1, got {n!r}")
-    ids, base = _tokenize(candidate, tokenizer)
+    docs = tokenize(candidate, tokenizer)
     values: dict[str, float] = {}
     uniques: dict[int, int] = {}
     totals: dict[int, int] = {}
-    for k in range(1, n + 1):
-        keys = [_ngram_keys(seq, k, base) for seq in ids]
-        keys = [x for x in keys if len(x)]
-        total = sum(len(x) for x in keys)
-        uniq = _n_unique(np.concatenate(keys)) if keys else 0
-        uniques[k], totals[k] = uniq, total
-        values[f"distinct_{k}"] = uniq / total if total > 0 else 0.0
+    for k, (_, gid) in doc_ngrams(docs, n).items():  # n-grams never cross texts
+        uniques[k], totals[k] = n_unique(gid), len(gid)
+        values[f"distinct_{k}"] = uniques[k] / totals[k] if totals[k] else 0.0
     return MetricResult(
         values=values,
         extras={"unique": uniques, "total": totals},
-        n={"candidate": len(candidate), "tokens": int(sum(len(s) for s in ids))},
+        n={"candidate": len(candidate), "tokens": sum(len(d) for d in docs)},
     )

@@ -22,47 +22,21 @@ from collections.abc import Sequence
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics.diversity import ngram_ids, token_ids
-from genmetrics.metrics.registry import MetricResult, register
+from genmetrics.metrics._ngrams import doc_gram_counts, doc_ngrams, tokenize
+from genmetrics.metrics.registry import LOWER, MetricResult, register
+from genmetrics.params import Const, Interval, Options
 
-__all__ = ["self_bleu", "self_bleu_scores", "sample_indices", "tokenize"]
+__all__ = ["self_bleu", "self_bleu_scores", "sample_indices"]
 
 _EPSILON = 0.1  # nltk SmoothingFunction().method1 epsilon
-
-
-def tokenize(texts: Sequence[str], tokenizer: str = "whitespace") -> list[list]:
-    """``whitespace``: ``text.split()``; ``gpt2``: GPT-2 BPE ids (HF ``gpt2`` tokenizer without
-    special tokens added, ``<|endoftext|>`` in text parsed as the special id, as HF does)."""
-    if tokenizer == "whitespace":
-        return [t.split() for t in texts]
-    if tokenizer == "gpt2":
-        from genmetrics.assets import gpt2_encoding
-
-        enc = gpt2_encoding()
-        return enc.encode_batch(list(texts), allowed_special="all", num_threads=2)
-    raise GenmetricsError(f"self_bleu: tokenizer must be 'whitespace' or 'gpt2', got {tokenizer!r}")
 
 
 def sample_indices(n: int, sample: str | int | float, seed: int = 12345) -> list[int]:
     """Hypothesis indices: ``"all"`` → all; an int k → ``Random(seed).sample(range(n), min(n, k))``;
     a fraction f in (0, 1] → k = int(f·n) (pr-4-llm: f = 0.2, seed 12345)."""
-    if sample in ("all", None):
+    if sample == "all":
         return list(range(n))
-    if isinstance(sample, str):
-        try:
-            sample = float(sample) if "." in sample else int(sample)
-        except ValueError:
-            raise GenmetricsError(
-                f"self_bleu: sample must be 'all', an int or a fraction, got {sample!r}"
-            ) from None
-    if isinstance(sample, bool):
-        raise GenmetricsError("self_bleu: sample must be 'all', an int or a fraction")
-    if isinstance(sample, float):
-        if not 0 < sample <= 1:
-            raise GenmetricsError(f"self_bleu: a fractional sample must be in (0, 1], got {sample}")
-        k = int(n * sample)
-    else:
-        k = min(n, int(sample))
+    k = int(n * sample) if isinstance(sample, float) else min(n, sample)
     if k < 1:
         raise GenmetricsError(f"self_bleu: sample={sample!r} of {n} texts selects no hypothesis")
     return random.Random(seed).sample(range(n), k)
@@ -72,20 +46,16 @@ def self_bleu_scores(docs: Sequence[Sequence], n: int = 4) -> np.ndarray:
     """Sentence BLEU-n of every text against all other texts (nltk method1 smoothing)."""
     N = len(docs)
     lens = np.fromiter((len(d) for d in docs), dtype=np.int64, count=N)
-    tok, doc, v = token_ids(docs)
-    grams = ngram_ids(tok, doc, v, n)
+    grams = doc_ngrams(docs, n)
     logp = np.zeros((N, n))
     zero_unigram = np.zeros(N, bool)
     for k in range(1, n + 1):
-        pos, gid = grams[k]
-        d = doc[pos]
+        ud, ug, cnt = doc_gram_counts(*grams[k])
         den = np.maximum(1, lens - k + 1)
-        if len(gid) == 0:
+        if len(ug) == 0:
             num = np.zeros(N)
         else:
-            G = int(gid.max()) + 1
-            key, cnt = np.unique(d * np.int64(G) + gid, return_counts=True)
-            ud, ug = key // G, key % G
+            G = int(ug.max()) + 1
             # top-2 counts per n-gram (sorted by n-gram, count descending)
             order = np.lexsort((-cnt, ug))
             sg, sc, sd = ug[order], cnt[order], ud[order]
@@ -128,14 +98,23 @@ def self_bleu_scores(docs: Sequence[Sequence], n: int = 4) -> np.ndarray:
     "self_bleu",
     input="texts",
     reference="none",
-    values=("self_bleu",),
+    values={"self_bleu": LOWER},
     params={
-        "n": 4,
-        "tokenizer": "whitespace",
-        "sample": "all",
-        "seed": 12345,
-        "smoothing": "method1",
+        "n": (Interval(int, 1, None), "BLEU order (uniform weights 1/n)"),
+        "tokenizer": (Options("whitespace", "gpt2"), "str.split or GPT-2 BPE ids (pr-4-llm)"),
+        "sample": (
+            (
+                Const("all"),
+                Interval(float, 0, 1, closed="right", integers=False),
+                Interval(int, 1, None),
+            ),
+            "hypotheses averaged: all, a count, or a fraction (pr-4-llm: 0.2)",
+        ),
+        "seed": (Interval(int, 0, 2**32 - 1), "seed of the hypothesis sample"),
+        "smoothing": (Options("method1"), "nltk SmoothingFunction method"),
     },
+    upstream="nltk sentence_bleu; pr-4-llm SelfBLEU",
+    citation="Zhu et al. (2018); Le Bronnec et al. (2024)",
 )
 def self_bleu(
     candidate: list[str],
@@ -149,14 +128,9 @@ def self_bleu(
     """Self-BLEU-n = mean over sampled hypotheses of nltk ``sentence_bleu(all other texts, h,
     weights=(1/n,)*n, smoothing_function=SmoothingFunction().method1)`` (higher = less diverse).
     ``tokenizer="gpt2", sample=0.2, seed=12345`` reproduces pr-4-llm. Vectorized: one pass
-    scores every text, so ``sample`` only chooses which hypotheses are averaged."""
-    n = int(n)
-    if n < 1:
-        raise GenmetricsError(f"self_bleu: n must be >= 1, got {n}")
-    if smoothing != "method1":
-        raise GenmetricsError(
-            f"self_bleu: only smoothing='method1' is supported, got {smoothing!r}"
-        )
+    scores every text, so ``sample`` only chooses which hypotheses are averaged. Empty texts are
+    scored as nltk scores them: 0 as a hypothesis (no matching unigram), length 0 for the
+    brevity penalty of the others."""
     if len(candidate) < 2:
         raise GenmetricsError(
             "self_bleu: needs at least 2 texts (each is scored against the others)"

@@ -1,0 +1,204 @@
+"""Parameter constraints: the one coercion and validation path for every metric parameter.
+
+In the style of scikit-learn's ``utils._param_validation``: a parameter lists the constraints
+it accepts (``Interval(int, 1, None)``, ``Options("auto", "exact")``, ``Const(False)``,
+``BOOL``, ``STRING``) and a value is valid when one of them accepts it. The CLI, the config
+check at DAG-build time, the workflow's score jobs and the Python API all go through
+:func:`check_value`, so a parameter has one meaning everywhere:
+
+* A value is checked as given; a string that no constraint accepts is read once as a YAML
+  scalar (``"false"`` → False, ``"4"`` → 4, ``"null"`` → None) and checked again. So
+  ``--param k=4`` and ``k: 4`` in config.yaml are the same parameter, and ``"false"`` is
+  never silently True.
+* Numbers are refused, not truncated: ``k=2.7`` and ``k=true`` are errors for an integer
+  parameter; ``4.0`` is accepted as 4 (exactly representable). NaN and ±inf are refused.
+* The returned value is the one the metric runs with, so a score record states the
+  parameters actually used.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from genmetrics import GenmetricsError
+
+_REJECT = object()
+
+
+class Constraint:
+    """One kind of accepted value. ``convert`` returns the value to use or ``_REJECT``."""
+
+    def convert(self, value: Any) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def __str__(self) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Interval(Constraint):
+    """A finite number of ``type`` (int or float) in [left, right]; ``None`` = unbounded.
+
+    ``closed`` is "both", "left", "right" or "neither". An int interval accepts integral
+    floats (4.0 → 4); a float interval accepts ints (1 → 1.0) unless ``integers=False`` (for a
+    parameter where 1 and 1.0 mean different things, e.g. a count or a fraction). Booleans are
+    never numbers.
+    """
+
+    type: type
+    left: float | None = None
+    right: float | None = None
+    closed: str = "both"
+    integers: bool = True
+
+    def convert(self, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return _REJECT
+        if self.type is float and not self.integers and isinstance(value, numbers.Integral):
+            return _REJECT
+        v = float(value)
+        if not math.isfinite(v):
+            return _REJECT
+        if self.type is int:
+            if isinstance(value, numbers.Integral):
+                v = int(value)
+            elif v.is_integer() and abs(v) < 2**53:
+                v = int(v)
+            else:
+                return _REJECT
+        lo_ok = self.left is None or (
+            v >= self.left if self.closed in ("both", "left") else v > self.left
+        )
+        hi_ok = self.right is None or (
+            v <= self.right if self.closed in ("both", "right") else v < self.right
+        )
+        return v if lo_ok and hi_ok else _REJECT
+
+    def __str__(self) -> str:
+        kind = {int: "an integer", float: "a number"}[self.type]
+        if self.type is float and not self.integers:
+            kind = "a fraction"
+        lo = "[" if self.closed in ("both", "left") else "("
+        hi = "]" if self.closed in ("both", "right") else ")"
+        if self.left is not None and self.right is not None:
+            return f"{kind} in {lo}{_num(self.left)}, {_num(self.right)}{hi}"
+        if self.left is not None:
+            return f"{kind} {'>=' if lo == '[' else '>'} {_num(self.left)}"
+        if self.right is not None:
+            return f"{kind} {'<=' if hi == ']' else '<'} {_num(self.right)}"
+        return f"{kind} (finite)"
+
+
+@dataclass(frozen=True)
+class Options(Constraint):
+    """One of a fixed set of strings."""
+
+    values: tuple[str, ...]
+
+    def __init__(self, *values: str) -> None:
+        object.__setattr__(self, "values", tuple(values))
+
+    def convert(self, value: Any) -> Any:
+        return value if isinstance(value, str) and value in self.values else _REJECT
+
+    def __str__(self) -> str:
+        return "one of " + " | ".join(self.values)
+
+
+@dataclass(frozen=True)
+class Const(Constraint):
+    """Exactly this value (``None``, ``False``, ``"auto"``); ``False`` is not ``0``."""
+
+    value: Any
+
+    def convert(self, value: Any) -> Any:
+        same = type(value) is type(self.value) and value == self.value
+        return value if same or (self.value is None and value is None) else _REJECT
+
+    def __str__(self) -> str:
+        return {None: "null", True: "true", False: "false"}.get(self.value, repr(self.value))
+
+
+class _Bool(Constraint):
+    def convert(self, value: Any) -> Any:
+        return value if isinstance(value, bool) else _REJECT
+
+    def __str__(self) -> str:
+        return "true | false"
+
+
+class _String(Constraint):
+    def convert(self, value: Any) -> Any:
+        return value if isinstance(value, str) and value.strip() else _REJECT
+
+    def __str__(self) -> str:
+        return "a non-empty string"
+
+
+BOOL = _Bool()
+STRING = _String()
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared parameter: its default (from the function signature), constraints, doc."""
+
+    name: str
+    default: Any
+    constraints: tuple[Constraint, ...]
+    doc: str
+
+    def describe(self) -> str:
+        return " or ".join(str(c) for c in self.constraints)
+
+    def check(self, value: Any, where: str) -> Any:
+        """Return ``value`` as the metric will use it, or raise naming ``where``."""
+        for candidate in _readings(value):
+            for c in self.constraints:
+                out = c.convert(candidate)
+                if out is not _REJECT:
+                    return out
+        raise GenmetricsError(f"{where}: must be {self.describe()}, got {value!r}")
+
+
+def _readings(value: Any) -> Iterable[Any]:
+    yield value
+    if isinstance(value, str):
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError:
+            return
+        if parsed is not None or value.strip().lower() in ("null", "none", "~"):
+            if parsed is None or not isinstance(parsed, (dict, list)):
+                yield parsed
+
+
+def check_params(
+    declared: Mapping[str, Param], given: Mapping[str, Any] | None, where: str
+) -> dict[str, Any]:
+    """Merge ``given`` over the defaults, each value checked; unknown names are an error.
+
+    ``where`` prefixes messages, e.g. ``metrics.pr_k50.params`` gives
+    ``metrics.pr_k50.params.k: must be an integer >= 1, got 'four'``.
+    """
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        raise GenmetricsError(
+            f"{where}: unknown parameter(s) {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(declared)) or '(none)'}"
+        )
+    return {
+        name: (p.check(given[name], f"{where}.{name}") if name in given else p.default)
+        for name, p in declared.items()
+    }
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)

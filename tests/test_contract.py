@@ -1,0 +1,177 @@
+"""The metric contract: parameter constraints, registration checks, and one test parametrized
+over every registered metric (tiny input of its kind → declared values, finite, deterministic,
+every invalid parameter value rejected naming the parameter, empty texts never fail a corpus).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from genmetrics import GenmetricsError
+from genmetrics.metrics import all_metrics, compute, register
+from genmetrics.params import BOOL, Const, Interval, Options, Param, check_params
+
+# ------------------------------------------------------------------ constraints
+
+
+def test_interval_int_refuses_what_it_cannot_represent():
+    p = Param("k", 4, (Interval(int, 1, None),), "")
+    assert p.check(4, "k") == 4 and p.check(4.0, "k") == 4 and p.check("7", "k") == 7
+    for bad in (2.7, True, False, float("inf"), float("nan"), 0, "four", None, [4]):
+        with pytest.raises(GenmetricsError, match=r"^k: must be an integer >= 1"):
+            p.check(bad, "k")
+
+
+def test_bool_and_options_have_one_meaning():
+    b = Param("strict", True, (BOOL,), "")
+    assert b.check("false", "s") is False and b.check("true", "s") is True
+    for bad in (0, 1, "maybe", None):
+        with pytest.raises(GenmetricsError, match="true | false"):
+            b.check(bad, "s")
+    o = Param("method", "auto", (Options("auto", "exact"),), "")
+    with pytest.raises(GenmetricsError, match="one of auto | exact, got 'Exact'"):
+        o.check("Exact", "method")
+
+
+def test_union_constraint_and_const():
+    p = Param("pca", 0.9, (Interval(float, 0, 1, closed="right"), Const(False)), "")
+    assert p.check(False, "pca") is False and p.check("false", "pca") is False
+    assert p.check(1, "pca") == 1.0 and isinstance(p.check(1, "pca"), float)
+    for bad in (0, 0.0, 1.5, True, "auto"):
+        with pytest.raises(GenmetricsError, match=r"in \(0, 1\] or false"):
+            p.check(bad, "pca")
+
+
+def test_check_params_names_the_key_path():
+    declared = {"k": Param("k", 4, (Interval(int, 1, None),), "")}
+    with pytest.raises(GenmetricsError) as e:
+        check_params(declared, {"k": "four"}, "metrics.pr_k50.params")
+    assert str(e.value) == "metrics.pr_k50.params.k: must be an integer >= 1, got 'four'"
+    with pytest.raises(GenmetricsError, match="unknown parameter.*kk.*known: k"):
+        check_params(declared, {"kk": 1}, "x")
+    assert check_params(declared, {}, "x") == {"k": 4}
+
+
+def test_register_reads_defaults_from_the_signature_and_checks_them():
+    with pytest.raises(ValueError, match="differ from the signature"):
+
+        @register("_bad1", input="texts", reference="none", values={"v": None}, params={})
+        def bad1(candidate, *, n: int = 2):
+            return {"v": 0.0}
+
+    with pytest.raises(GenmetricsError, match="default n"):
+
+        @register(
+            "_bad2",
+            input="texts",
+            reference="none",
+            values={"v": None},
+            params={"n": (Interval(int, 3, None), "")},
+        )
+        def bad2(candidate, *, n: int = 2):
+            return {"v": 0.0}
+
+    with pytest.raises(ValueError, match="direction"):
+        register("_bad3", input="texts", reference="none", values={"v": "up"})
+
+
+# ------------------------------------------------------------------ every metric
+
+WORDS = (
+    "the river ran past old mills and quiet fields while children laughed near the bridge "
+    "a storm came over hills rain fell on roofs markets closed early people hurried home "
+    "scientists measured stars engines roared trains left stations on time every morning"
+).split()
+
+
+def _texts(seed: int, n: int = 24) -> list[str]:
+    rng = np.random.default_rng(seed)
+    out = [" ".join(rng.choice(WORDS, size=int(rng.integers(8, 60)))) + "." for _ in range(n)]
+    out[3] = ""  # real model output has empty generations
+    return out
+
+
+def _inputs(kind: str, seed: int):
+    rng = np.random.default_rng(seed)
+    if kind == "embeddings":
+        return rng.normal(size=(80, 6))
+    if kind == "surprisal":
+        seqs = [rng.gamma(2.0, 1.5, size=int(rng.integers(5, 40))) for _ in range(20)]
+        seqs[2] = np.zeros(0)
+        return seqs
+    if kind == "pos":
+        tags = ["DT", "NN", "VBD", "IN", "JJ", "NNS", "."]
+        return [list(rng.choice(tags, size=int(rng.integers(5, 30)))) for _ in range(20)]
+    if kind == "records":
+        texts = _texts(seed)
+        return [{"prompt": t[:20] or "the", "continuation": t[20:]} for t in texts]
+    return _texts(seed)
+
+
+METRICS = sorted(all_metrics())
+OFFLINE_HEAVY = {"coherence"}  # loads a sentence encoder (MiniLM from PyPI)
+
+
+def _run(name: str, params=None):
+    m = all_metrics()[name]
+    cand = _inputs(m.input, 1)
+    ref = None
+    if m.reference != "none":
+        ref = _inputs(m.input, 2)
+        if m.paired:
+            ref = ref[: len(cand)]
+    return compute(name, cand, ref, params or {})
+
+
+@pytest.mark.parametrize("name", METRICS)
+def test_metric_contract(name):
+    if name in OFFLINE_HEAVY:
+        pytest.importorskip("torch")
+    m = all_metrics()[name]
+    assert m.description and m.upstream and m.citation, name
+    for p in m.params.values():
+        assert p.doc, f"{name}.{p.name} has no doc"
+    first = _run(name)
+    assert first.values and set(first.values) <= set(m.values), name
+    for k, v in first.values.items():
+        if m.values[k] is not None:  # headline values are finite on a valid input
+            assert math.isfinite(v), (name, k, v)
+    again = _run(name)
+    assert again.values == first.values, f"{name}: same inputs and seed, different values"
+
+
+def _invalid_values(param: Param) -> list:
+    probes = ["four", 2.7, True, float("inf"), -1, 10**30, "", {"a": 1}]
+    out = []
+    for v in probes:
+        try:
+            param.check(v, param.name)
+        except GenmetricsError:
+            out.append(v)
+    return out
+
+
+@pytest.mark.parametrize("name", METRICS)
+def test_every_invalid_parameter_is_rejected_naming_it(name):
+    m = all_metrics()[name]
+    cand = _inputs(m.input, 1)
+    ref = _inputs(m.input, 2) if m.reference != "none" else None
+    for pname, param in m.params.items():
+        bad = _invalid_values(param)
+        assert bad, f"{name}.{pname}: accepts every probe value"
+        for v in bad:
+            with pytest.raises(GenmetricsError, match=rf"\.{pname}: must be"):
+                compute(name, cand, ref, {pname: v})
+
+
+def test_count_or_fraction_keeps_its_type():
+    """self_bleu's sample: 1 is one hypothesis, 1.0 is all of them (a fraction)."""
+    p = all_metrics()["self_bleu"].params["sample"]
+    assert p.check(1, "sample") == 1 and isinstance(p.check(1, "sample"), int)
+    assert p.check(1.0, "sample") == 1.0 and isinstance(p.check(1.0, "sample"), float)
+    assert p.check("0.2", "sample") == 0.2 and p.check("all", "sample") == "all"
+    with pytest.raises(GenmetricsError, match="got 1.5"):
+        p.check(1.5, "sample")

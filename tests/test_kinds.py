@@ -1,0 +1,67 @@
+"""Input kinds: loaders by suffix, and pairing that cannot go wrong silently."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rouge_score import rouge_scorer
+
+from genmetrics import GenmetricsError
+from genmetrics.io import save_npz, write_jsonl
+from genmetrics.kinds import KINDS, pair_rows
+from genmetrics.scoring import score_files
+
+
+def test_pairing_by_prompt_id_whatever_the_order():
+    refs = [{"id": "a"}, {"id": "b"}, {"id": "c"}]
+    cands = [{"prompt_id": "c"}, {"prompt_id": "a"}]
+    assert pair_rows(refs, cands, "x") == ([2, 0], [0, 1])
+    assert pair_rows(refs, [{}, {}, {}], "x") == ([0, 1, 2], [0, 1, 2])  # by position
+
+
+def test_duplicate_reference_ids_and_unmatched_candidates_are_errors():
+    with pytest.raises(GenmetricsError, match="where: reference id 'a' occurs more than once"):
+        pair_rows([{"id": "a"}, {"id": "a"}], [{"prompt_id": "a"}], "where")
+    with pytest.raises(GenmetricsError, match="1 candidate.*matches no reference id, first 'z'"):
+        pair_rows([{"id": "a"}], [{"prompt_id": "a"}, {"prompt_id": "z"}], "where")
+    with pytest.raises(GenmetricsError, match="equal counts"):
+        pair_rows([{"id": "a"}], [{}, {}], "where")
+
+
+def test_paired_files_pair_by_prompt_id_and_count_only_paired_words(tmp_path):
+    refs = [
+        {"id": "p1", "text": "the cat sat on the mat"},
+        {"id": "p2", "text": "a dog ran in the park today"},
+    ]
+    cands = [
+        {"id": "g2", "prompt_id": "p2", "text": "a dog ran in a park"},
+        {"id": "g1", "prompt_id": "p1", "text": "the cat sat"},
+    ]
+    write_jsonl(tmp_path / "r.jsonl", refs)
+    write_jsonl(tmp_path / "c.jsonl", cands)
+    rec = score_files("rouge", tmp_path / "c.jsonl", tmp_path / "r.jsonl")
+    sc = rouge_scorer.RougeScorer(["rouge1"])
+    want = np.mean(
+        [
+            sc.score(r["text"], c["text"])["rouge1"].fmeasure
+            for r, c in zip(refs[::-1], cands, strict=True)
+        ]
+    )
+    assert rec["values"]["rouge1"] == pytest.approx(want, abs=1e-12)
+    assert rec["values"]["mean_words"] == pytest.approx((6 + 3) / 2)
+    write_jsonl(tmp_path / "d.jsonl", [*refs, refs[0]])
+    with pytest.raises(GenmetricsError, match="d.jsonl: reference id 'p1' occurs more than once"):
+        score_files("rouge", tmp_path / "c.jsonl", tmp_path / "d.jsonl")
+
+
+def test_loaders_check_suffix_and_directories(tmp_path):
+    (tmp_path / "x.jsonl").mkdir()
+    with pytest.raises(GenmetricsError, match="is a directory"):
+        KINDS["texts"].load(tmp_path / "x.jsonl", "candidate")
+    save_npz(tmp_path / "e.npz", ids=["a"], emb=np.zeros((1, 2)))
+    with pytest.raises(GenmetricsError, match="candidate must be a .jsonl file of texts"):
+        KINDS["texts"].load(tmp_path / "e.npz", "candidate")
+    assert KINDS["embeddings"].path("bbc", "m/seed0", featurizer="f") == (
+        "results/features/embed/f/bbc/m/seed0.npz"
+    )
+    assert KINDS["texts"].path("bbc", "references") == "results/data/bbc/references.jsonl"
