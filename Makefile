@@ -60,7 +60,7 @@ bench: install-test
 clean:
 	rm -rf results .snakemake
 
-# Controlled P/R experiment on AG News (seed 000 Fig. 2); needs ../shared/data.
+# Controlled P/R experiment on AG News (Le Bronnec et al. 2024, Fig. 2); needs ../shared/data.
 agnews-experiment: install
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/agnews_pr.yaml --directory results/agnews-experiment
 

@@ -1,7 +1,5 @@
 from snakemake.utils import min_version
 
-from genmetrics.config import validate_config
-
 min_version("9.0")
 
 
@@ -12,27 +10,12 @@ if not workflow.overwrite_configfiles:
     configfile: "config.yaml"
 
 
-validate_config(config, workflow.source_path("workflow/schemas/config.schema.yaml"))
-
-
 report: "workflow/report/workflow.rst"
 
 
+# PLAN: the config validated against workflow/schemas/config.schema.yaml (its defaults
+# filled), names cross-checked and every metric entry's params checked (genmetrics.plan).
 include: "rules/common.smk"
-
-
-wildcard_constraints:
-    dataset=_names(DATASETS),
-    model=_names(MODELS),
-    checkpoint=_names(CHECKPOINTS),
-    featurizer=_names(FEATURIZERS),
-    evaluator=_names(EVALUATORS),
-    metric=_names(METRICS),
-    seed=r"\d+",
-    shard=r"\d+",
-    source=source_pattern(),
-
-
 include: "rules/data.smk"
 include: "rules/models.smk"
 include: "rules/generate.smk"
@@ -44,4 +27,4 @@ include: "rules/report.smk"
 
 rule all:
     input:
-        all_targets(),
+        TARGETS.all,

@@ -3,27 +3,25 @@
 
 rule spread:
     input:
-        unpack(spread_inputs),
+        unpack(plan("spread_inputs")),
     output:
-        "results/analysis/spread/{dataset}/{model}/{metric}.json",
+        RESULTS.spread,
     log:
-        "results/logs/spread/{dataset}/{model}/{metric}.log",
+        "results/logs/spread/{dataset}/{model}/{entry}.log",
     conda:
         "../envs/metrics.yaml"
     threads: 1
     params:
-        metric=metric_name,
-        params=score_params,
-        spread=spread_settings,
+        settings=plan("spread_settings"),
     script:
         "../workflow/scripts/spread.py"
 
 
 rule spread_table:
     input:
-        spread_targets(),
+        TARGETS.spreads,
     output:
-        "results/spread.csv",
+        RESULTS.spread_table,
     log:
         "results/logs/spread_table.log",
     conda:
@@ -34,27 +32,26 @@ rule spread_table:
 
 rule sweep:
     input:
-        reference=sweep_reference,
-        candidate=sweep_candidate,
+        unpack(plan("sweep_inputs")),
     output:
-        "results/analysis/sweep/{dataset}/{source}/{metric}.csv",
+        RESULTS.sweep,
     log:
-        "results/logs/sweep/{dataset}/{source}/{metric}.log",
+        "results/logs/sweep/{dataset}/{source}/{entry}.log",
     conda:
         "../envs/metrics.yaml"
     threads: 1
     params:
-        settings=sweep_settings,
+        settings=plan("sweep_settings"),
     script:
         "../workflow/scripts/sweep.py"
 
 
 rule sweep_figure:
     input:
-        sweep_targets(),
+        TARGETS.sweeps,
     output:
         report(
-            "results/figures/pr_sweep.png",
+            RESULTS.sweep_figure,
             caption="../workflow/report/pr_sweep.rst",
             category="Precision and recall",
         ),
@@ -66,19 +63,19 @@ rule sweep_figure:
         "../workflow/scripts/sweep_figure.py"
 
 
-# Optional target (seed 000 Fig. 6/B.1): `snakemake sweeps`.
+# Optional target (Le Bronnec et al. (2024), Fig. 6/B.1): `snakemake sweeps`.
 rule sweeps:
     input:
-        "results/figures/pr_sweep.png",
+        RESULTS.sweep_figure,
 
 
 rule length_analysis:
     input:
-        "results/scores.csv",
+        RESULTS.scores,
     output:
-        table="results/analysis/length_correlation.csv",
+        table=RESULTS.length_table,
         figure=report(
-            "results/figures/length_correlation.png",
+            RESULTS.length_figure,
             caption="../workflow/report/length.rst",
             category="Length control",
         ),
@@ -92,10 +89,10 @@ rule length_analysis:
 
 rule pr_curves:
     input:
-        prd_scores(),
+        TARGETS.prd_scores,
     output:
         report(
-            "results/figures/pr_curves.png",
+            RESULTS.pr_curves_figure,
             caption="../workflow/report/pr_curves.rst",
             category="Precision and recall",
         ),

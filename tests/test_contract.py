@@ -175,3 +175,14 @@ def test_count_or_fraction_keeps_its_type():
     assert p.check("0.2", "sample") == 0.2 and p.check("all", "sample") == "all"
     with pytest.raises(GenmetricsError, match="got 1.5"):
         p.check(1.5, "sample")
+
+
+def test_metrics_declare_the_offline_assets_they_need():
+    from genmetrics.assets import ASSETS
+
+    m = all_metrics()
+    assert m["distinct_n"].assets(m["distinct_n"].defaults) == ("gpt2_bpe",)
+    assert m["self_bleu"].assets({**m["self_bleu"].defaults, "tokenizer": "whitespace"}) == ()
+    assert m["rouge"].assets(m["rouge"].defaults) == ("nltk_data",)
+    for metric in m.values():
+        assert set(metric.assets(metric.defaults)) <= set(ASSETS), metric.name

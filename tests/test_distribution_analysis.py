@@ -181,3 +181,50 @@ def test_controlled_experiment_on_synthetic_topics():
     swapped = [{**r, "set": {"Q1": "Q2", "Q2": "Q1"}.get(r["set"], r["set"])} for r in rows]
     assert check_orderings(swapped) and "recall" in check_orderings(swapped)[0]
     assert run_metric("precision_recall", emb["P"], emb["Q2"], {"pca": False})["recall"] > 0.8
+
+
+def test_spread_analysis_and_table():
+    from genmetrics.analysis.distribution import spread_analysis, spread_table
+
+    ref = blobs(0, 50)
+    cands = [blobs(s, 40) for s in (1, 2, 3)]
+    settings = {"reference_resamples": 2, "fraction": 0.8, "seed": 0}
+    rec = spread_analysis("precision_recall", ref, cands, {"k": 3}, settings)
+    assert rec["reference_size"] == 40 and rec["reference_pool"] == 50 and rec["seeds"] == 3
+    by = {(r["vary"], r["value"]): r for r in rec["rows"]}
+    assert by["candidate", "precision"]["n_runs"] == 3 and by["reference", "recall"]["n_runs"] == 2
+    assert by["both", "precision"]["n_runs"] == 2
+    again = spread_analysis("precision_recall", ref, cands, {"k": 3}, settings)
+    assert again == rec
+    table = spread_table([{"dataset": "d", "model": "m", "entry": "pr", **rec}])
+    assert list(table.columns) == [
+        "dataset",
+        "model",
+        "entry",
+        "vary",
+        "name",
+        "mean",
+        "std",
+        "n_runs",
+    ]
+    assert len(table) == len(rec["rows"]) and set(table.entry) == {"pr"}
+    assert spread_table([]).empty
+
+
+def test_sweep_table_rows():
+    from genmetrics.analysis.distribution import sweep_table
+
+    ref, cand = blobs(0, 40), blobs(1, 40)
+    settings = {
+        "ns": [10, 40],
+        "ks": [1, 3],
+        "repeats": 1,
+        "params": {"k": 3, "pca": False, "strict": True, "seed": 0, "method": "auto"},
+    }
+    df = sweep_table(ref, cand, settings, source="m/seed0")
+    assert set(df.source) == {"m/seed0"} and list(df.columns[:1]) == ["source"]
+    assert sorted(df[df.sweep == "n"]["n"]) == [10, 40]
+    assert sorted(df[df.sweep == "k"]["k"]) == [1, 3]
+    full = df[(df.sweep == "n") & (df.n == 40)].iloc[0]
+    k3 = df[(df.sweep == "k") & (df.k == 3)].iloc[0]
+    assert full["precision"] == pytest.approx(k3["precision"])

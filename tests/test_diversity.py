@@ -204,8 +204,9 @@ def test_pos_compression_ratio_equals_compression_of_tags(tmp_path):
 
     path = tmp_path / "t.jsonl"
     write_jsonl(path, [{"id": str(i), "text": t} for i, t in enumerate(texts)])
-    assert score_files("pos_compression_ratio", path)["values"]["compression_ratio"] == (
-        ours.values["compression_ratio"]
+    assert (
+        score_files("pos_compression_ratio", path)["values"]["compression_ratio"]
+        == (ours.values["compression_ratio"])
     )
     # POS sequences are far more repetitive than the words
     words = compute("compression_ratio", texts).values["compression_ratio"]

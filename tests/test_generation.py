@@ -78,3 +78,97 @@ def test_shards_are_contiguous_and_cover_everything():
     assert sum(parts, []) == rows and [len(p) for p in parts] == [3, 4, 4]
     with pytest.raises(GenmetricsError):
         shard_rows(rows, 3, 3)
+
+
+def test_shard_seed_depends_only_on_seed_and_shard():
+    from genmetrics.generation import shard_seed
+
+    assert shard_seed(0, 0) == 0 and shard_seed(2, 1) == 2 * 1_000_003 + 1
+    seeds = {shard_seed(s, k) for s in range(5) for k in range(8)}
+    assert len(seeds) == 40  # distinct streams for every (seed, shard)
+
+
+SETTINGS = {
+    "template": "base",
+    "tokenizer_family": None,
+    "instruction": None,
+    "sampling": {"temperature": 1.0},
+    "words": 3,
+    "batch_size": 2,
+    "token_margin": 1.25,
+    "shards": 2,
+    "mode": "prefix",
+    "dtype": "float32",
+    "trust_remote_code": False,
+    "device_map": None,
+}
+
+
+def test_generate_shard_and_merge_restore_the_prompt_order(tiny_lm):
+    from genmetrics.generation import generate, generate_shard, merge_shards, shard_seed
+
+    table = {"default": 1.0}
+    parts = [
+        generate_shard(
+            PROMPTS, tiny_lm, SETTINGS, seed=3, shard=k, tokens_per_word_table=table, progress=False
+        )
+        for k in range(2)
+    ]
+    assert [len(rows) for rows, _ in parts] == [1, 2]
+    assert parts[0][1]["max_new_tokens"] == 4 and parts[0][1]["texts"] == 1  # ceil(3 × 1.25)
+    # shard 1 is what generate gives for its prompts with the shard's own seed
+    alone, _ = generate(
+        *tiny_lm,
+        PROMPTS[1:],
+        template="base",
+        sampling={"temperature": 1.0},
+        words=3,
+        max_new_tokens=4,
+        seed=shard_seed(3, 1),
+        batch_size=2,
+        progress=False,
+    )
+    assert [r["text"] for r in parts[1][0]] == [r["text"] for r in alone]
+    rows, stats = merge_shards([r for r, _ in parts], [s for _, s in parts])
+    assert [r["prompt_id"] for r in rows] == ["p1", "p2", "p3"]
+    assert stats["texts"] == 3 and stats["shards"] == 2
+    assert stats["new_tokens"] == sum(s["new_tokens"] for _, s in parts)
+    with pytest.raises(GenmetricsError, match="missing \\['words'\\]"):
+        generate_shard(
+            PROMPTS,
+            tiny_lm,
+            {k: v for k, v in SETTINGS.items() if k != "words"},
+            seed=0,
+            shard=0,
+            tokens_per_word_table=table,
+        )
+    with pytest.raises(GenmetricsError, match="2 shard files but 1 stats"):
+        merge_shards([[], []], [{"seconds": 1, "new_tokens": 1}])
+
+
+def test_imported_texts_stand_in_for_generations(tmp_path):
+    import json
+
+    from genmetrics.datasets import import_texts
+
+    path = tmp_path / "sys.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"g{i}", "text": f"text number {i} here", "src": f"p{i}"}) + "\n"
+            for i in range(10)
+        )
+    )
+    spec = {
+        "source": {"kind": "local", "path": str(path)},
+        "format": "jsonl",
+        "label_fields": ["src"],
+        "prompt_id_field": "src",
+        "clean": {"sample": 4},
+    }
+    a, stats = import_texts("sys", spec, seed=0)
+    b, _ = import_texts("sys", spec, seed=0)
+    c, _ = import_texts("sys", spec, seed=1)
+    assert a == b and [r["id"] for r in a] != [r["id"] for r in c]  # seeds resample
+    assert stats["output"] == 4
+    assert all(r["prompt_id"] == r["src"] and r["finish_reason"] == "imported" for r in a)
+    assert all(r["n_tokens"] is None for r in a)

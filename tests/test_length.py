@@ -79,3 +79,81 @@ def test_length_correlation():
     assert np.isnan(out.loc["flat", "pearson"]) and out.loc["flat", "n"] == 4
     with pytest.raises(GenmetricsError, match="mean_words"):
         length_correlation(df.drop(columns="mean_words"))
+
+
+def _write(path, rows):
+    from genmetrics.io import write_jsonl
+
+    write_jsonl(path, rows)
+    return str(path)
+
+
+def test_shortest_texts_pairs_references_by_their_own_id():
+    from genmetrics.analysis.length import shortest_texts
+
+    out = shortest_texts(
+        {
+            "refs": [{"id": "p1", "text": "a b c d"}, {"id": "p2", "text": "e f g"}],
+            "gen": [
+                {"id": "p1", "prompt_id": "p1", "text": "a b"},
+                {"id": "p2", "prompt_id": "p2", "text": "e f g h"},
+            ],
+        }
+    )
+    assert [r["text"] for r in out["refs"]] == ["a b", "e f g"]
+    assert [r["text"] for r in out["gen"]] == ["a b", "e f g"]
+    assert out["refs"][0]["prompt_id"] == "p1" and out["refs"][0]["n_words_original"] == 4
+
+
+def test_score_shortest_equals_scoring_the_cut_files(tmp_path):
+    from genmetrics.analysis.length import score_shortest, shortest_texts
+    from genmetrics.io import read_jsonl
+    from genmetrics.scoring import score_files
+
+    refs = [{"id": f"p{i}", "text": " ".join(f"w{j}" for j in range(3 + i))} for i in range(6)]
+    gens = [
+        {"id": f"p{i}", "prompt_id": f"p{i}", "text": " ".join(f"w{j % 4}" for j in range(9 - i))}
+        for i in range(6)
+    ]
+    group = [_write(tmp_path / "refs.jsonl", refs), _write(tmp_path / "gen.jsonl", gens)]
+    cut = shortest_texts({p: read_jsonl(p) for p in group})
+    for name, ref in (("ngram_diversity", None), ("rouge", group[0])):
+        got = score_shortest(name, group[1], ref, group, {})
+        want = score_files(
+            name,
+            _write(tmp_path / "c.jsonl", cut[group[1]]),
+            None if ref is None else _write(tmp_path / "r.jsonl", cut[ref]),
+            {},
+        )
+        assert got["values"] == want["values"] and got["n"] == want["n"], name
+        assert got["params"] == want["params"]
+    lengths = [min(3 + i, 9 - i) for i in range(6)]
+    assert got["values"]["mean_words"] == pytest.approx(np.mean(lengths))
+    with pytest.raises(GenmetricsError, match="not in the group"):
+        score_shortest("rouge", group[1], str(tmp_path / "other.jsonl"), group)
+    with pytest.raises(GenmetricsError, match="only for metrics on texts"):
+        score_shortest("precision_recall", group[1], group[0], group)
+
+
+def test_length_analysis_of_the_scores_table():
+    from genmetrics.analysis.length import length_analysis
+
+    rows = []
+    for i, model in enumerate(["a", "b", "c", "d"]):
+        for name, value in (("distinct_2", 1 - i / 10), ("mean_words", 10.0 + i)):
+            rows.append(
+                {
+                    "dataset": "x",
+                    "model": model,
+                    "seed": 0,
+                    "reference": None,
+                    "metric": "distinct_n",
+                    "entry": "distinct_n",
+                    "name": name,
+                    "value": value,
+                }
+            )
+    corr, n = length_analysis(pd.DataFrame(rows))
+    assert n == 4 and corr.loc["distinct_2", "spearman"] == pytest.approx(-1.0)
+    empty, n = length_analysis(pd.DataFrame(rows[::2]))  # no mean_words
+    assert empty.empty and list(empty.columns)[:1] == ["pearson"]

@@ -65,3 +65,26 @@ def test_shipped_table_has_default_and_default_models():
     table = load_tokens_per_word(REPO / "resources" / "tokens_per_word.tsv")
     for fam in ("default", "smollm2", "gemma3", "gpt2"):
         assert 1.0 < table[fam] < 2.5
+
+
+def test_build_prompts_follows_the_options():
+    from genmetrics.prompts import build_prompts
+
+    refs = [{"id": "a", "text": "w1 w2 w3 w4 w5 w6"}, {"id": "b", "text": "Write a poem."}]
+    prefix = build_prompts(refs, {"words": 2, "mode": "prefix"}, where="datasets.x.prompts")
+    assert [r["prompt"] for r in prefix] == ["w1 w2", "Write a"]
+    instr = build_prompts(refs, {"words": 10, "mode": "instruction"})
+    assert instr == [
+        {"id": "a", "prompt": "w1 w2 w3 w4 w5 w6"},
+        {"id": "b", "prompt": "Write a poem."},
+    ]
+    rows = build_prompts(
+        refs,
+        {"words": 10, "mode": "instruction", "file": "p.jsonl"},
+        [{"id": 7, "prompt": "Tell a story.", "genre": "fable"}],
+    )
+    assert rows == [{"id": "7", "prompt": "Tell a story.", "genre": "fable"}]
+    with pytest.raises(GenmetricsError, match=r"^datasets.x.prompts: no prompts"):
+        build_prompts(refs, {"words": 10, "mode": "prefix"}, where="datasets.x.prompts")
+    with pytest.raises(GenmetricsError, match="mode: must be one of"):
+        build_prompts(refs, {"words": 2, "mode": "chat"})

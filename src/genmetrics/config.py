@@ -1,12 +1,12 @@
-"""Cross-reference checks of a workflow config, after JSON-schema validation.
-
-The schema catches unknown keys and wrong types; these checks catch names that point nowhere
-(a model's checkpoint, a metric's featurizer) and metrics that cannot run as configured.
-Every message names the config key.
+"""A workflow config's first two steps: JSON-schema validation (with the schema's defaults)
+and path expansion. Names, metrics and their params are checked by
+:func:`genmetrics.plan.load_plan`, which calls both. Every message names the config key.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -51,86 +51,30 @@ def validate_config(config: MutableMapping[str, Any], schema_path: str | Path) -
 
 
 PATH_KEYS = ("path", "cache", "model_cache", "feature_cache", "file")
+_UNSET = re.compile(r"\$(\w+|\{\w+\})")
 
 
-def expand_paths(config: MutableMapping[str, Any]) -> None:
+def expand_paths(config: MutableMapping[str, Any], where: str = "") -> None:
     """Expand ``$VAR``/``${VAR}`` and ``~`` in path-valued keys, in place.
 
     The workflow sets ``GENMETRICS_REPO`` (the checkout holding the Snakefile), so a config
-    run with ``--directory`` elsewhere can still point at files beside the repository.
+    run with ``--directory`` elsewhere can still point at files beside the repository. A
+    variable that is not set is an error naming the key (the path would point nowhere).
     """
-    import os
-
     for key, value in config.items():
+        here = f"{where}.{key}" if where else str(key)
         if isinstance(value, MutableMapping):
-            expand_paths(value)
+            expand_paths(value, here)
         elif key in PATH_KEYS and isinstance(value, str):
-            config[key] = os.path.expanduser(os.path.expandvars(value))
+            expanded = os.path.expanduser(os.path.expandvars(value))
+            unset = _UNSET.search(expanded)
+            if unset:
+                raise GenmetricsError(
+                    f"{here}: environment variable {unset.group(1).strip('{}')} is not set "
+                    f"(in {value!r})"
+                )
+            config[key] = expanded
 
 
 def _copy(value: Any) -> Any:
     return yaml.safe_load(yaml.safe_dump(value))
-
-
-def check_config(config: Mapping[str, Any]) -> None:
-    from genmetrics.metrics import get, resolve_params
-
-    ckpts = config.get("checkpoints", {})
-    for name, m in config["models"].items():
-        for ds in m.get("datasets", []):
-            if ds not in config["datasets"]:
-                raise GenmetricsError(f"models.{name}.datasets: {ds!r} is not in datasets")
-        if "checkpoint" in m and m["checkpoint"] not in ckpts:
-            raise GenmetricsError(
-                f"models.{name}.checkpoint: {m['checkpoint']!r} is not in checkpoints "
-                f"({', '.join(ckpts) or 'none'})"
-            )
-    for section in ("featurizers", "evaluators"):
-        for name, f in config.get(section, {}).items():
-            if f["checkpoint"] not in ckpts:
-                raise GenmetricsError(
-                    f"{section}.{name}.checkpoint: {f['checkpoint']!r} is not in checkpoints"
-                )
-    for name, entry in config["metrics"].items():
-        key = f"metrics.{name}"
-        try:
-            metric = get(entry.get("metric", name))
-            resolve_params(metric, entry.get("params"))
-        except GenmetricsError as e:
-            raise GenmetricsError(f"{key}: {e}") from None
-        if metric.input == "embeddings":
-            _need(entry, "featurizer", config.get("featurizers", {}), key)
-        if metric.input == "surprisal":
-            _need(entry, "evaluator", config.get("evaluators", {}), key)
-        ref = entry.get("reference", "references")
-        if isinstance(ref, Mapping) and ref["model"] not in config["models"]:
-            raise GenmetricsError(f"{key}.reference.model: {ref['model']!r} is not in models")
-        for ds in entry.get("datasets", []):
-            if ds not in config["datasets"]:
-                raise GenmetricsError(f"{key}.datasets: {ds!r} is not in datasets")
-        if entry.get("length_control", "none") != "none" and metric.input not in TEXT_KINDS:
-            raise GenmetricsError(
-                f"{key}.length_control: only for metrics on texts, not {metric.input}"
-            )
-        if entry.get("spread") and metric.input != "embeddings":
-            raise GenmetricsError(f"{key}.spread: only for metrics on embeddings")
-    sweep = config.get("analysis", {}).get("sweep")
-    if sweep:
-        name = sweep["metric"]
-        if name not in config["metrics"]:
-            raise GenmetricsError(f"analysis.sweep.metric: {name!r} is not in metrics")
-        if get(config["metrics"][name].get("metric", name)).name != "precision_recall":
-            raise GenmetricsError(
-                f"analysis.sweep.metric: {name!r} is not a precision_recall entry"
-            )
-
-
-TEXT_KINDS = ("texts", "paired_texts", "records", "pos")
-
-
-def _need(entry: Mapping[str, Any], what: str, table: Mapping[str, Any], key: str) -> None:
-    name = entry.get(what)
-    if not name:
-        raise GenmetricsError(f"{key}.{what}: required for this metric")
-    if name not in table:
-        raise GenmetricsError(f"{key}.{what}: {name!r} is not defined under {what}s")

@@ -1,6 +1,8 @@
 """Read raw datasets (JSONL, TXT, CSV, a folder of text files, HF datasets) into uniform rows.
 
 Every row is ``{"id": str, "text": str, **labels}``. Errors name the file and line.
+:func:`import_texts` reads texts that already exist (another system's outputs, a labelled
+human subset) as a model's generations.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
+from genmetrics.clean import clean_rows
 from genmetrics.sources import resolve
 
 FORMATS = ("jsonl", "txt", "csv", "folder", "hub")
@@ -41,6 +44,32 @@ def load_dataset(
     if fmt == "txt":
         return _read_txt(path)
     return _read_csv(path, text_field, id_field, labels)
+
+
+def import_texts(
+    name: str, spec: Mapping[str, Any], seed: int, cache: Path | None = None
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Read ``models.<name>.texts`` as the generations of one seed: cleaned, filtered and
+    sampled with ``seed`` (so seeds resample the texts), in the generation row format
+    ``{"id", "text", "prompt_id", "n_tokens": None, "finish_reason": "imported", ...labels}``.
+
+    ``prompt_id`` is the row's ``prompt_id_field`` when the spec names one, else its id.
+    Returns (rows, cleaning stats).
+    """
+    key = f"models.{name}.texts"
+    rows = load_dataset(name, spec, cache, key=key)
+    kept, stats = clean_rows(rows, {**spec.get("clean", {}), "seed": int(seed)}, where=key)
+    pid = spec.get("prompt_id_field")
+    out = [
+        {
+            **r,
+            "prompt_id": str(r[pid]) if pid else r["id"],
+            "n_tokens": None,
+            "finish_reason": "imported",
+        }
+        for r in kept
+    ]
+    return out, stats
 
 
 def _guess_format(source: Mapping[str, Any]) -> str:

@@ -5,19 +5,30 @@ the word budget (``prompts.max_new_tokens``); the continuation is then cut to th
 ``finish_reason`` is ``eos`` (the model stopped), ``words`` (cut at the word budget) or
 ``length`` (ran out of tokens first). The same seed, inputs, batch size and device give the
 same texts.
+
+A workflow generate job is :func:`generate_shard` (one shard of a dataset's prompts, one model
+and seed, with the settings the run plan resolved); :func:`merge_shards` joins the shards.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from genmetrics import GenmetricsError
 from genmetrics.clean import count_words, normalize_text, truncate_words
-from genmetrics.prompts import DEFAULT_INSTRUCTION, format_prompt
+from genmetrics.prompts import (
+    DEFAULT_INSTRUCTION,
+    format_prompt,
+    load_tokens_per_word,
+    max_new_tokens,
+    tokens_per_word,
+)
 
 SAMPLING_KEYS = ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty", "typical_p")
 
@@ -155,3 +166,115 @@ def shard_rows(rows: Sequence[Any], shard: int, shards: int) -> list[Any]:
         raise GenmetricsError(f"shard {shard} out of range for {shards} shards")
     n = len(rows)
     return list(rows[shard * n // shards : (shard + 1) * n // shards])
+
+
+def shard_seed(seed: int, shard: int) -> int:
+    """The torch seed of one shard of a run: ``seed * 1000003 + shard``.
+
+    Each shard of a seed samples with its own stream, and the stream of a shard depends only
+    on (seed, shard): rerunning one shard gives the same texts, whatever the other shards do.
+    """
+    return int(seed) * 1_000_003 + int(shard)
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Every setting of one model's generate job on one dataset (resolved by the run plan:
+    ``genmetrics.plan``; the config's defaults come from its schema)."""
+
+    template: str  # chat | base
+    tokenizer_family: str | None  # row of tokens_per_word.tsv (None: default)
+    instruction: str | None  # chat user turn (None: DEFAULT_INSTRUCTION)
+    sampling: Mapping[str, Any]
+    words: int  # continuation budget in words
+    batch_size: int
+    token_margin: float  # max_new_tokens = ceil(words × tokens/word × margin)
+    shards: int
+    mode: str  # prefix | instruction
+    dtype: str
+    trust_remote_code: bool
+    device_map: str | None
+
+    @classmethod
+    def of(cls, settings: Mapping[str, Any] | GenerationSettings) -> GenerationSettings:
+        if isinstance(settings, cls):
+            return settings
+        names = {f.name for f in fields(cls)}
+        unknown, missing = set(settings) - names, names - set(settings)
+        if unknown or missing:
+            raise GenmetricsError(
+                f"generation settings: unknown {sorted(unknown)}, missing {sorted(missing)}"
+            )
+        return cls(**settings)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def generate_shard(
+    prompts: Sequence[Mapping[str, Any]],
+    model: str | Path | tuple[Any, Any],
+    settings: Mapping[str, Any] | GenerationSettings,
+    *,
+    seed: int,
+    shard: int,
+    tokens_per_word_table: str | Path | Mapping[str, float],
+    progress: bool = True,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Generate continuations for shard ``shard`` of ``prompts`` (in prompt order).
+
+    ``model`` is a manifest/folder/hub id (loaded with the settings' dtype, device_map and
+    trust_remote_code) or a loaded ``(model, tokenizer)``. The word budget becomes
+    ``max_new_tokens`` through the tokens-per-word table. Returns (rows, stats); stats add
+    ``texts`` and ``max_new_tokens`` to :func:`generate`'s.
+    """
+    s = GenerationSettings.of(settings)
+    rows = shard_rows(prompts, shard, s.shards)
+    table = (
+        tokens_per_word_table
+        if isinstance(tokens_per_word_table, Mapping)
+        else load_tokens_per_word(tokens_per_word_table)
+    )
+    budget = max_new_tokens(s.words, tokens_per_word(table, s.tokenizer_family), s.token_margin)
+    if isinstance(model, tuple):
+        lm, tok = model
+    else:
+        from genmetrics.models import load_causal_lm
+
+        lm, tok = load_causal_lm(
+            model, dtype=s.dtype, trust_remote_code=s.trust_remote_code, device_map=s.device_map
+        )
+    out, stats = generate(
+        lm,
+        tok,
+        rows,
+        template=s.template,
+        sampling=s.sampling,
+        words=s.words,
+        max_new_tokens=budget,
+        seed=shard_seed(seed, shard),
+        batch_size=s.batch_size,
+        instruction=s.instruction or DEFAULT_INSTRUCTION,
+        continuation_mode=s.mode,
+        progress=progress,
+    )
+    return out, {**stats, "texts": len(out), "max_new_tokens": budget}
+
+
+def merge_shards(
+    shards: Sequence[Sequence[Mapping[str, Any]]], stats: Sequence[Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Join the shards of one (model, seed) in shard order (= prompt order) and sum their
+    statistics: texts, new tokens, seconds, shards, tokens per second."""
+    if len(shards) != len(stats):
+        raise GenmetricsError(f"{len(shards)} shard files but {len(stats)} stats files")
+    rows = [dict(r) for part in shards for r in part]
+    seconds = sum(float(s["seconds"]) for s in stats)
+    tokens = sum(int(s["new_tokens"]) for s in stats)
+    return rows, {
+        "texts": len(rows),
+        "new_tokens": tokens,
+        "seconds": seconds,
+        "shards": len(stats),
+        "tokens_per_second": tokens / max(seconds, 1e-9),
+    }

@@ -68,6 +68,15 @@ def part_texts(rows: Sequence[Mapping[str, Any]], part: str, source: str) -> tup
     return kept, texts
 
 
+def row_links(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The arrays a feature file keeps to pair its rows: ``ids``, and ``prompt_ids`` when the
+    rows come from generations."""
+    out = {"ids": [str(r["id"]) for r in rows]}
+    if rows and all("prompt_id" in r for r in rows):
+        out["prompt_ids"] = [str(r["prompt_id"]) for r in rows]
+    return out
+
+
 # ------------------------------------------------------------------ validators
 
 

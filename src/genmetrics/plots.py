@@ -63,15 +63,15 @@ def pr_scatter(df: pd.DataFrame, path: str | Path) -> None:
         ax.text(0.5, 0.5, "no precision_recall scores configured", ha="center", va="center")
     else:
         wide = d.pivot_table(
-            index=["dataset", "model", "seed", "variant"], columns="name", values="value"
+            index=["dataset", "model", "seed", "entry"], columns="name", values="value"
         ).reset_index()
-        groups = list(wide.groupby(["dataset", "model", "variant"]))
+        groups = list(wide.groupby(["dataset", "model", "entry"]))
         cmap = plt.get_cmap("tab10")
-        for i, ((ds, model, variant), g) in enumerate(groups):
+        for i, ((ds, model, entry), g) in enumerate(groups):
             c = cmap(i % 10)
             label = model if wide["dataset"].nunique() == 1 else f"{ds}: {model}"
-            if wide["variant"].nunique() > 1:
-                label += f" ({variant})"
+            if wide["entry"].nunique() > 1:
+                label += f" ({entry})"
             ax.scatter(g["recall"], g["precision"], color=c, alpha=0.35, s=18)
             ax.scatter(
                 g["recall"].mean(),
@@ -171,5 +171,5 @@ def length_figure(corr: pd.DataFrame, path: str | Path, n_sources: int) -> None:
     ax.axvline(0, color="black", lw=0.6)
     ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel("Spearman correlation with mean length in words (across sources)")
-    ax.set_title(f"Which scores follow text length? ({n_sources} sources; seed 002 §5)")
+    ax.set_title(f"Which scores follow text length? ({n_sources} sources; Shaib et al. 2024)")
     _save(fig, path)

@@ -1,9 +1,11 @@
 """Prompts and word budgets.
 
-Reference-prefix prompts (seed 000): the prompt is the first ``k`` words of a reference text
-(k=10 by default). Base models get that raw prefix. Chat models get their chat template around
-an instruction plus the first ``k-1`` words, and the ``k``-th word opens the assistant's answer
-(seed 000 Table B.2, pr-4-llm ``WebTextFormatter``), so both kinds continue the same k words.
+Reference-prefix prompts (Le Bronnec et al. 2024): the prompt is the first ``k`` words of a
+reference text (k=10 by default). Base models get that raw prefix. Chat models get their chat
+template around an instruction plus the first ``k-1`` words, and the ``k``-th word opens the
+assistant's answer (Le Bronnec et al. (2024), Table B.2; pr-4-llm ``WebTextFormatter``), so both
+kinds continue the same k words. :func:`build_prompts` chooses between prefixes, a prompt file
+and instructions, as ``datasets.<name>.prompts`` says.
 """
 
 from __future__ import annotations
@@ -56,6 +58,41 @@ def prompts_from_file(rows: Sequence[Mapping[str, Any]], path: str) -> list[dict
             }
         )
     return out
+
+
+PROMPT_MODES = ("prefix", "instruction")
+
+
+def build_prompts(
+    references: Sequence[Mapping[str, Any]],
+    options: Mapping[str, Any],
+    file_rows: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    file_name: str = "prompt file",
+    where: str = "prompts",
+) -> list[dict[str, Any]]:
+    """A dataset's prompts, as ``options`` (``datasets.<name>.prompts``) say:
+
+    * ``file`` given: the rows of that file (``file_rows``, read from ``file_name``);
+    * ``mode: instruction``: each reference text is an instruction (creative writing);
+    * ``mode: prefix``: the first ``words`` words of each reference (:func:`make_prompts`).
+
+    An empty result is an error naming ``where``.
+    """
+    mode = options["mode"]
+    if mode not in PROMPT_MODES:
+        raise GenmetricsError(f"{where}.mode: must be one of {PROMPT_MODES}, got {mode!r}")
+    if options.get("file"):
+        if file_rows is None:
+            raise GenmetricsError(f"{where}.file: the prompt file's rows were not given")
+        rows = prompts_from_file(file_rows, file_name)
+    elif mode == "instruction":
+        rows = [{"id": str(r["id"]), "prompt": r["text"]} for r in references]
+    else:
+        rows = make_prompts(references, options["words"])
+    if not rows:
+        raise GenmetricsError(f"{where}: no prompts")
+    return rows
 
 
 def format_prompt(

@@ -26,7 +26,7 @@ def write_html_report(
 ) -> None:
     df = pd.read_csv(scores_csv)
     d = df.copy()
-    d["score"] = d["variant"] + "." + d["name"]
+    d["score"] = d["entry"] + "." + d["name"]
     table = d.pivot_table(
         index=["dataset", "model", "seed"], columns="score", values="value", dropna=False
     )
@@ -41,7 +41,7 @@ def write_html_report(
     if summary_csv is not None:
         summ = pd.read_csv(summary_csv)
         if summ["n_seeds"].max() > 1:
-            summ["score"] = summ["variant"] + "." + summ["name"]
+            summ["score"] = summ["entry"] + "." + summ["name"]
             summ["cell"] = [
                 f"{m:.4g} ± {sd:.2g}" if n > 1 else f"{m:.4g}"
                 for m, sd, n in zip(summ["mean"], summ["std"], summ["n_seeds"], strict=True)

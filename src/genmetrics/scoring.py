@@ -33,11 +33,10 @@ def score_files(
 ) -> dict[str, Any]:
     """Compute metric ``name`` on files; return ``{"metric", "values", "params", "n", ...}``.
 
-    Files are read as the metric's input kind (:data:`genmetrics.kinds.KINDS`); a paired
-    metric aligns candidates with references by ``prompt_id``/``source_id`` (:func:`pair_rows`).
+    Files are read as the metric's input kind (:data:`genmetrics.kinds.KINDS`), then scored
+    by :func:`score_loaded`.
     """
     metric = get(name)
-    merged = metric.check_params(params)
     if metric.reference in ("required", "prompts") and reference is None:
         raise GenmetricsError(f"metric {name!r} needs --reference")
     kind = KINDS[metric.input]
@@ -45,15 +44,35 @@ def score_files(
     ref = ref_rows = None
     if reference is not None and metric.reference != "none":
         ref, ref_rows = kind.load(reference, "reference")
-        if metric.paired:
-            ri, ci = pair_rows(ref_rows, cand_rows, f"{candidate} vs {reference}")
-            unpaired = len(ref_rows) - len(ri)
-            ref, ref_rows = _take(ref, ri), _take(ref_rows, ri)
-            cand, cand_rows = _take(cand, ci), _take(cand_rows, ci)
+    return score_loaded(name, cand, cand_rows, ref, ref_rows, params, f"{candidate} vs {reference}")
+
+
+def score_loaded(
+    name: str,
+    cand: Any,
+    cand_rows: Sequence[Mapping[str, Any]],
+    ref: Any = None,
+    ref_rows: Sequence[Mapping[str, Any]] | None = None,
+    params: Mapping[str, Any] | None = None,
+    where: str = "",
+) -> dict[str, Any]:
+    """Score inputs already in memory (data of the metric's kind plus one row of metadata per
+    item): a paired metric aligns candidates with references by ``prompt_id``/``source_id``
+    (:func:`pair_rows`, naming ``where`` in errors); returns the score record."""
+    metric = get(name)
+    merged = metric.check_params(params)
+    if metric.reference == "none":
+        ref = ref_rows = None
+    unpaired = None
+    if metric.paired and ref is not None:
+        ri, ci = pair_rows(ref_rows or [], cand_rows, where or name)
+        unpaired = len(ref_rows or []) - len(ri)
+        ref, ref_rows = _take(ref, ri), _take(ref_rows, ri)
+        cand, cand_rows = _take(cand, ci), _take(cand_rows, ci)
     t0 = time.perf_counter()
     result = compute(name, cand, ref, merged)
     seconds = time.perf_counter() - t0
-    if metric.paired and ref is not None:
+    if unpaired is not None:
         result.n.setdefault("unpaired_reference", unpaired)
     return record(metric, result, merged, seconds, cand_rows, ref_rows, cand, ref)
 

@@ -1,40 +1,21 @@
-"""Spread of a distribution metric over generation seeds and reference resamples (Table B.4)."""
+"""Spread of a distribution metric over generation seeds and reference resamples
+(Le Bronnec et al. (2024), Table B.4)."""
 
-import os
-
-# one BLAS/OpenMP thread pool of the size Snakemake gave this job, set before numpy/torch load
-os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(snakemake.threads)  # noqa: F821
-
-import numpy as np
-from threadpoolctl import threadpool_limits
-
-from genmetrics.analysis.distribution import resample, spread
+from genmetrics.analysis.distribution import spread_analysis
 from genmetrics.io import load_embeddings, write_json
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
-with log_to(sm.log[0]) as log, threadpool_limits(sm.threads):
-    s = sm.params.spread
-    _, ref = load_embeddings(sm.input.reference)
-    cands = [load_embeddings(p)[1] for p in sm.input.candidates]
-    n = int(round(s.get("fraction", 0.8) * len(ref)))
-    refs = resample(ref, n, int(s.get("reference_resamples", 5)), seed=int(s.get("seed", 0)))
-    rows = spread(sm.params.metric, refs, cands, sm.params.params)
-    write_json(
-        sm.output[0],
-        {
-            "metric": sm.params.metric,
-            "variant": sm.wildcards.metric,
-            "dataset": sm.wildcards.dataset,
-            "model": sm.wildcards.model,
-            "reference_size": n,
-            "reference_pool": len(ref),
-            "seeds": len(cands),
-            "settings": s,
-            "rows": rows,
-        },
+with log_to(sm.log[0]) as log:
+    s = sm.params.settings
+    rec = spread_analysis(
+        s["metric"],
+        load_embeddings(sm.input.reference)[1],
+        [load_embeddings(p)[1] for p in sm.input.candidates],
+        s["params"],
+        s["spread"],
     )
-    log.info(
-        "spread: %s",
-        [(r["vary"], r["value"], round(r["std"], 4)) for r in rows if np.isfinite(r["std"])],
-    )
+    wc = sm.wildcards
+    keys = {"metric": s["metric"], "entry": wc.entry, "dataset": wc.dataset, "model": wc.model}
+    write_json(sm.output[0], {**keys, **rec})
+    log.info("spread: %s", [(r["vary"], r["value"], r["std"]) for r in rec["rows"]])

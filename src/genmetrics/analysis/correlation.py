@@ -10,14 +10,16 @@ import pandas as pd
 
 from genmetrics.io import read_json
 
-COLUMNS = ["dataset", "model", "seed", "reference", "metric", "variant", "name", "value"]
+COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
 
 
 def collect_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
     """One row per (dataset, source, metric entry, value name).
 
     ``model`` is the generator name or ``references``; ``seed`` is empty for references;
-    ``metric`` is the registered metric, ``variant`` the config entry, ``name`` the value.
+    ``metric`` is the registered metric, ``entry`` the config entry (``metrics.<entry>``; a
+    record without one, e.g. from ``genmetrics score``, counts as the entry named after its
+    metric), ``name`` the value.
     """
     rows = []
     for p in paths:
@@ -33,14 +35,14 @@ def collect_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
                     "seed": seed,
                     "reference": rec.get("reference"),
                     "metric": rec["metric"],
-                    "variant": rec.get("variant", rec["metric"]),
+                    "entry": rec.get("entry", rec["metric"]),
                     "name": name,
                     "value": value,
                 }
             )
     df = pd.DataFrame(rows, columns=COLUMNS)
     df["seed"] = df["seed"].astype("Int64")
-    return df.sort_values(["dataset", "model", "seed", "variant", "name"]).reset_index(drop=True)
+    return df.sort_values(["dataset", "model", "seed", "entry", "name"]).reset_index(drop=True)
 
 
 def wide_scores(df: pd.DataFrame) -> pd.DataFrame:
@@ -51,7 +53,7 @@ def wide_scores(df: pd.DataFrame) -> pd.DataFrame:
     """
     d = df.copy()
     d["seed"] = pd.to_numeric(d["seed"]).astype("Int64").astype("string").fillna("")
-    d["score"] = d["variant"] + "\t" + d["name"]
+    d["score"] = d["entry"] + "\t" + d["name"]
     wide = d.pivot_table(index=["dataset", "model", "seed"], columns="score", values="value")
     wide = wide.reindex(columns=sorted(wide.columns, key=_column_order(d)))
     wide.columns = _short_names(list(wide.columns))
@@ -59,7 +61,7 @@ def wide_scores(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _column_order(d: pd.DataFrame):
-    first = {v: i for i, v in enumerate(dict.fromkeys(d["variant"]))}
+    first = {v: i for i, v in enumerate(dict.fromkeys(d["entry"]))}
     return lambda c: (first.get(c.split("\t")[0], 0), c)
 
 
@@ -67,13 +69,13 @@ def _short_names(cols: list[str]) -> list[str]:
     pairs = [c.split("\t", 1) for c in cols]
     names = [n for _, n in pairs]
     clashing = [(v, n) for v, n in pairs if names.count(n) > 1]
-    per_variant = pd.Series([v for v, _ in clashing], dtype=object).value_counts()
+    per_entry = pd.Series([v for v, _ in clashing], dtype=object).value_counts()
     out = []
     for v, n in pairs:
         if names.count(n) == 1:
             out.append(n)
         else:
-            out.append(v if per_variant[v] == 1 else f"{v}.{n}")
+            out.append(v if per_entry[v] == 1 else f"{v}.{n}")
     return out
 
 
@@ -101,7 +103,7 @@ def headline(df: pd.DataFrame) -> pd.DataFrame:
     for metric, name in zip(df["metric"], df["name"], strict=True):
         names = HEADLINE.get(metric)
         if names is None:
-            names = known[metric].values[:1] if metric in known else (name,)
+            names = list(known[metric].values)[:1] if metric in known else (name,)
         keep.append(name in names)
     return df[keep]
 
@@ -120,8 +122,8 @@ def metric_correlation(
 
 
 def seed_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean, std (ddof=1) and number of seeds per (dataset, model, metric, variant, name)."""
-    keys = ["dataset", "model", "reference", "metric", "variant", "name"]
+    """Mean, std (ddof=1) and number of seeds per (dataset, model, metric, entry, name)."""
+    keys = ["dataset", "model", "reference", "metric", "entry", "name"]
     d = df.copy()
     d["reference"] = d["reference"].fillna("")
     g = d.groupby(keys, sort=True)["value"]

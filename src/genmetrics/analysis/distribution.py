@@ -2,10 +2,11 @@
 
 * :func:`spread` — variability of a metric over generation seeds and reference resamples
   (Le Bronnec et al. 2024, Table B.4): vary Q with P fixed, vary P with Q fixed, vary both;
-  mean and standard deviation of every value.
+  mean and standard deviation of every value. :func:`spread_analysis` is one workflow spread
+  job (reference resamples included) and :func:`spread_table` collects them.
 * :func:`sweep_n` / :func:`sweep_k` — k-NN precision/recall/density/coverage as a function of
   the sample size N (subsamples of both sets) and of the neighbourhood size k (Fig. 6 / B.1),
-  as tidy rows.
+  as tidy rows; :func:`sweep_table` is one workflow sweep job.
 * :func:`agnews_controlled_sets` / :func:`controlled_experiment` — the label-controlled check
   that the metrics measure what they claim: P = World + Sports; Q1 = World only (drops a mode:
   recall falls), Q2 = World + Sports with other texts (the matched control), Q3 = all four
@@ -71,7 +72,8 @@ def spread(
     *,
     ddof: int = 1,
 ) -> list[dict[str, Any]]:
-    """Mean and std of each value when varying Q, P, or both (Table B.4 of seed 000).
+    """Mean and std of each value when varying Q, P, or both (Le Bronnec et al. (2024),
+    Table B.4).
 
     ``references``: reference sets (e.g. resamples of the human pool, :func:`resample`);
     ``candidates``: candidate sets (e.g. one per generation seed).
@@ -116,6 +118,55 @@ def spread(
     return rows
 
 
+def spread_analysis(
+    metric: MetricLike,
+    reference: np.ndarray,
+    candidates: Sequence[np.ndarray],
+    params: Mapping[str, Any] | None,
+    settings: Mapping[str, Any],
+) -> dict[str, Any]:
+    """One spread job: P = ``settings["reference_resamples"]`` subsamples (without replacement,
+    seeds ``settings["seed"]`` + i) of ``fraction`` of the reference pool; Q = one candidate
+    set per generation seed; :func:`spread` over them.
+
+    Returns ``{"reference_size", "reference_pool", "seeds", "settings", "rows"}``.
+    """
+    n = int(round(float(settings["fraction"]) * len(reference)))
+    refs = resample(reference, n, int(settings["reference_resamples"]), seed=int(settings["seed"]))
+    return {
+        "reference_size": n,
+        "reference_pool": len(reference),
+        "seeds": len(candidates),
+        "settings": dict(settings),
+        "rows": spread(metric, refs, candidates, params),
+    }
+
+
+SPREAD_COLUMNS = ["dataset", "model", "entry", "vary", "name", "mean", "std", "n_runs"]
+
+
+def spread_table(records: Iterable[Mapping[str, Any]]):
+    """Tidy table of spread records (one row per dataset, model, entry, vary mode and value):
+    the columns of ``results/spread.csv``."""
+    import pandas as pd
+
+    rows = [
+        {
+            "dataset": rec["dataset"],
+            "model": rec["model"],
+            "entry": rec["entry"],
+            "vary": r["vary"],
+            "name": r["value"],
+            "mean": r["mean"],
+            "std": r["std"],
+            "n_runs": r["n_runs"],
+        }
+        for rec in records
+        for r in rec["rows"]
+    ]
+    return pd.DataFrame(rows, columns=SPREAD_COLUMNS)
+
+
 # --------------------------------------------------------------------------- (b) sweeps
 
 
@@ -143,7 +194,7 @@ def sweep_n(
     seed: int = 0,
     repeats: int = 1,
 ) -> list[dict[str, Any]]:
-    """P/R/D/C as a function of the sample size N (Fig. 6 / B.1 of seed 000).
+    """P/R/D/C as a function of the sample size N (Le Bronnec et al. (2024), Fig. 6 / B.1).
 
     For each N and repeat r, both sets are subsampled to N rows (without replacement, seed
     ``seed + r``; the full set when N equals its size) and the metric is computed as the
@@ -186,6 +237,30 @@ def sweep_k(
     out = prdc_for_ks(reference, candidate, ks, pca=pca, strict=strict, method=method, seed=seed)
     n_p, n_q = len(reference), len(candidate)
     return [{"k": k, "n_reference": n_p, "n_candidate": n_q, **out[k]} for k in ks]
+
+
+def sweep_table(
+    reference: np.ndarray,
+    candidate: np.ndarray,
+    settings: Mapping[str, Any],
+    *,
+    source: str,
+):
+    """One sweep job: :func:`sweep_n` (``settings["ns"]``, ``repeats``; k = the entry's k) and
+    :func:`sweep_k` (``settings["ks"]``) with the entry's ``pca``, ``strict`` and ``seed``
+    (``settings["params"]``), as one table with columns ``source``, ``sweep`` (n | k), ...
+    """
+    import pandas as pd
+
+    params = settings["params"]
+    p = {k: params[k] for k in ("pca", "strict", "seed")}
+    rows_n = sweep_n(
+        reference, candidate, settings["ns"], k=params["k"], repeats=settings["repeats"], **p
+    )
+    rows_k = sweep_k(reference, candidate, settings["ks"], **p)
+    df = pd.concat([pd.DataFrame(rows_n).assign(sweep="n"), pd.DataFrame(rows_k).assign(sweep="k")])
+    df.insert(0, "source", source)
+    return df.reset_index(drop=True)
 
 
 def _subsample(x: np.ndarray, n: int, seed: int) -> np.ndarray:

@@ -6,13 +6,20 @@ at equal length and report how much each score follows length.
   (in whitespace words) found among the sources for that prompt; prompts missing from any
   source are dropped. Words are ``str.split()`` tokens; the cut keeps the original spacing and
   newlines up to the end of the last kept word.
+* :func:`shortest_texts` — the same for the workflow's sources (generations pair with their
+  prompt by ``prompt_id``, a human reference by its own id); :func:`score_shortest` scores a
+  metric on texts cut that way (``metrics.<entry>.length_control: shortest``), in memory.
 * :func:`length_correlation` — Pearson and Spearman correlation of each score with the mean
-  length, across sources.
+  length, across sources; :func:`length_analysis` runs it on the tidy scores table.
+
+Shaib et al. (2024), §5: compression ratios and other diversity scores depend on length, so
+sources are compared at equal length.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -83,6 +90,93 @@ def truncate_to_shortest(
             kept.append(new)
         out[name] = kept
     return out
+
+
+def shortest_texts(sources: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, list[dict]]:
+    """:func:`truncate_to_shortest` over workflow sources: a generation's prompt is its
+    ``prompt_id``, a human reference's is its own ``id`` (every source counts, the references
+    too). Rows keep their fields; ``prompt_id`` is added where it was missing."""
+    keyed = {
+        name: [{**r, "prompt_id": str(r.get("prompt_id", r["id"]))} for r in rows]
+        for name, rows in sources.items()
+    }
+    return truncate_to_shortest(keyed)
+
+
+def score_shortest(
+    metric: str,
+    candidate: str | Path,
+    reference: str | Path | None,
+    group: Sequence[str | Path],
+    params: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The score record of ``metric`` on ``candidate`` (and ``reference``) after cutting every
+    text to the shortest text for its prompt among the ``group`` files (which hold the
+    candidate and the reference). Same record as :func:`genmetrics.scoring.score_files`, whose
+    ``values.mean_words`` is then the cut length."""
+    from genmetrics.io import read_jsonl
+
+    paths = [str(p) for p in group]
+    for role, path in (("candidate", candidate), ("reference", reference)):
+        if path is not None and str(path) not in paths:
+            raise GenmetricsError(f"length control: the {role} {path} is not in the group")
+    cut = shortest_texts({p: read_jsonl(p, required=("id", "text")) for p in paths})
+    return score_rows(
+        metric, cut[str(candidate)], None if reference is None else cut[str(reference)], params
+    )
+
+
+def score_rows(
+    metric: str,
+    candidate: Sequence[Mapping[str, Any]],
+    reference: Sequence[Mapping[str, Any]] | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """:func:`genmetrics.scoring.score_files` on rows already in memory, for metrics on texts
+    (kinds ``texts``, ``records`` and ``pos``: POS tags are computed from the rows' texts)."""
+    from genmetrics.kinds import TEXT_KINDS
+    from genmetrics.metrics import get
+    from genmetrics.scoring import score_loaded
+
+    m = get(metric)
+    if m.input not in TEXT_KINDS:
+        raise GenmetricsError(f"length control: only for metrics on texts, not {m.input}")
+    cand_rows = list(candidate)
+    ref_rows = None if reference is None or m.reference == "none" else list(reference)
+    ref = None if ref_rows is None else _as_kind(m.input, ref_rows)
+    cand = _as_kind(m.input, cand_rows)
+    return score_loaded(
+        metric, cand, cand_rows, ref, ref_rows, params, f"{metric} (length control)"
+    )
+
+
+def _as_kind(kind: str, rows: Sequence[Mapping[str, Any]]) -> Any:
+    if kind == "records":
+        return list(rows)
+    texts = [r["text"] for r in rows]
+    if kind == "pos":
+        from genmetrics.features.pos import tag_texts
+
+        return tag_texts(texts)
+    return texts
+
+
+def length_analysis(scores: Any) -> tuple[Any, int]:
+    """Correlation of every headline score with the mean length of the scored texts, across
+    sources, from the tidy scores table (``results/scores.csv``).
+
+    Returns (the :func:`length_correlation` table, the number of sources); the table is empty
+    when no score reports ``mean_words``.
+    """
+    import pandas as pd
+
+    from genmetrics.analysis.correlation import length_table
+
+    table = length_table(scores)
+    if "mean_words" not in table.columns:
+        cols = ["pearson", "pearson_p", "spearman", "spearman_p", "n"]
+        return pd.DataFrame(columns=cols).rename_axis("score"), len(table)
+    return length_correlation(table.reset_index(drop=True)), len(table)
 
 
 def length_correlation(scores: Any, length: str = "mean_words"):

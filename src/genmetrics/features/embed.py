@@ -114,3 +114,14 @@ def _embed(
         for r, i in enumerate(idx):
             out[i] = vec[r]
     return np.stack(out)
+
+
+def embed_source(
+    rows: Sequence[dict[str, Any]], part: str, source: str, model: Any, **settings: Any
+) -> dict[str, Any]:
+    """The embed job: the arrays of one feature file (``ids``, ``prompt_ids``, ``emb``) for one
+    part of a source's rows (:func:`genmetrics.kinds.part_texts`)."""
+    from genmetrics.kinds import part_texts, row_links
+
+    kept, texts = part_texts(rows, part, source)
+    return {**row_links(kept), "emb": embed_texts(texts, model, **settings)}

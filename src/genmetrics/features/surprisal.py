@@ -138,3 +138,20 @@ def _surprisal(
         for r, i in enumerate(idx):
             out[i] = nll[r, first[i] - 1 : lens[r] - 1].astype(np.float32)
     return out
+
+
+def surprisal_source(
+    rows: Sequence[dict[str, Any]], part: str, source: str, model: Any, **settings: Any
+) -> dict[str, Any]:
+    """The surprisal job: the arrays of one ragged feature file (``ids``, ``prompt_ids``,
+    ``offsets``, ``values``); a continuation is scored given its prompt."""
+    from genmetrics.io import ragged_to_arrays
+    from genmetrics.kinds import part_texts, row_links
+
+    kept, texts = part_texts(rows, part, source)
+    contexts = None
+    if part == "continuation":
+        prompts = {str(r["id"]): r["prompt"] for r in rows}
+        contexts = [prompts[r["id"]] for r in kept]
+    offsets, values = ragged_to_arrays(surprisal_texts(texts, model, contexts=contexts, **settings))
+    return {**row_links(kept), "offsets": offsets, "values": values}

@@ -113,6 +113,7 @@ def sentence_lines(text: str) -> str:
     },
     aggregation="mean of per-pair scores; empty texts score 0 as rouge-score does",
     upstream="rouge-score RougeScorer",
+    assets=lambda p: ("nltk_data",) if p["split_sentences"] else (),
     citation="Lin (2004)",
 )
 def rouge(

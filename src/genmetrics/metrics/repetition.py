@@ -93,6 +93,7 @@ def rep_n(candidate: list[str], *, rounding: bool = True) -> MetricResult:
         "n": (Interval(int, 1, 4), "largest n"),
     },
     upstream="pr-4-llm get_unique_ngram_fraction",
+    assets=lambda p: ("gpt2_bpe",) if p["tokenizer"] == "gpt2" else (),
     citation="Li et al. (2016); Le Bronnec et al. (2024)",
 )
 def distinct_n(candidate: list[str], *, tokenizer: str = "gpt2", n: int = 4) -> MetricResult:

@@ -114,6 +114,7 @@ def self_bleu_scores(docs: Sequence[Sequence], n: int = 4) -> np.ndarray:
         "smoothing": (Options("method1"), "nltk SmoothingFunction method"),
     },
     upstream="nltk sentence_bleu; pr-4-llm SelfBLEU",
+    assets=lambda p: ("gpt2_bpe",) if p["tokenizer"] == "gpt2" else (),
     citation="Zhu et al. (2018); Le Bronnec et al. (2024)",
 )
 def self_bleu(

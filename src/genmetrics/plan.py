@@ -1,0 +1,706 @@
+"""The run plan: a workflow config, checked and resolved once, as typed objects.
+
+:func:`load_plan` turns a config mapping into a :class:`Plan`:
+
+1. validation against the JSON schema, whose ``default:`` values fill what the config leaves
+   out (the schema is the one source of config defaults);
+2. ``$VAR``/``~`` expansion in path keys (``genmetrics.config.expand_paths``);
+3. cross-checks of names: a model's checkpoint, an entry's featurizer, a reference model's seed;
+4. every metric entry's parameter *values*, completed with the metric's defaults and checked
+   by the metric itself (``Metric.check_params``), so a bad value stops ``snakemake -n`` with
+   its key path, e.g. ``metrics.pr_k50.params.k: must be an integer >= 1, got 'four'``.
+
+Rules only wire: every job's input files and params, every target list and every result path
+(:data:`RESULTS`) come from here. A per-model job's params depend only on that model (and on
+settings that concern it), never on the model list; params are dicts with sorted keys, so
+reordering config.yaml triggers no rerun.
+
+This module is ~700 lines on purpose: the typed objects, the queries the rules call and the
+builder that fills them are one idea (what the config means), kept in one place so that no
+default or path is decided anywhere else.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from genmetrics import GenmetricsError
+from genmetrics.generation import GenerationSettings
+from genmetrics.kinds import KINDS, PARTS, TEXT_KINDS, texts_path
+
+REFERENCES = "references"
+PROMPTS = "prompts"
+#: assets the ``pos_tags`` rule needs (genmetrics.assets.ASSETS)
+POS_ASSETS = ("nltk_data",)
+
+
+@dataclass(frozen=True)
+class ResultPaths:
+    """The one table of result paths (Snakemake patterns); rules and targets use these names."""
+
+    raw: str = "results/data/{dataset}/raw.jsonl"
+    references: str = texts_path("{dataset}", REFERENCES)
+    clean_stats: str = "results/data/{dataset}/clean_stats.json"
+    prompts: str = texts_path("{dataset}", PROMPTS)
+    shard: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.jsonl"
+    shard_stats: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.stats.json"
+    generations: str = texts_path("{dataset}", "{model}/seed{seed}")
+    generation_stats: str = "results/generations/{dataset}/{model}/seed{seed}.stats.json"
+    embeddings: str = KINDS["embeddings"].pattern
+    surprisal: str = KINDS["surprisal"].pattern
+    pos: str = KINDS["pos"].pattern
+    score: str = "results/scores/{dataset}/{source}/{entry}.json"
+    scores: str = "results/scores.csv"
+    scores_summary: str = "results/scores_summary.csv"
+    spread: str = "results/analysis/spread/{dataset}/{model}/{entry}.json"
+    spread_table: str = "results/spread.csv"
+    sweep: str = "results/analysis/sweep/{dataset}/{source}/{entry}.csv"
+    length_table: str = "results/analysis/length_correlation.csv"
+    correlation_figure: str = "results/figures/metric_correlation.png"
+    pr_figure: str = "results/figures/precision_recall.png"
+    pr_curves_figure: str = "results/figures/pr_curves.png"
+    length_figure: str = "results/figures/length_correlation.png"
+    sweep_figure: str = "results/figures/pr_sweep.png"
+    report: str = "results/report.html"
+
+
+RESULTS = ResultPaths()
+
+
+def canonical(obj: Any) -> Any:
+    """Dicts with sorted keys (recursively), lists for tuples: job params compare equal when
+    only the key order of the config changed."""
+    if isinstance(obj, Mapping):
+        return {k: canonical(obj[k]) for k in sorted(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [canonical(v) for v in obj]
+    return obj
+
+
+def names_pattern(names: Iterable[str]) -> str:
+    """A regex matching exactly one of ``names`` (matching nothing when there are none)."""
+    names = list(names)
+    return "|".join(re.escape(n) for n in names) if names else "(?!)"
+
+
+def split_part(source: str) -> tuple[str, str]:
+    """``"m/seed0.continuation"`` → ``("m/seed0", "continuation")``; ``"m/seed0"`` → text."""
+    for part in PARTS[1:]:
+        if source.endswith(f".{part}"):
+            return source[: -len(part) - 1], part
+    return source, PARTS[0]
+
+
+# ------------------------------------------------------------------ typed plan objects
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    spec: dict  # source and reading options: what fetch_dataset needs
+    clean: dict
+    prompts: dict  # words, mode, file (schema defaults filled)
+
+    @property
+    def local_files(self) -> list[str]:
+        src = self.spec["source"]
+        return [src["path"]] if src["kind"] == "local" else []
+
+    @property
+    def prompt_files(self) -> list[str]:
+        return [self.prompts["file"]] if self.prompts.get("file") else []
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    name: str
+    spec: dict  # what fetch_model needs; it writes the manifest Plan.manifest(name)
+
+
+@dataclass(frozen=True)
+class Model:
+    """A generator: a checkpoint with decoding settings, or texts that already exist."""
+
+    name: str
+    datasets: tuple[str, ...]
+    seeds: tuple[int, ...]
+    checkpoint: str | None = None
+    #: per dataset: every setting of this model's generate jobs
+    generation: dict[str, GenerationSettings] = field(default_factory=dict)
+    texts: dict | None = None  # imported texts spec (models.<name>.texts)
+
+    @property
+    def generates(self) -> bool:
+        return self.checkpoint is not None
+
+    def sources(self) -> list[str]:
+        return [f"{self.name}/seed{s}" for s in self.seeds]
+
+    @property
+    def local_files(self) -> list[str]:
+        src = (self.texts or {}).get("source", {})
+        return [src["path"]] if src.get("kind") == "local" else []
+
+
+@dataclass(frozen=True)
+class FeatureModel:
+    """A featurizer (embeddings) or an evaluator (surprisal): a checkpoint plus settings."""
+
+    name: str
+    checkpoint: str
+    settings: dict  # keyword arguments of embed_texts / surprisal_texts (cache included)
+
+
+@dataclass(frozen=True)
+class ScoreEntry:
+    """One ``metrics.<entry>``: a registered metric, its checked params, what it reads."""
+
+    name: str
+    metric: str
+    params: dict  # every parameter as the metric runs with it (defaults filled, checked)
+    input: str  # a kind of genmetrics.kinds.KINDS
+    part: str  # text | continuation
+    paired: bool
+    reference: str | None  # source of the reference set; None for reference-free metrics
+    datasets: tuple[str, ...]
+    feature_model: str | None  # the featurizer or evaluator (kind's config_key)
+    length_control: str
+    score_references: bool
+    spread: dict | None
+    assets: tuple[str, ...]
+
+    def input_path(self, dataset: str, source: str) -> str:
+        """The file this entry reads for one source (features, tags or texts)."""
+        if self.length_control != "none":
+            return texts_path(dataset, source)  # cut first, then scored
+        kind = KINDS[self.input]
+        keys = {kind.config_key: self.feature_model} if kind.config_key else {}
+        return kind.path(dataset, source, self.part, **keys)
+
+    def settings(self) -> dict:
+        """A score job's params: the same for every source."""
+        return canonical(
+            {
+                "metric": self.metric,
+                "params": self.params,
+                "reference": self.reference,
+                "length_control": self.length_control,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Targets:
+    scores: tuple[str, ...]
+    generation_stats: tuple[str, ...]
+    spreads: tuple[str, ...]
+    sweeps: tuple[str, ...]
+    prd_scores: tuple[str, ...]
+    figures: tuple[str, ...]  # in the HTML report
+    analyses: tuple[str, ...]
+    all: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    cache: str
+    model_cache: str
+    feature_cache: str
+    datasets: dict[str, Dataset]
+    checkpoints: dict[str, Checkpoint]
+    models: dict[str, Model]
+    featurizers: dict[str, FeatureModel]
+    evaluators: dict[str, FeatureModel]
+    entries: dict[str, ScoreEntry]
+    sweep: dict | None
+    report: dict
+    targets: Targets = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "targets", self._targets())
+
+    # -------------------------------------------------------------- names and sources
+
+    @property
+    def generating_models(self) -> list[str]:
+        return [m for m, model in self.models.items() if model.generates]
+
+    @property
+    def text_models(self) -> list[str]:
+        return [m for m, model in self.models.items() if not model.generates]
+
+    def model_sources(self, dataset: str) -> list[str]:
+        """``{model}/seed{seed}`` of every model evaluated on ``dataset``."""
+        return [s for m in self.models.values() if dataset in m.datasets for s in m.sources()]
+
+    def wildcard_constraints(self) -> dict[str, str]:
+        parts = "|".join(re.escape(p) for p in PARTS[1:])
+        models = names_pattern(self.models)
+        return {
+            "dataset": names_pattern(self.datasets),
+            "model": models,
+            "checkpoint": names_pattern(self.checkpoints),
+            "featurizer": names_pattern(self.featurizers),
+            "evaluator": names_pattern(self.evaluators),
+            "entry": names_pattern(self.entries),
+            "asset": names_pattern(
+                sorted({a for e in self.entries.values() for a in e.assets} | set(POS_ASSETS))
+            ),
+            "seed": r"\d+",
+            "shard": r"\d+",
+            "source": rf"(?:{REFERENCES}|{PROMPTS}|(?:{models})/seed\d+)(?:\.(?:{parts}))?",
+        }
+
+    def manifest(self, checkpoint: str) -> str:
+        """The loadable description of a checkpoint (genmetrics.models.prepare_model)."""
+        return f"{self.model_cache}/{checkpoint}/model.json"
+
+    def asset_manifest(self, asset: str) -> str:
+        return f"{self.cache}/assets/{asset}.json"
+
+    def job(self, method: str) -> Callable[[Any], Any]:
+        """An input/params function for a rule: ``self.<method>`` called with the job's
+        wildcards that it names (``dataset``, ``model``, ...)."""
+        fn = getattr(self, method)
+        names = list(inspect.signature(fn).parameters)
+
+        def of_wildcards(wildcards):
+            return fn(**{n: wildcards[n] for n in names})
+
+        of_wildcards.__name__ = method
+        return of_wildcards
+
+    # -------------------------------------------------------------- data and generation
+
+    def dataset_spec(self, dataset: str) -> dict:
+        return canonical(self.datasets[dataset].spec)
+
+    def dataset_files(self, dataset: str) -> list[str]:
+        """A local dataset file is an input: a missing one stops the DAG before any job."""
+        return self.datasets[dataset].local_files
+
+    def clean_options(self, dataset: str) -> dict:
+        return canonical(self.datasets[dataset].clean)
+
+    def prompt_options(self, dataset: str) -> dict:
+        return canonical(self.datasets[dataset].prompts)
+
+    def prompt_files(self, dataset: str) -> list[str]:
+        return self.datasets[dataset].prompt_files
+
+    def checkpoint_spec(self, checkpoint: str) -> dict:
+        return canonical(self.checkpoints[checkpoint].spec)
+
+    def generation_settings(self, dataset: str, model: str) -> dict:
+        """Everything about one model's generation job, and nothing about other models."""
+        return canonical(self.models[model].generation[dataset].as_dict())
+
+    def generation_model(self, model: str) -> str:
+        return self.manifest(self.models[model].checkpoint)
+
+    def shard_files(self, dataset: str, model: str, seed: str) -> list[str]:
+        n = self.models[model].generation[dataset].shards
+        keys = dict(dataset=dataset, model=model, seed=seed)
+        return [RESULTS.shard.format(shard=i, **keys) for i in range(n)]
+
+    def shard_stat_files(self, dataset: str, model: str, seed: str) -> list[str]:
+        n = self.models[model].generation[dataset].shards
+        keys = dict(dataset=dataset, model=model, seed=seed)
+        return [RESULTS.shard_stats.format(shard=i, **keys) for i in range(n)]
+
+    def imported_texts(self, model: str) -> dict:
+        return canonical(self.models[model].texts)
+
+    def imported_files(self, model: str) -> list[str]:
+        return self.models[model].local_files
+
+    # -------------------------------------------------------------- features
+
+    def source_texts(self, dataset: str, source: str) -> str:
+        """The rows a feature job reads (for ``m/seed0.continuation``: the generations)."""
+        return texts_path(dataset, split_part(source)[0])
+
+    def feature_source(self, source: str) -> str:
+        return split_part(source)[0]
+
+    def feature_part(self, source: str) -> str:
+        return split_part(source)[1]
+
+    def featurizer_model(self, featurizer: str) -> str:
+        return self.manifest(self.featurizers[featurizer].checkpoint)
+
+    def embed_settings(self, featurizer: str) -> dict:
+        return canonical(self.featurizers[featurizer].settings)
+
+    def evaluator_model(self, evaluator: str) -> str:
+        return self.manifest(self.evaluators[evaluator].checkpoint)
+
+    def surprisal_settings(self, evaluator: str) -> dict:
+        return canonical(self.evaluators[evaluator].settings)
+
+    def pos_assets(self) -> list[str]:
+        return [self.asset_manifest(a) for a in POS_ASSETS]
+
+    # -------------------------------------------------------------- scores and analyses
+
+    def score_inputs(self, dataset: str, source: str, entry: str) -> dict:
+        e = self.entries[entry]
+        inputs: dict[str, Any] = {"candidate": e.input_path(dataset, source)}
+        if e.reference is not None:
+            inputs["reference"] = e.input_path(dataset, e.reference)
+        if e.length_control != "none":  # by design, depends on every source of the dataset
+            inputs["group"] = [
+                texts_path(dataset, s) for s in [REFERENCES, *self.model_sources(dataset)]
+            ]
+        if e.assets:
+            inputs["assets"] = [self.asset_manifest(a) for a in e.assets]
+        return inputs
+
+    def score_settings(self, entry: str) -> dict:
+        return self.entries[entry].settings()
+
+    def spread_inputs(self, dataset: str, model: str, entry: str) -> dict:
+        e = self.entries[entry]
+        return {
+            "reference": e.input_path(dataset, e.reference),
+            "candidates": [e.input_path(dataset, s) for s in self.models[model].sources()],
+        }
+
+    def spread_settings(self, entry: str) -> dict:
+        e = self.entries[entry]
+        return canonical({"metric": e.metric, "params": e.params, "spread": e.spread})
+
+    def sweep_inputs(self, dataset: str, source: str, entry: str) -> dict:
+        e = self.entries[entry]
+        return {
+            "reference": e.input_path(dataset, e.reference),
+            "candidate": e.input_path(dataset, source),
+        }
+
+    def sweep_settings(self, entry: str) -> dict:
+        return canonical({**self.sweep, "params": self.entries[entry].params})
+
+    # -------------------------------------------------------------- targets
+
+    def score_targets(self, entries: Iterable[str] | None = None) -> list[str]:
+        out = []
+        for name in self.entries if entries is None else entries:
+            e = self.entries[name]
+            for ds in e.datasets:
+                srcs = [s for s in self.model_sources(ds) if s != e.reference]
+                if e.reference is None and e.score_references:
+                    srcs = [REFERENCES, *srcs]
+                out += [RESULTS.score.format(dataset=ds, source=s, entry=name) for s in srcs]
+        return out
+
+    def _targets(self) -> Targets:
+        gen_stats = [
+            RESULTS.generation_stats.format(dataset=ds, model=m.name, seed=s)
+            for ds in self.datasets
+            for m in self.models.values()
+            if m.generates and ds in m.datasets
+            for s in m.seeds
+        ]
+        spreads = [
+            RESULTS.spread.format(dataset=ds, model=m.name, entry=e.name)
+            for e in self.entries.values()
+            if e.spread is not None
+            for ds in e.datasets
+            for m in self.models.values()
+            if ds in m.datasets and m.sources()[0] != e.reference
+        ]
+        sweeps = []
+        if self.sweep:
+            e = self.entries[self.sweep["metric"]]
+            sweeps = [
+                RESULTS.sweep.format(dataset=ds, source=m.sources()[0], entry=e.name)
+                for ds in e.datasets
+                for m in self.models.values()
+                if ds in m.datasets
+            ]
+        prd = self.score_targets(n for n, e in self.entries.items() if e.metric == "prd")
+        figures = [RESULTS.correlation_figure, RESULTS.pr_figure]
+        figures += [RESULTS.pr_curves_figure] if prd else []
+        figures += [RESULTS.length_figure]
+        analyses = [RESULTS.length_table]
+        analyses += [RESULTS.pr_curves_figure] if prd else []
+        analyses += [RESULTS.spread_table] if spreads else []
+        return Targets(
+            scores=tuple(self.score_targets()),
+            generation_stats=tuple(gen_stats),
+            spreads=tuple(spreads),
+            sweeps=tuple(sweeps),
+            prd_scores=tuple(prd),
+            figures=tuple(figures),
+            analyses=tuple(analyses),
+            all=(RESULTS.scores, RESULTS.report, *analyses),
+        )
+
+
+# ------------------------------------------------------------------ building the plan
+
+
+def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
+    """Validate ``config`` (a copy: the argument is not changed) and resolve it into a Plan.
+
+    Raises :class:`GenmetricsError` naming the config key of the first problem.
+    """
+    from genmetrics.config import expand_paths, validate_config
+
+    cfg = copy.deepcopy(dict(config))
+    validate_config(cfg, schema_path)
+    expand_paths(cfg)
+    datasets = {
+        name: Dataset(
+            name=name,
+            spec={k: v for k, v in d.items() if k not in ("clean", "prompts")},
+            clean=dict(d.get("clean", {})),
+            prompts=dict(d["prompts"]),
+        )
+        for name, d in cfg["datasets"].items()
+    }
+    model_cache = cfg["model_cache"].rstrip("/")
+    checkpoints = {name: Checkpoint(name, dict(c)) for name, c in cfg["checkpoints"].items()}
+    models = {name: _model(name, m, cfg, datasets) for name, m in cfg["models"].items()}
+    feature_cache = cfg["feature_cache"].rstrip("/")
+    featurizers = {
+        name: _feature_model(name, f, "featurizers", "embed", feature_cache, checkpoints)
+        for name, f in cfg["featurizers"].items()
+    }
+    evaluators = {
+        name: _feature_model(name, f, "evaluators", "surprisal", feature_cache, checkpoints)
+        for name, f in cfg["evaluators"].items()
+    }
+    tables = {"featurizer": featurizers, "evaluator": evaluators}
+    entries = {
+        name: _entry(name, e, datasets, models, tables) for name, e in cfg["metrics"].items()
+    }
+    sweep = cfg["analysis"].get("sweep")
+    if sweep:
+        name = sweep["metric"]
+        if name not in entries:
+            raise GenmetricsError(f"analysis.sweep.metric: {name!r} is not in metrics")
+        if entries[name].metric != "precision_recall":
+            raise GenmetricsError(
+                f"analysis.sweep.metric: {name!r} is not a precision_recall entry"
+            )
+    return Plan(
+        cache=cfg["cache"].rstrip("/"),
+        model_cache=model_cache,
+        feature_cache=feature_cache,
+        datasets=datasets,
+        checkpoints=checkpoints,
+        models=models,
+        featurizers=featurizers,
+        evaluators=evaluators,
+        entries=entries,
+        sweep=dict(sweep) if sweep else None,
+        report=dict(cfg["report"]),
+    )
+
+
+def _model(
+    name: str, m: Mapping[str, Any], cfg: Mapping[str, Any], datasets: Mapping[str, Dataset]
+) -> Model:
+    key = f"models.{name}"
+    for ds in m.get("datasets", []):
+        if ds not in datasets:
+            raise GenmetricsError(f"{key}.datasets: {ds!r} is not in datasets")
+    gen = cfg["generation"]
+    common = dict(
+        name=name,
+        datasets=tuple(m.get("datasets", datasets)),
+        seeds=tuple(m.get("seeds", gen["seeds"])),
+    )
+    if "texts" in m:
+        return Model(texts=dict(m["texts"]), **common)
+    ckpts = cfg["checkpoints"]
+    if m["checkpoint"] not in ckpts:
+        raise GenmetricsError(
+            f"{key}.checkpoint: {m['checkpoint']!r} is not in checkpoints "
+            f"({', '.join(ckpts) or 'none'})"
+        )
+    ck = ckpts[m["checkpoint"]]
+    settings = {
+        "template": m.get("template", ck["template"]),
+        "tokenizer_family": ck.get("tokenizer_family"),
+        "instruction": m.get("instruction"),
+        "sampling": dict(m.get("sampling", {})),
+        "words": m.get("words", gen["words"]),
+        "batch_size": m.get("batch_size", gen["batch_size"]),
+        "token_margin": gen["token_margin"],
+        "shards": gen["shards"],
+        "dtype": ck["dtype"],
+        "trust_remote_code": ck["trust_remote_code"],
+        "device_map": ck.get("device_map"),
+    }
+    generation = {
+        ds: GenerationSettings(**settings, mode=datasets[ds].prompts["mode"])
+        for ds in common["datasets"]
+    }
+    return Model(checkpoint=m["checkpoint"], generation=generation, **common)
+
+
+def _feature_model(
+    name: str,
+    f: Mapping[str, Any],
+    section: str,
+    kind: str,
+    feature_cache: str,
+    checkpoints: Mapping[str, Checkpoint],
+) -> FeatureModel:
+    if f["checkpoint"] not in checkpoints:
+        raise GenmetricsError(
+            f"{section}.{name}.checkpoint: {f['checkpoint']!r} is not in checkpoints"
+        )
+    settings = {k: v for k, v in f.items() if k != "checkpoint"}
+    settings["cache_dir"] = f"{feature_cache}/{kind}/{name}"
+    settings["cache_key"] = f"{name}:{f['checkpoint']}"
+    return FeatureModel(name, f["checkpoint"], settings)
+
+
+def _entry(
+    name: str,
+    e: Mapping[str, Any],
+    datasets: Mapping[str, Dataset],
+    models: Mapping[str, Model],
+    tables: Mapping[str, Mapping[str, FeatureModel]],
+) -> ScoreEntry:
+    from genmetrics.metrics import get
+
+    key = f"metrics.{name}"
+    try:
+        metric = get(e.get("metric", name))
+    except GenmetricsError as err:
+        raise GenmetricsError(f"{key}.metric: {err}") from None
+    params = metric.check_params(e["params"], where=f"{key}.params")
+    kind = KINDS[metric.input]
+    feature_model = None
+    for what, table in tables.items():
+        given = e.get(what)
+        if what == kind.config_key:
+            if not given:
+                raise GenmetricsError(f"{key}.{what}: required for this metric ({metric.input})")
+            if given not in table:
+                raise GenmetricsError(f"{key}.{what}: {given!r} is not defined under {what}s")
+            feature_model = given
+        elif given:
+            raise GenmetricsError(
+                f"{key}.{what}: not used by {metric.name}, which reads {metric.input}"
+            )
+    entry_datasets = tuple(e.get("datasets", datasets))
+    for ds in entry_datasets:
+        if ds not in datasets:
+            raise GenmetricsError(f"{key}.datasets: {ds!r} is not in datasets")
+    reference = _reference_source(key, e, metric.reference, entry_datasets, models)
+    if e["length_control"] != "none" and metric.input not in TEXT_KINDS:
+        raise GenmetricsError(
+            f"{key}.length_control: only for metrics on texts, not {metric.input}"
+        )
+    spread = e.get("spread")
+    if spread is not None and (metric.input != "embeddings" or reference is None):
+        raise GenmetricsError(f"{key}.spread: only for metrics on embeddings with a reference")
+    return ScoreEntry(
+        name=name,
+        metric=metric.name,
+        params=params,
+        input=metric.input,
+        part=metric.part,
+        paired=metric.paired,
+        reference=reference,
+        datasets=entry_datasets,
+        feature_model=feature_model,
+        length_control=e["length_control"],
+        # human references have no prompt/continuation split: only whole texts are scored
+        score_references=e["score_references"] and metric.part == "text",
+        spread=dict(spread) if spread is not None else None,
+        assets=_assets(metric, params, e["length_control"]),
+    )
+
+
+def _assets(metric: Any, params: Mapping[str, Any], length_control: str) -> tuple[str, ...]:
+    """Offline assets a score job needs; a length-controlled metric on POS tags tags the cut
+    texts itself, so it needs the tagger's data too."""
+    assets = list(metric.assets(params))
+    if length_control != "none" and metric.input == "pos":
+        assets += [a for a in POS_ASSETS if a not in assets]
+    return tuple(assets)
+
+
+def _reference_source(
+    key: str,
+    e: Mapping[str, Any],
+    mode: str,
+    entry_datasets: tuple[str, ...],
+    models: Mapping[str, Model],
+) -> str | None:
+    ref = e["reference"]
+    if mode in ("none", PROMPTS):
+        if ref != REFERENCES:
+            raise GenmetricsError(
+                f"{key}.reference: this metric takes "
+                + ("no reference" if mode == "none" else "the dataset's prompts as reference")
+            )
+        return None if mode == "none" else PROMPTS
+    if isinstance(ref, str):
+        return ref
+    model = models.get(ref["model"])
+    if model is None:
+        raise GenmetricsError(f"{key}.reference.model: {ref['model']!r} is not in models")
+    if ref["seed"] not in model.seeds:
+        raise GenmetricsError(
+            f"{key}.reference.seed: {ref['seed']} is not a seed of model {model.name!r} "
+            f"({', '.join(map(str, model.seeds))})"
+        )
+    missing = [ds for ds in entry_datasets if ds not in model.datasets]
+    if missing:
+        raise GenmetricsError(
+            f"{key}.reference.model: {model.name!r} is not evaluated on dataset {missing[0]!r}"
+        )
+    return f"{model.name}/seed{ref['seed']}"
+
+
+# ------------------------------------------------------------------ running a score job
+
+
+def score_entry(
+    settings: Mapping[str, Any],
+    *,
+    entry: str,
+    dataset: str,
+    source: str,
+    candidate: str | Path,
+    reference: str | Path | None = None,
+    group: Iterable[str | Path] = (),
+) -> dict[str, Any]:
+    """One score job: the score record of ``entry`` for one (dataset, source).
+
+    ``settings`` is :meth:`ScoreEntry.settings` (metric, params, reference, length_control).
+    With ``length_control: shortest`` every text is first cut, per prompt, to the shortest
+    text among the ``group`` files (the dataset's every source; see
+    :func:`genmetrics.analysis.length.score_shortest`).
+    """
+    from genmetrics.scoring import score_files
+
+    metric, params = settings["metric"], settings["params"]
+    if settings["length_control"] == "shortest":
+        from genmetrics.analysis.length import score_shortest
+
+        rec = score_shortest(metric, candidate, reference, list(group), params)
+    else:
+        rec = score_files(metric, candidate, reference, params)
+    return {
+        "metric": rec["metric"],
+        "entry": entry,
+        "dataset": dataset,
+        "source": source,
+        "reference": settings["reference"],
+        "length_control": settings["length_control"],
+        **rec,
+    }

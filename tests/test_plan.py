@@ -1,0 +1,294 @@
+"""The run plan (genmetrics.plan): defaults from the schema, checks naming the key path, and
+per-model isolation of every job's params: the properties that make partial reruns cheap."""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO
+
+from genmetrics import GenmetricsError
+from genmetrics.plan import RESULTS, canonical, load_plan, split_part
+
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch, tmp_path):
+    monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
+    monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(tmp_path / "tiny"))
+
+
+def config(name: str = "config.yaml") -> dict:
+    return yaml.safe_load((REPO / name).read_text())
+
+
+def plan_of(cfg: dict):
+    return load_plan(cfg, SCHEMA)
+
+
+def wildcards(pattern: str, path: str, plan) -> dict[str, str]:
+    """The wildcards of ``path`` under a result ``pattern`` (the plan's constraints)."""
+    cons = plan.wildcard_constraints()
+    regex, pos = "", 0
+    for m in re.finditer(r"\{(\w+)\}", pattern):
+        regex += re.escape(pattern[pos : m.start()]) + f"(?P<{m[1]}>{cons.get(m[1], '.+')})"
+        pos = m.end()
+    match = re.fullmatch(regex + re.escape(pattern[pos:]), path)
+    assert match, (pattern, path)
+    return match.groupdict()
+
+
+def jobs(plan) -> dict[tuple, object]:
+    """Every per-job (params, inputs) the plan gives, keyed by (rule, wildcards)."""
+    out: dict[tuple, object] = {}
+    for ds in plan.datasets:
+        out["fetch_dataset", ds] = (plan.dataset_spec(ds), plan.dataset_files(ds))
+        out["clean_dataset", ds] = plan.clean_options(ds)
+        out["make_prompts", ds] = (plan.prompt_options(ds), plan.prompt_files(ds))
+    for ck in plan.checkpoints:
+        out["fetch_model", ck] = plan.checkpoint_spec(ck)
+    for name, m in plan.models.items():
+        for ds in m.datasets:
+            for seed in m.seeds:
+                if m.generates:
+                    out["generate", ds, name, seed] = (
+                        plan.generation_settings(ds, name),
+                        plan.generation_model(name),
+                        plan.shard_files(ds, name, str(seed)),
+                    )
+                else:
+                    out["import_texts", ds, name, seed] = (
+                        plan.imported_texts(name),
+                        plan.imported_files(name),
+                    )
+    for f in plan.featurizers:
+        out["embed", f] = (plan.embed_settings(f), plan.featurizer_model(f))
+    for e in plan.evaluators:
+        out["surprisal", e] = (plan.surprisal_settings(e), plan.evaluator_model(e))
+    for path in plan.targets.scores:
+        w = wildcards(RESULTS.score, path, plan)
+        inputs = plan.score_inputs(**w)
+        if plan.entries[w["entry"]].length_control != "none":
+            inputs.pop("group")  # by design: the shortest text among every source
+        out[("score", *w.values())] = (plan.score_settings(w["entry"]), inputs)
+    for path in plan.targets.spreads:
+        w = wildcards(RESULTS.spread, path, plan)
+        out[("spread", *w.values())] = (plan.spread_settings(w["entry"]), plan.spread_inputs(**w))
+    for path in plan.targets.sweeps:
+        w = wildcards(RESULTS.sweep, path, plan)
+        out[("sweep", *w.values())] = (plan.sweep_settings(w["entry"]), plan.sweep_inputs(**w))
+    return out
+
+
+def all_targets(plan) -> dict[str, set[str]]:
+    t = plan.targets
+    return {
+        name: set(getattr(t, name))
+        for name in ("scores", "generation_stats", "spreads", "sweeps", "prd_scores")
+    }
+
+
+# ------------------------------------------------------------------ defaults and names
+
+
+def test_schema_defaults_fill_the_plan():
+    plan = plan_of(config())
+    assert plan.datasets["bbc"].prompts == {"words": 10, "mode": "prefix"}
+    gen = plan.models["smollm2-pure"].generation["bbc"]
+    assert gen.dtype == "float32" and gen.template == "chat"  # the checkpoint's template
+    assert gen.token_margin == 1.25 and gen.instruction is None
+    assert plan.models["gemma3-nucleus"].generation["bbc"].template == "base"
+    assert plan.models["smollm2-pure"].seeds == (0,)
+    e = plan.entries["self_bleu"]
+    assert e.length_control == "none" and e.score_references and e.reference is None
+    # every parameter as the metric runs with it, the config's values included
+    assert plan.entries["precision_recall"].params["k"] == 4
+    assert plan.entries["precision_recall"].params["pca"] == 0.9
+    assert plan.entries["self_bleu"].params["tokenizer"] == "gpt2"
+    assert plan.entries["precision_recall"].reference == "references"
+    assert plan.report == {"correlation": "spearman"}
+
+
+def test_the_config_argument_is_not_changed():
+    cfg = config()
+    before = copy.deepcopy(cfg)
+    plan_of(cfg)
+    assert cfg == before
+
+
+def test_input_paths_follow_the_kinds():
+    plan = plan_of(config())
+    ins = plan.score_inputs("bbc", "smollm2-pure/seed0", "coherence")
+    assert ins == {
+        "candidate": "results/features/embed/minilm/bbc/smollm2-pure/seed0.continuation.npz",
+        "reference": "results/features/embed/minilm/bbc/prompts.npz",
+    }
+    assert plan.score_inputs("bbc", "references", "perplexity") == {
+        "candidate": "results/features/surprisal/smollm2/bbc/references.npz"
+    }
+    rouge = plan.score_inputs("bbc", "gemma3-nucleus/seed0", "rouge")
+    assert rouge["candidate"] == "results/generations/bbc/gemma3-nucleus/seed0.jsonl"
+    assert rouge["reference"] == "results/data/bbc/references.jsonl"
+    # offline assets the metric declares are fetched before the job (fetch_asset)
+    assets = [plan.asset_manifest(a) for a in plan.entries["rouge"].assets]
+    assert rouge.get("assets", []) == assets
+    assert split_part("m.v2/seed0.continuation") == ("m.v2/seed0", "continuation")
+    assert (
+        plan.source_texts("bbc", "m/seed3.continuation") == "results/generations/bbc/m/seed3.jsonl"
+    )
+    assert plan.source_texts("bbc", "prompts") == "results/data/bbc/prompts.jsonl"
+    # a reference-free metric scores the references too; one with a reference does not
+    assert "results/scores/bbc/references/self_bleu.json" in plan.targets.scores
+    assert "results/scores/bbc/references/coherence.json" not in plan.targets.scores
+
+
+def test_reordering_the_config_changes_no_job():
+    cfg = config()
+    rev = copy.deepcopy(cfg)
+    for section in ("models", "metrics", "checkpoints"):
+        rev[section] = dict(reversed(list(rev[section].items())))
+    for m in rev["models"].values():
+        m["sampling"] = dict(reversed(list(m["sampling"].items())))
+    assert jobs(plan_of(rev)) == jobs(plan_of(cfg))
+
+
+# ------------------------------------------------------------------ partial reruns
+
+
+@pytest.mark.parametrize("name", ["config.yaml", ".test/config.yaml"])
+def test_adding_a_model_adds_only_its_targets(name):
+    cfg = config(name)
+    old = plan_of(cfg)
+    ck = next(iter(cfg["checkpoints"]))
+    cfg["models"]["new-greedy"] = {"checkpoint": ck, "sampling": {"do_sample": False}}
+    new = plan_of(cfg)
+    old_t, new_t = all_targets(old), all_targets(new)
+    for kind in old_t:
+        assert old_t[kind] <= new_t[kind], kind  # nothing removed or renamed
+        added = new_t[kind] - old_t[kind]
+        assert all("new-greedy" in t for t in added), (kind, added)
+    assert (
+        new_t["scores"] - old_t["scores"] and new_t["generation_stats"] - old_t["generation_stats"]
+    )
+    old_jobs, new_jobs = jobs(old), jobs(new)
+    for key, value in old_jobs.items():
+        assert new_jobs[key] == value, key  # no existing job's params or inputs change
+    assert all("new-greedy" in str(k) for k in set(new_jobs) - set(old_jobs))
+
+
+def test_changing_one_entrys_params_changes_only_that_entry():
+    cfg = config()
+    old = plan_of(cfg)
+    cfg["metrics"]["precision_recall"]["params"]["k"] = 5
+    new = plan_of(cfg)
+    assert all_targets(old) == all_targets(new)
+    old_jobs, new_jobs = jobs(old), jobs(new)
+    assert old_jobs.keys() == new_jobs.keys()
+    changed = {k for k in old_jobs if old_jobs[k] != new_jobs[k]}
+    assert changed and all(k[0] == "score" and k[-1] == "precision_recall" for k in changed)
+    assert new.entries["precision_recall"].params["k"] == 5
+    for name, m in old.models.items():
+        assert new.models[name].generation == m.generation
+
+
+# ------------------------------------------------------------------ errors name the key
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda c: c["metrics"].update(
+                pr_k50={
+                    "metric": "precision_recall",
+                    "featurizer": "smollm2",
+                    "params": {"k": "four"},
+                }
+            ),
+            "metrics.pr_k50.params.k: must be an integer >= 1, got 'four'",
+        ),
+        (
+            lambda c: c["metrics"]["mauve"].update(params={"scalling": 5}),
+            "metrics.mauve.params: unknown parameter(s) scalling",
+        ),
+        (lambda c: c["metrics"].update(nope={}), "metrics.nope.metric: unknown metric 'nope'"),
+        (
+            lambda c: c["metrics"]["prd"].pop("featurizer"),
+            "metrics.prd.featurizer: required for this metric (embeddings)",
+        ),
+        (
+            lambda c: c["metrics"]["self_bleu"].update(featurizer="smollm2"),
+            "metrics.self_bleu.featurizer: not used by self_bleu, which reads texts",
+        ),
+        (
+            lambda c: c["metrics"]["mauve"].update(reference={"model": "smollm2-pure", "seed": 3}),
+            "metrics.mauve.reference.seed: 3 is not a seed of model 'smollm2-pure'",
+        ),
+        (
+            lambda c: c["metrics"]["perplexity"].update(length_control="shortest"),
+            "metrics.perplexity.length_control: only for metrics on texts, not surprisal",
+        ),
+        (
+            lambda c: c["models"]["smollm2-pure"].update(checkpoint="nope"),
+            "models.smollm2-pure.checkpoint: 'nope' is not in checkpoints",
+        ),
+        (
+            lambda c: c.update(analysis={"sweep": {"metric": "mauve"}}),
+            "analysis.sweep.metric: 'mauve' is not a precision_recall entry",
+        ),
+        (lambda c: c["datasets"]["bbc"].update(clen={}), "datasets.bbc: unknown key(s) 'clen'"),
+        (
+            lambda c: c["datasets"]["bbc"]["source"].update(
+                kind="local", path="$NOT_SET_ANYWHERE/x"
+            ),
+            "datasets.bbc.source.path: environment variable NOT_SET_ANYWHERE is not set",
+        ),
+    ],
+)
+def test_errors_name_the_key_path(edit, message):
+    cfg = config()
+    edit(cfg)
+    with pytest.raises(GenmetricsError) as e:
+        plan_of(cfg)
+    assert str(e.value).startswith(message), str(e.value)
+
+
+def test_a_bad_param_value_fails_the_dry_run_fast(tmp_path):
+    cfg = config()
+    cfg["metrics"]["pr_k50"] = {
+        "metric": "precision_recall",
+        "featurizer": "smollm2",
+        "params": {"k": "four"},
+    }
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    cmd = [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile")]
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [*cmd, "-n", "--configfile", str(path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GENMETRICS_REPO": str(REPO)},
+    )
+    seconds = time.perf_counter() - t0
+    assert proc.returncode != 0
+    # Snakemake logs the error to stdout when it is not a terminal
+    assert "metrics.pr_k50.params.k: must be an integer >= 1, got 'four'" in (
+        proc.stdout + proc.stderr
+    )
+    assert seconds < 10, seconds
+
+
+def test_canonical_sorts_keys_recursively():
+    assert list(canonical({"b": 1, "a": {"d": 2, "c": (3,)}})) == ["a", "b"]
+    assert canonical({"a": {"d": 2, "c": (3,)}}) == {"a": {"c": [3], "d": 2}}
