@@ -335,6 +335,29 @@ def test_end_to_end(e2e):
 
 
 @pytest.mark.e2e
+def test_score_jobs_run_without_network(e2e):
+    """Every model and asset is a DAG node: with the network disabled (a new network namespace
+    without interfaces), every score job reruns and gives the same values."""
+    import shutil
+
+    if (
+        shutil.which("unshare") is None
+        or subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode
+    ):
+        pytest.skip("cannot create a network namespace here (unshare -rn)")
+    work, _, _ = e2e
+    before = pd.read_csv(work / "results/scores.csv")
+    cfg = work / "e2e.yaml"
+    cmd = [str(BIN / "snakemake"), "-s", str(REPO / "Snakefile"), "--cores", "2"]
+    cmd += ["--configfile", str(cfg), "--forcerun", "score", "--until", "aggregate"]
+    proc = subprocess.run(["unshare", "-rn", *cmd], cwd=work, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert re.search(r"^score\s+(\d+)", proc.stdout + proc.stderr, re.M)
+    after = pd.read_csv(work / "results/scores.csv")
+    pd.testing.assert_frame_equal(before, after)
+
+
+@pytest.mark.e2e
 def test_adding_a_model_reruns_only_its_jobs(e2e, tmp_path):
     work, cfg, _ = e2e
     cfg = copy.deepcopy(cfg)
