@@ -1,4 +1,6 @@
 # Scores: one job per (dataset, source, metric entry); the registry decides what it reads.
+# A score job reads features and never loads a model, except an entry whose metric must run
+# an encoder itself (BERTScore homogenization): it gets a GPU rule of its own.
 
 
 rule score:
@@ -8,6 +10,8 @@ rule score:
         RESULTS.score,
     log:
         "results/logs/score/{dataset}/{source}/{entry}.log",
+    wildcard_constraints:
+        entry=names_pattern(PLAN.entries_loading_models(False)),
     conda:
         "../envs/metrics.yaml"
     threads: 1
@@ -15,3 +19,15 @@ rule score:
         settings=plan("score_settings"),
     script:
         "../workflow/scripts/score.py"
+
+
+use rule score as score_with_model with:
+    log:
+        "results/logs/score_with_model/{dataset}/{source}/{entry}.log",
+    wildcard_constraints:
+        entry=names_pattern(PLAN.entries_loading_models(True)),
+    conda:
+        "../envs/generate.yaml"
+    threads: 2
+    resources:
+        gpu=1,

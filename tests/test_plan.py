@@ -292,3 +292,44 @@ def test_a_bad_param_value_fails_the_dry_run_fast(tmp_path):
 def test_canonical_sorts_keys_recursively():
     assert list(canonical({"b": 1, "a": {"d": 2, "c": (3,)}})) == ["a", "b"]
     assert canonical({"a": {"d": 2, "c": (3,)}}) == {"a": {"c": [3], "d": 2}}
+
+
+def test_an_entry_that_runs_an_encoder_gets_its_own_gpu_rule(tmp_path):
+    """BERTScore homogenization runs an encoder: its job is `score_with_model` (GPU, the MiniLM
+    asset as an input); every other score job stays a `score` job that loads no model."""
+    cfg = config()
+    cfg["metrics"]["homog_bert"] = {"metric": "homogenization", "params": {"measure": "bertscore"}}
+    plan = plan_of(cfg)
+    assert plan.entries_loading_models(True) == ["homog_bert"]
+    assert "homogenization" in plan.entries_loading_models(False)
+    assert plan.entries["homog_bert"].assets == ("minilm",)
+    cfg["metrics"]["homog_bert"]["params"]["model"] = "bert-base-uncased"  # a hub id
+    with pytest.raises(GenmetricsError, match=r"metrics\.homog_bert\.params\.model: .* never"):
+        plan_of(cfg)
+    del cfg["metrics"]["homog_bert"]["params"]["model"]
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    out = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "snakemake"),
+            "-s",
+            str(REPO / "Snakefile"),
+            "-n",
+            "--cores",
+            "1",
+            "--configfile",
+            str(path),
+            "--directory",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    text = out.stdout + out.stderr
+    jobs = re.split(r"^\[\w{3} \w{3} .*\]$", text, flags=re.M)
+    bert = [b for b in jobs if "homog_bert" in b and re.search(r"rule score_with_model:", b)]
+    assert bert and all("gpu=1" in b and "minilm" in b for b in bert)
+    assert not [
+        b for b in jobs if re.search(r"^rule score:", b.strip(), re.M) and "homog_bert" in b
+    ]

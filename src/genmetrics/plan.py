@@ -174,6 +174,7 @@ class ScoreEntry:
     score_references: bool
     spread: dict | None
     assets: tuple[str, ...]
+    loads_model: bool  # runs an encoder in the job (BERTScore): the score_with_model rule
 
     def input_path(self, dataset: str, source: str) -> str:
         """The file this entry reads for one source (features, tags or texts)."""
@@ -238,6 +239,10 @@ class Plan:
     def model_sources(self, dataset: str) -> list[str]:
         """``{model}/seed{seed}`` of every model evaluated on ``dataset``."""
         return [s for m in self.models.values() if dataset in m.datasets for s in m.sources()]
+
+    def entries_loading_models(self, loads: bool) -> list[str]:
+        """Entries whose score job runs an encoder (``loads=True``) or not."""
+        return [n for n, e in self.entries.items() if e.loads_model == loads]
 
     def wildcard_constraints(self) -> dict[str, str]:
         parts = "|".join(re.escape(p) for p in PARTS[1:])
@@ -621,7 +626,22 @@ def _entry(
         score_references=e["score_references"] and metric.part == "text",
         spread=dict(spread) if spread is not None else None,
         assets=_assets(metric, params, e["length_control"]),
+        loads_model=_loads_model(key, metric, params),
     )
+
+
+def _loads_model(key: str, metric: Any, params: Mapping[str, Any]) -> bool:
+    """Whether the entry's job runs an encoder; its model must then be local (or the offline
+    asset), since a hub id would be downloaded inside the job."""
+    if not metric.loads_model(params):
+        return False
+    model = params.get("model")
+    if model is not None and not Path(model).is_dir():
+        raise GenmetricsError(
+            f"{key}.params.model: {model!r} is not a local model folder; in the workflow a "
+            "score job never downloads (leave it null for the offline MiniLM)"
+        )
+    return True
 
 
 def _assets(metric: Any, params: Mapping[str, Any], length_control: str) -> tuple[str, ...]:

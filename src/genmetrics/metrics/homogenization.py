@@ -323,6 +323,8 @@ def bertscore_pair_sums(
         "zero_total": (Options("package", "zero"), "all pairs 0: package gives 1.0, zero gives 0"),
         "padding": (Options("bert_score", "none"), "BERTScore: the package's batch padding"),
     },
+    assets=lambda p: ("minilm",) if p["measure"] == "bertscore" and p["model"] is None else (),
+    loads_model=lambda p: p["measure"] == "bertscore",
     upstream="diversity 0.3.1 homogenization_score",
     citation="Shaib et al. (2024)",
 )

@@ -23,9 +23,11 @@ A metric module registers its public function once; everything else is read from
   which part of each generation the features are computed from (``text`` or only the
   ``continuation``); ``reference="prompts"`` compares each source with the dataset's prompts
   (featurized the same way), e.g. coherence.
-* **Models and assets**: a metric never loads a model or downloads anything; what it needs
-  comes from features (embed / surprisal rules) and from ``assets(params)``, the names of
-  offline assets (:data:`genmetrics.assets.ASSETS`) that the workflow fetches in rules.
+* **Models and assets**: a metric downloads nothing; what it needs comes from features
+  (embed / surprisal rules) and from ``assets(params)``, the names of offline assets
+  (:data:`genmetrics.assets.ASSETS`) that the workflow fetches in rules. The one metric that
+  must run an encoder itself (BERTScore homogenization: token-level matching) says so with
+  ``loads_model(params)``, and the workflow runs it in a GPU-resourced rule of its own.
 * **Aggregation** (per-text metrics): how per-text values become the corpus value and what
   happens to texts the metric cannot score (too short, empty); the result's ``n`` reports
   how many were excluded.
@@ -79,6 +81,7 @@ class Metric:
     upstream: str = ""
     citation: str = ""
     assets: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda params: ()
+    loads_model: Callable[[Mapping[str, Any]], bool] = lambda params: False
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -123,6 +126,7 @@ def register(
     upstream: str = "",
     citation: str = "",
     assets: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None,
+    loads_model: Callable[[Mapping[str, Any]], bool] | None = None,
     description: str | None = None,
 ) -> Callable[[Callable], Callable]:
     """Decorator that registers ``func`` under ``name`` (snake_case, stable)."""
@@ -154,6 +158,7 @@ def register(
             upstream=upstream,
             citation=citation,
             assets=assets or (lambda params: ()),
+            loads_model=loads_model or (lambda params: False),
         )
         return func
 
