@@ -32,6 +32,7 @@ SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 # and the greedy scheduler (no ILP solve between ~130 short jobs)
 FAST = ("--cores", "2", "--set-threads", "generate=1", "embed=1", "surprisal=1")
 FAST += ("--scheduler", "greedy")
+SCORE_COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
 CONFIGS = sorted([*REPO.glob("configs/*.yaml"), TEST_CONFIG, REPO / "config.yaml"])
 
 
@@ -168,16 +169,7 @@ def test_offline_run_scores_every_entry_for_every_model_and_seed(offline_run):
         mp.setenv("GENMETRICS_TINY_MODEL", env["GENMETRICS_TINY_MODEL"])
         plan = load_plan(yaml.safe_load(TEST_CONFIG.read_text()), SCHEMA)
     df = pd.read_csv(work / "results/scores.csv")
-    assert list(df.columns) == [
-        "dataset",
-        "model",
-        "seed",
-        "reference",
-        "metric",
-        "entry",
-        "name",
-        "value",
-    ]
+    assert list(df.columns) == SCORE_COLUMNS
     sources = [(m, s) for m, model in plan.models.items() for s in model.seeds]
     assert len(sources) == 4  # 2 models × 2 seeds
     for name, entry in plan.entries.items():
@@ -264,16 +256,7 @@ def test_end_to_end(e2e):
             assert r["text"].strip() and r["finish_reason"] in ("eos", "words", "length")
             assert len(r["continuation"].split()) <= cfg["generation"]["words"]
     df = pd.read_csv(res / "scores.csv")
-    assert list(df.columns) == [
-        "dataset",
-        "model",
-        "seed",
-        "reference",
-        "metric",
-        "entry",
-        "name",
-        "value",
-    ]
+    assert list(df.columns) == SCORE_COLUMNS
     pr = df[df.metric == "precision_recall"].pivot_table(
         index="model", columns="name", values="value"
     )
