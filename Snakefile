@@ -1,6 +1,6 @@
 from snakemake.utils import min_version
 
-min_version("9.0")
+min_version("9.20")  # as pyproject: Snakemake 9 profiles, `use rule ... with:`
 
 
 # The default config, unless --configfile names another: configs are then used whole, not
