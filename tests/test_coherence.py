@@ -110,7 +110,7 @@ def test_logprob_matches_manual_loop(tmp_path, kind, with_bos):
 
 
 def test_logprob_errors(tmp_path):
-    with pytest.raises(GenmetricsError, match="no continuation has any token"):
+    with pytest.raises(GenmetricsError, match="no text has a scored token"):
         compute("coherence_logprob", [np.zeros(0), np.zeros(0)])
     from genmetrics.kinds import part_texts
 

@@ -11,12 +11,18 @@ the same validator plus the dimension check.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.kinds import validate_embeddings
+from genmetrics.metrics.registry import register
+
+#: how a distribution metric registers (``precision_recall``, ``mauve``, ``prd``): a candidate
+#: set of embeddings scored against a reference set of the same featurizer
+distribution_metric = partial(register, input="embeddings", reference="required")
 
 
 def check_dims(p: np.ndarray, q: np.ndarray) -> None:

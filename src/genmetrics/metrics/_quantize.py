@@ -21,6 +21,16 @@ from __future__ import annotations
 import numpy as np
 
 from genmetrics import GenmetricsError
+from genmetrics.params import Interval, Options
+
+#: the parameters of the k-means step, declared once for the metrics that call :func:`quantize`
+#: (``mauve``, ``prd``); their defaults stay in each metric's signature
+KMEANS_PARAMS = {
+    "seed": (Interval(int, 0, 2**32 - 1), "seed of PCA and k-means"),
+    "kmeans": (Options("auto", "faiss", "sklearn"), "k-means library (auto: faiss if present)"),
+    "kmeans_num_redo": (Interval(int, 1, None), "k-means restarts"),
+    "kmeans_max_iter": (Interval(int, 1, None), "k-means iterations"),
+}
 
 
 def l2_pca(

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from genmetrics import GenmetricsError
+from genmetrics.metrics.perplexity import text_mean_surprisal
 from genmetrics.metrics.registry import HIGHER, MetricResult, register
 
 
@@ -66,22 +67,16 @@ def coherence(candidate: np.ndarray, reference: np.ndarray) -> MetricResult:
 @register(
     "coherence_logprob",
     input="surprisal",
-    reference="none",
     part="continuation",
     values={"coherence_logprob": HIGHER},
-    aggregation=(
-        "mean over generations of the mean token log-prob; generations with no continuation "
-        "token are excluded (n.excluded)"
-    ),
+    aggregation="mean over generations with a token of their mean log-prob (n.excluded)",
     upstream="Su & Collier (2023) compute_coherence.py",
     citation="Su & Collier (2023)",
 )
 def coherence_logprob(candidate: Sequence[np.ndarray]) -> MetricResult:
     """Mean over generations of mean_t log p(x_t | [BOS] + prompt, x_<t) = −mean surprisal of
     the continuation given its prompt (the surprisal rule's ``part: continuation``)."""
-    per_row = np.asarray([-float(np.mean(s)) for s in candidate if len(s)])
-    if per_row.size == 0:
-        raise GenmetricsError("coherence_logprob: no continuation has any token")
+    per_row = -text_mean_surprisal(candidate, "coherence_logprob")
     return MetricResult(
         values={"coherence_logprob": float(per_row.mean())},
         extras={"per_row": per_row},

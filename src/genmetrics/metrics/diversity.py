@@ -39,6 +39,7 @@ import builtins
 import gzip
 import io
 import lzma
+from collections.abc import Callable
 
 import numpy as np
 
@@ -95,50 +96,48 @@ _CR_PARAMS = {
 }
 
 
-@register(
-    "compression_ratio",
-    input="texts",
-    reference="none",
-    values={"compression_ratio": LOWER},
-    params=_CR_PARAMS,
-    upstream="diversity 0.3.1 compression_ratio",
-    citation="Shaib et al. (2024)",
-)
-def compression_ratio(
-    candidate: list[str],
-    *,
-    algorithm: str = "gzip",
-    convention: str = "diversity",
-    round: int | None = None,  # noqa: A002 (stable parameter name)
-) -> MetricResult:
-    """Compression ratio = UTF-8 bytes of ``" ".join(texts)`` / compressed bytes (higher = more
-    repetitive), as ``diversity.compression_ratio`` (double gzip by default; ``round=3`` gives
-    the package's rounded number)."""
-    return _ratio(" ".join(candidate), len(candidate), algorithm, convention, round)
+def _compression_metric(
+    name: str, input: str, join: Callable[[list], str], what: str, suffix: str = ""
+):
+    """Register the compression ratio of one input kind: texts, or POS tag sequences."""
+
+    def metric(
+        candidate: list,
+        *,
+        algorithm: str = "gzip",
+        convention: str = "diversity",
+        round: int | None = None,  # noqa: A002 (stable parameter name)
+    ) -> MetricResult:
+        return _ratio(join(candidate), len(candidate), algorithm, convention, round)
+
+    metric.__name__ = metric.__qualname__ = name
+    metric.__doc__ = (
+        f"Compression ratio of {what} = UTF-8 bytes of the space-joined corpus / compressed "
+        "bytes (higher = more repetitive), as ``diversity.compression_ratio`` (double gzip by "
+        "default; ``round=3`` gives the package's rounded number)."
+    )
+    return register(
+        name,
+        input=input,
+        values={"compression_ratio": LOWER},
+        params=_CR_PARAMS,
+        upstream=f"diversity 0.3.1 compression_ratio{suffix}",
+        citation="Shaib et al. (2024)",
+    )(metric)
 
 
-@register(
+#: ``" ".join(texts)``, as ``diversity.compression_ratio``
+compression_ratio = _compression_metric("compression_ratio", "texts", " ".join, "texts")
+#: Shaib et al.'s "CR: POS": the ratio of ``[" ".join(tags) for tags in docs]`` on the PTB tags
+#: of the pos_tags feature (:func:`genmetrics.features.pos.tag_texts`: NLTK perceptron on
+#: ``text.split()`` = diversity <= 0.1.22)
+pos_compression_ratio = _compression_metric(
     "pos_compression_ratio",
-    input="pos",
-    reference="none",
-    values={"compression_ratio": LOWER},
-    params=_CR_PARAMS,
-    upstream="diversity 0.3.1 compression_ratio of POS sequences",
-    citation="Shaib et al. (2024)",
+    "pos",
+    lambda docs: " ".join(" ".join(tags) for tags in docs),
+    "part-of-speech tag sequences",
+    " of POS sequences",
 )
-def pos_compression_ratio(
-    candidate: list[list[str]],
-    *,
-    algorithm: str = "gzip",
-    convention: str = "diversity",
-    round: int | None = None,  # noqa: A002
-) -> MetricResult:
-    """Compression ratio of part-of-speech sequences (Shaib et al. "CR: POS"):
-    ``compression_ratio([" ".join(tags) for tags in docs])`` on PTB tags per text, made by the
-    pos_tags feature (:func:`genmetrics.features.pos.tag_texts`: NLTK perceptron on
-    ``text.split()`` = diversity ≤ 0.1.22)."""
-    joined = " ".join(" ".join(tags) for tags in candidate)
-    return _ratio(joined, len(candidate), algorithm, convention, round)
 
 
 # ---------------------------------------------------------------- n-gram diversity
@@ -147,7 +146,6 @@ def pos_compression_ratio(
 @register(
     "ngram_diversity",
     input="texts",
-    reference="none",
     values={
         "ngram_diversity": HIGHER,
         "ngram_diversity_1": HIGHER,
@@ -192,7 +190,6 @@ def ngram_diversity(
 @register(
     "self_repetition",
     input="texts",
-    reference="none",
     values={"self_repetition": LOWER},
     params={"n": (Interval(int, 1, None), "n-gram order")},
     upstream="diversity 0.3.1 self_repetition_score",

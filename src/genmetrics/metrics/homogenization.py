@@ -310,7 +310,6 @@ def bertscore_pair_sums(
 @register(
     "homogenization",
     input="texts",
-    reference="none",
     values={"homogenization": LOWER},
     params={
         "measure": (Options("rougel", "bertscore"), "pair similarity: ROUGE-L F or BERTScore F1"),

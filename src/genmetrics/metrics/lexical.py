@@ -199,7 +199,6 @@ def _lexical(name: str, params: dict, short_doc: str, minimum: str, citation: st
     return register(
         name,
         input="texts",
-        reference="none",
         values={name: HIGHER, f"{name}_std": None},
         params={
             **params,

@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics._inputs import check_dims
-from genmetrics.metrics._quantize import quantize, resolve_buckets
-from genmetrics.metrics.registry import HIGHER, LOWER, MetricResult, register
-from genmetrics.params import Const, Interval, Options
+from genmetrics.metrics._inputs import check_dims, distribution_metric
+from genmetrics.metrics._quantize import KMEANS_PARAMS, quantize, resolve_buckets
+from genmetrics.metrics.registry import HIGHER, LOWER, MetricResult
+from genmetrics.params import Const, Interval
 
 
 def kl_multinomial(p: np.ndarray, q: np.ndarray) -> float:
@@ -115,10 +115,8 @@ def mauve_from_counts(
     }
 
 
-@register(
+@distribution_metric(
     "mauve",
-    input="embeddings",
-    reference="required",
     values={
         "mauve": HIGHER,
         "frontier_integral": LOWER,
@@ -132,10 +130,7 @@ def mauve_from_counts(
             "PCA variance fraction on [q; p], or false",
         ),
         "scaling": (Interval(float, 0, None, closed="neither"), "c in exp(-c KL)"),
-        "seed": (Interval(int, 0, 2**32 - 1), "seed of PCA and k-means"),
-        "kmeans": (Options("auto", "faiss", "sklearn"), "k-means library (auto: faiss if present)"),
-        "kmeans_num_redo": (Interval(int, 1, None), "k-means restarts"),
-        "kmeans_max_iter": (Interval(int, 1, None), "k-means iterations"),
+        **KMEANS_PARAMS,
         "divergence_curve_discretization_size": (Interval(int, 2, None), "points of the curve"),
         "pca_max_data": (
             (Interval(int, 1, None), Const(-1)),

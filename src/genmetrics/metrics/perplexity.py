@@ -2,7 +2,8 @@
 
 ``perplexity`` = exp(Σ_i Σ_t s_it / Σ_i T_i) (token-weighted over the corpus, as HF's
 perplexity guide and mauve-experiments compute it); ``mean_text_perplexity`` = mean_i
-exp(mean_t s_it); ``mean_surprisal`` = Σ s / Σ T. Texts with no scored token are an error.
+exp(mean_t s_it); ``mean_surprisal`` = Σ s / Σ T. Texts with no scored token (an empty
+generation) are left out and counted; a corpus with no scored token at all is an error.
 """
 
 from __future__ import annotations
@@ -14,11 +15,24 @@ import numpy as np
 from genmetrics import GenmetricsError
 from genmetrics.metrics.registry import LOWER, MetricResult, register
 
+__all__ = ["perplexity", "text_mean_surprisal"]
+
+
+def text_mean_surprisal(candidate: Sequence[np.ndarray], metric: str) -> np.ndarray:
+    """mean_t s_it of every text with at least one scored token (float64), in input order.
+
+    The per-text statistic of ``perplexity`` and ``coherence_logprob``; texts without a token
+    are left out (the caller counts them), and a corpus with none scored is an error.
+    """
+    means = np.array([np.mean(s, dtype=np.float64) for s in candidate if len(s)])
+    if means.size == 0:
+        raise GenmetricsError(f"{metric}: no text has a scored token")
+    return means
+
 
 @register(
     "perplexity",
     input="surprisal",
-    reference="none",
     values={"perplexity": LOWER, "mean_text_perplexity": LOWER, "mean_surprisal": LOWER},
     aggregation=(
         "perplexity pools tokens over texts; mean_text_perplexity averages per-text values "
@@ -35,14 +49,11 @@ def perplexity(candidate: Sequence[np.ndarray]) -> MetricResult:
     left out of ``mean_text_perplexity``; ``n["excluded"]`` counts them. Values above the
     float range are reported as ``inf`` (written as ``null`` in JSON).
     """
-    seqs = [np.asarray(s, dtype=np.float64) for s in candidate]
-    lengths = np.array([len(s) for s in seqs])
-    scored = [s for s in seqs if len(s)]
-    if not scored:
-        raise GenmetricsError("perplexity: no text has a scored token")
-    mean_s = float(np.concatenate(scored).mean())
+    per_text_mean = text_mean_surprisal(candidate, "perplexity")
+    lengths = np.array([len(s) for s in candidate])
+    mean_s = float(np.concatenate([np.asarray(s, dtype=np.float64) for s in candidate]).mean())
     with np.errstate(over="ignore"):
-        per_text = np.exp([s.mean() for s in scored])
+        per_text = np.exp(per_text_mean)
         ppl = float(np.exp(mean_s))
     return MetricResult(
         values={
@@ -51,7 +62,7 @@ def perplexity(candidate: Sequence[np.ndarray]) -> MetricResult:
             "mean_surprisal": mean_s,
         },
         n={
-            "candidate": len(seqs),
+            "candidate": len(candidate),
             "tokens": int(lengths.sum()),
             "excluded": int((lengths == 0).sum()),
         },

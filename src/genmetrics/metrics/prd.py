@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics._inputs import check_dims
-from genmetrics.metrics._quantize import quantize, resolve_buckets
-from genmetrics.metrics.registry import HIGHER, MetricResult, register
+from genmetrics.metrics._inputs import check_dims, distribution_metric
+from genmetrics.metrics._quantize import KMEANS_PARAMS, quantize, resolve_buckets
+from genmetrics.metrics.registry import HIGHER, MetricResult
 from genmetrics.params import BOOL, Const, Interval, Options
 
 
@@ -110,10 +110,8 @@ def prd_from_histograms(
     return {**prd_summary(alpha, beta), "alpha": alpha, "beta": beta, "slopes": slopes}
 
 
-@register(
+@distribution_metric(
     "prd",
-    input="embeddings",
-    reference="required",
     values={"f8": HIGHER, "f1_8": HIGHER, "max_precision": HIGHER, "max_recall": HIGHER},
     params={
         "variant": (Options("pr4llm", "sajjadi"), "pr-4-llm's MAUVE-PR, or Sajjadi's prd_score"),
@@ -122,13 +120,10 @@ def prd_from_histograms(
             (Interval(float, 0, 1, closed="right"), Const(False), Const("auto")),
             "PCA variance fraction, false, or auto (0.9 for pr4llm, none for sajjadi)",
         ),
-        "seed": (Interval(int, 0, 2**32 - 1), "seed of PCA and k-means"),
         "num_angles": ((Interval(int, 1, None), Const("auto")), "slopes λ of the curve"),
         "num_runs": ((Interval(int, 1, None), Const("auto")), "clusterings averaged"),
         "enforce_balance": (BOOL, "sajjadi: refuse sets of unequal size, as prd_score"),
-        "kmeans": (Options("auto", "faiss", "sklearn"), "k-means library (auto: faiss if present)"),
-        "kmeans_num_redo": (Interval(int, 1, None), "k-means restarts"),
-        "kmeans_max_iter": (Interval(int, 1, None), "k-means iterations"),
+        **KMEANS_PARAMS,
     },
     upstream="pr-4-llm MAUVE-PR; Sajjadi et al. prd_score",
     citation="Sajjadi et al. (2018); Le Bronnec et al. (2024)",

@@ -37,11 +37,17 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics._inputs import as_ks, check_dims, check_pair, check_points
+from genmetrics.metrics._inputs import (
+    as_ks,
+    check_dims,
+    check_pair,
+    check_points,
+    distribution_metric,
+)
 from genmetrics.metrics._knn_approx import prdc_approx
 from genmetrics.metrics._knn_exact import KnnRadii, knn_radii_sq, prdc_exact
 from genmetrics.metrics._quantize import l2_pca
-from genmetrics.metrics.registry import HIGHER, MetricResult, get, register
+from genmetrics.metrics.registry import HIGHER, MetricResult, get
 from genmetrics.params import BOOL, Const, Interval, Options
 
 __all__ = [
@@ -139,10 +145,8 @@ def prdc_for_ks(
     return _prdc(p, q, as_ks(ks), **checked)
 
 
-@register(
+@distribution_metric(
     "precision_recall",
-    input="embeddings",
-    reference="required",
     values={"precision": HIGHER, "recall": HIGHER, "density": HIGHER, "coverage": HIGHER},
     params={
         "k": (Interval(int, 1, None), "each point's ball reaches its k-th nearest neighbour"),

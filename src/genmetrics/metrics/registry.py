@@ -5,7 +5,7 @@ A metric module registers its public function once; everything else is read from
     @register(
         "precision_recall",
         input="embeddings",                      # a kind of genmetrics.kinds.KINDS
-        reference="required",                    # "required" | "none" | "optional" | "prompts"
+        reference="required",                    # "none" (default) | "required" | "optional" | "prompts"
         values={"precision": HIGHER, "recall": HIGHER, ...},   # direction of better
         params={"k": (Interval(int, 1, None), "neighbours per point")},
         upstream="prdc 0.2",
@@ -117,7 +117,7 @@ def register(
     name: str,
     *,
     input: str,
-    reference: ReferenceMode,
+    reference: ReferenceMode = "none",
     values: Mapping[str, str | None],
     params: Mapping[str, ParamSpec] | None = None,
     paired: bool = False,

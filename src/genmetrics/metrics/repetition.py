@@ -43,7 +43,6 @@ def simctg_counts(
 @register(
     "rep_n",
     input="texts",
-    reference="none",
     values={"rep_2": LOWER, "rep_3": LOWER, "rep_4": LOWER, "diversity": HIGHER},
     params={"rounding": (BOOL, "round rep-n to 2 decimals before the product, as SimCTG")},
     upstream="SimCTG measure_repetition_and_diversity",
@@ -86,7 +85,6 @@ def rep_n(candidate: list[str], *, rounding: bool = True) -> MetricResult:
 @register(
     "distinct_n",
     input="texts",
-    reference="none",
     values={"distinct_1": HIGHER, "distinct_2": HIGHER, "distinct_3": HIGHER, "distinct_4": HIGHER},
     params={
         "tokenizer": (Options("gpt2", "whitespace"), "GPT-2 BPE ids (pr-4-llm) or str.split"),

@@ -97,7 +97,6 @@ def self_bleu_scores(docs: Sequence[Sequence], n: int = 4) -> np.ndarray:
 @register(
     "self_bleu",
     input="texts",
-    reference="none",
     values={"self_bleu": LOWER},
     params={
         "n": (Interval(int, 1, None), "BLEU order (uniform weights 1/n)"),
