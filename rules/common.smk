@@ -3,6 +3,8 @@
 import os
 from pathlib import Path
 
+from snakemake.logging import logger
+
 from genmetrics import GenmetricsError
 from genmetrics.plan import RESULTS, load_plan, names_pattern
 
@@ -14,10 +16,19 @@ try:
     )
 except GenmetricsError as e:
     raise WorkflowError(f"invalid config: {e}") from None
+for note in PLAN.notes:  # what the environment changed in the config, said once per run
+    logger.info(f"genmetrics: {note}")
 # Every job (and fetch_asset) downloads into the config's cache: jobs inherit this variable.
 os.environ.update(GENMETRICS_CACHE=str(Path(PLAN.cache).resolve()))
 TARGETS = PLAN.targets
 TOKENS_PER_WORD = Path(workflow.basedir) / "resources" / "tokens_per_word.tsv"
+
+
+onstart:
+    # temporary files of writes killed earlier (a job, a pre-empted node)
+    logger.info(
+        f"genmetrics: removed {PLAN.sweep_temp_files()} stale temporary file(s)"
+    )
 
 
 def plan(method):

@@ -46,3 +46,21 @@ rule make_prompts:
         options=plan("prompt_options"),
     script:
         "../workflow/scripts/make_prompts.py"
+
+
+# Runs first among the jobs ready after cleaning: a k or a cluster count larger than the
+# cleaned data stops the workflow before any model runs.
+rule check_sizes:
+    input:
+        RESULTS.clean_stats,
+    output:
+        RESULTS.size_check,
+    log:
+        "results/logs/check_sizes/{dataset}.log",
+    priority: 50
+    conda:
+        "../envs/metrics.yaml"
+    params:
+        requirements=plan("size_requirements"),
+    script:
+        "../workflow/scripts/check_sizes.py"

@@ -110,3 +110,27 @@ def test_read_errors_name_file_and_line(tmp_path):
         load_dataset("d", {"source": {"kind": "local", "path": str(bad)}})
     with pytest.raises(GenmetricsError, match=r"datasets.d.source.path: .*does not exist"):
         load_dataset("d", {"source": {"kind": "local", "path": str(tmp_path / "nope.jsonl")}})
+
+
+def test_a_sample_larger_than_what_cleaning_kept_is_refused():
+    rows = [{"id": str(i), "text": f"text number {i}"} for i in range(5)]
+    rows.append({"id": "5", "text": "text number 4"})  # a duplicate, dropped
+    with pytest.raises(GenmetricsError, match=r"datasets\.d\.clean\.sample: 6 texts asked.* 5 "):
+        clean_rows(rows, {"sample": 6}, where="datasets.d")
+    assert len(clean_rows(rows, {"sample": 5}, where="datasets.d")[0]) == 5
+
+
+def test_check_sizes_names_the_entry_and_its_parameter():
+    from genmetrics.clean import check_sizes
+
+    needs = [
+        {"entry": "pr", "key": "metrics.pr.params.k", "needs": 5, "why": "k=4 needs at least 5"},
+        {"entry": "mv", "key": "metrics.mv.params.num_buckets", "needs": 3, "why": "..."},
+    ]
+    check_sizes(5, needs, "tiny")
+    with pytest.raises(GenmetricsError) as e:
+        check_sizes(3, needs, "tiny")
+    assert str(e.value).startswith("metrics.pr.params.k: k=4 needs at least 5 (5 in all), but")
+    assert "datasets.tiny has 3 after cleaning" in str(e.value)
+    with pytest.raises(GenmetricsError, match="metrics.mv.params.num_buckets"):
+        check_sizes(2, needs[1:], "tiny")

@@ -247,6 +247,10 @@ def test_changing_one_entrys_params_changes_only_that_entry():
         ),
         (lambda c: c["datasets"]["bbc"].update(clen={}), "datasets.bbc: unknown key(s) 'clen'"),
         (
+            lambda c: c["checkpoints"]["gemma3-270m"].update(dtype="float16"),
+            "checkpoints.gemma3-270m.dtype: 'float16' is not one of ['float32', 'bfloat16']",
+        ),
+        (
             lambda c: c["datasets"]["bbc"]["source"].update(
                 kind="local", path="$NOT_SET_ANYWHERE/x"
             ),
@@ -260,6 +264,89 @@ def test_errors_name_the_key_path(edit, message):
     with pytest.raises(GenmetricsError) as e:
         plan_of(cfg)
     assert str(e.value).startswith(message), str(e.value)
+
+
+def _named_sections(schema: dict) -> list[str]:
+    """Top-level sections that map user-chosen names to entries (every such name is a path)."""
+    return [
+        key
+        for key, sub in schema["properties"].items()
+        if sub.get("type") == "object" and isinstance(sub.get("additionalProperties"), dict)
+    ]
+
+
+@pytest.mark.parametrize("bad", ["../escape", "a/b", ".hidden", "-x", "x" * 101, "sp ace", ""])
+def test_every_name_that_becomes_a_path_follows_one_rule(bad):
+    """One rule for every name-bearing section, found by walking the schema, so a section
+    added later is covered too: a bad name fails naming the section, before any job runs."""
+    schema = yaml.safe_load(SCHEMA.read_text())
+    sections = _named_sections(schema)
+    assert set(sections) >= {
+        "datasets",
+        "checkpoints",
+        "models",
+        "featurizers",
+        "evaluators",
+        "metrics",
+    }
+    for section in sections:
+        assert schema["properties"][section]["propertyNames"]["$ref"] == "#/definitions/name"
+        cfg = config()
+        entries = cfg.setdefault(section, {})
+        entry = next(iter(entries.values())) if entries else {}
+        entries[bad] = copy.deepcopy(entry)
+        with pytest.raises(GenmetricsError) as e:
+            plan_of(cfg)
+        assert str(e.value).startswith(f"{section}:"), (section, str(e.value))
+        assert repr(bad) in str(e.value) or bad == "x" * 101, str(e.value)
+
+
+@pytest.mark.parametrize(
+    "edit, key",
+    [
+        (lambda c: c["generation"].update(seeds=[-1]), "generation.seeds.0"),
+        (lambda c: c["generation"].update(seeds=[10**15]), "generation.seeds.0"),
+        (lambda c: c["datasets"]["bbc"]["clean"].update(seed=2**32), "datasets.bbc.clean.seed"),
+        (
+            lambda c: c["models"]["smollm2-pure"].update(seeds=[0, -3]),
+            "models.smollm2-pure.seeds.1",
+        ),
+    ],
+)
+def test_seeds_outside_the_range_of_numpy_and_torch_fail_early(edit, key):
+    cfg = config()
+    cfg.setdefault("generation", {})
+    edit(cfg)
+    with pytest.raises(GenmetricsError, match=re.escape(key)):
+        plan_of(cfg)
+
+
+def test_size_requirements_follow_the_metric_and_the_spread():
+    cfg = config()
+    cfg["metrics"]["mauve"]["params"] = {"num_buckets": 25}
+    cfg["metrics"]["pr_spread"] = {
+        "metric": "precision_recall",
+        "featurizer": "smollm2",
+        "params": {"k": 7},
+        "spread": {"fraction": 0.5},
+    }
+    needs = {r["entry"]: r for r in plan_of(cfg).size_requirements("bbc")}
+    assert needs["mauve"]["needs"] == 13 and needs["mauve"]["key"].endswith("num_buckets")
+    assert needs["pr_spread"]["needs"] == 16  # k + 1 = 8 per set, half kept by the spread
+    assert needs["pr_spread"]["key"] == "metrics.pr_spread.params.k"
+    assert "self_bleu" not in needs  # no minimum beyond one text
+
+
+def test_environment_changes_to_config_paths_are_announced(monkeypatch, tmp_path):
+    monkeypatch.setenv("SCRATCH", str(tmp_path))
+    monkeypatch.setenv("GENMETRICS_CACHE", str(tmp_path / "other"))
+    cfg = config()
+    cfg["feature_cache"] = "$SCRATCH/features"
+    notes = plan_of(cfg).notes
+    assert f"feature_cache: '$SCRATCH/features' -> '{tmp_path}/features'" in notes[0]
+    assert notes[1].startswith(f"GENMETRICS_CACHE={tmp_path / 'other'} in the environment is not")
+    monkeypatch.setenv("GENMETRICS_CACHE", cfg["cache"])
+    assert len(plan_of(cfg).notes) == 1
 
 
 def test_a_bad_param_value_fails_the_dry_run_fast(tmp_path):

@@ -110,6 +110,11 @@ def clean_rows(
         seen_ids.add(new["id"])
         new["text"] = text
         out.append(new)
+    if opts["sample"] is not None and opts["sample"] > len(out):
+        raise GenmetricsError(
+            f"{where}.clean.sample: {opts['sample']} texts asked, but {len(out)} are left after "
+            f"cleaning ({stats}); lower sample or loosen the filters"
+        )
     if opts["sample"] is not None and opts["sample"] < len(out):
         keep = set(random.Random(opts["seed"]).sample(range(len(out)), int(opts["sample"])))
         out = [r for i, r in enumerate(out) if i in keep]
@@ -117,3 +122,16 @@ def clean_rows(
     if not out:
         raise GenmetricsError(f"{where}: no texts left after cleaning ({stats})")
     return out, stats
+
+
+def check_sizes(n: int, requirements: Sequence[Mapping[str, Any]], dataset: str) -> None:
+    """Refuse a cleaned dataset of ``n`` texts that a metric entry cannot score, naming the
+    entry's config key (``requirements``: :meth:`genmetrics.plan.Plan.size_requirements`)."""
+    short = [r for r in requirements if n < r["needs"]]
+    if short:
+        r = short[0]
+        raise GenmetricsError(
+            f"{r['key']}: {r['why']} ({r['needs']} in all), but datasets.{dataset} has {n} "
+            f"after cleaning"
+            + (f"; also {len(short) - 1} other entr(ies)" if len(short) > 1 else "")
+        )

@@ -54,26 +54,33 @@ PATH_KEYS = ("path", "cache", "model_cache", "feature_cache", "file")
 _UNSET = re.compile(r"\$(\w+|\{\w+\})")
 
 
-def expand_paths(config: MutableMapping[str, Any], where: str = "") -> None:
-    """Expand ``$VAR``/``${VAR}`` and ``~`` in path-valued keys, in place.
+def expand_paths(
+    config: MutableMapping[str, Any], where: str = "", expanded: list[str] | None = None
+) -> list[str]:
+    """Expand ``$VAR``/``${VAR}`` and ``~`` in path-valued keys, in place; return one line
+    per value the environment changed (``key: '$X/y' -> '/abs/y'``), for the run log.
 
     The workflow sets ``GENMETRICS_REPO`` (the checkout holding the Snakefile), so a config
     run with ``--directory`` elsewhere can still point at files beside the repository. A
     variable that is not set is an error naming the key (the path would point nowhere).
     """
+    expanded = [] if expanded is None else expanded
     for key, value in config.items():
         here = f"{where}.{key}" if where else str(key)
         if isinstance(value, MutableMapping):
-            expand_paths(value, here)
+            expand_paths(value, here, expanded)
         elif key in PATH_KEYS and isinstance(value, str):
-            expanded = os.path.expanduser(os.path.expandvars(value))
-            unset = _UNSET.search(expanded)
+            expanded_value = os.path.expanduser(os.path.expandvars(value))
+            unset = _UNSET.search(expanded_value)
             if unset:
                 raise GenmetricsError(
                     f"{here}: environment variable {unset.group(1).strip('{}')} is not set "
                     f"(in {value!r})"
                 )
-            config[key] = expanded
+            if expanded_value != value:
+                expanded.append(f"{here}: {value!r} -> {expanded_value!r} (from the environment)")
+            config[key] = expanded_value
+    return expanded
 
 
 def _copy(value: Any) -> Any:

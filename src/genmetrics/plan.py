@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import copy
 import inspect
+import math
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -47,6 +49,7 @@ class ResultPaths:
     raw: str = "results/data/{dataset}/raw.jsonl"
     references: str = texts_path("{dataset}", REFERENCES)
     clean_stats: str = "results/data/{dataset}/clean_stats.json"
+    size_check: str = "results/data/{dataset}/size_check.json"
     prompts: str = texts_path("{dataset}", PROMPTS)
     shard: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.jsonl"
     shard_stats: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.stats.json"
@@ -175,6 +178,7 @@ class ScoreEntry:
     spread: dict | None
     assets: tuple[str, ...]
     loads_model: bool  # runs an encoder in the job (BERTScore): the score_with_model rule
+    min_items: tuple[int, str]  # (items each set needs, the parameter asking) from the registry
 
     def input_path(self, dataset: str, source: str) -> str:
         """The file this entry reads for one source (features, tags or texts)."""
@@ -221,6 +225,7 @@ class Plan:
     entries: dict[str, ScoreEntry]
     sweep: dict | None
     report: dict
+    notes: tuple[str, ...] = ()  # what the environment changed, for the run log
     targets: Targets = field(init=False)
 
     def __post_init__(self) -> None:
@@ -281,6 +286,15 @@ class Plan:
         of_wildcards.__name__ = method
         return of_wildcards
 
+    def sweep_temp_files(self, older_than_s: float = 3600) -> int:
+        """Delete temporary files that killed writers left in ``results/`` and the caches
+        (:func:`genmetrics.io.sweep_stale_tmp`, older than an hour: a live writer on another
+        node is never that slow to rename); return how many."""
+        from genmetrics.io import sweep_stale_tmp
+
+        folders = dict.fromkeys(["results", self.cache, self.model_cache, self.feature_cache])
+        return sum(sweep_stale_tmp(f, older_than_s, recursive=True) for f in folders)
+
     # -------------------------------------------------------------- data and generation
 
     def dataset_spec(self, dataset: str) -> dict:
@@ -292,6 +306,29 @@ class Plan:
 
     def clean_options(self, dataset: str) -> dict:
         return canonical(self.datasets[dataset].clean)
+
+    def size_requirements(self, dataset: str) -> list[dict]:
+        """What each entry on ``dataset`` needs of the cleaned set, checked right after cleaning
+        (the ``check_sizes`` rule) so that a k or a cluster count too large for the data fails
+        before any model runs. A spread resample keeps ``fraction`` of the references."""
+        out = []
+        for e in self.entries.values():
+            least, param = e.min_items
+            if dataset not in e.datasets or least <= 1:
+                continue
+            fraction = e.spread["fraction"] if e.spread else 1.0
+            why = f"{param}={e.params[param]} needs at least {least} texts per set"
+            if fraction < 1:
+                why += f", and the spread resamples keep {fraction:g} of the references"
+            out.append(
+                {
+                    "entry": e.name,
+                    "key": f"metrics.{e.name}.params.{param}",
+                    "needs": math.ceil(least / fraction),
+                    "why": why,
+                }
+            )
+        return canonical(out)
 
     def prompt_options(self, dataset: str) -> dict:
         return canonical(self.datasets[dataset].prompts)
@@ -444,7 +481,12 @@ class Plan:
             prd_scores=tuple(prd),
             figures=tuple(figures),
             analyses=tuple(analyses),
-            all=(RESULTS.scores, RESULTS.report, *analyses),
+            all=(
+                RESULTS.scores,
+                RESULTS.report,
+                *analyses,
+                *(RESULTS.size_check.format(dataset=ds) for ds in self.datasets),
+            ),
         )
 
 
@@ -460,7 +502,13 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
 
     cfg = copy.deepcopy(dict(config))
     validate_config(cfg, schema_path)
-    expand_paths(cfg)
+    notes = expand_paths(cfg)
+    env_cache = os.environ.get("GENMETRICS_CACHE")
+    if env_cache and Path(env_cache).resolve() != Path(cfg["cache"]).resolve():
+        notes.append(
+            f"GENMETRICS_CACHE={env_cache} in the environment is not used: jobs download into "
+            f"cache: {cfg['cache']} (the config)"
+        )
     datasets = {
         name: Dataset(
             name=name,
@@ -507,6 +555,7 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
         entries=entries,
         sweep=dict(sweep) if sweep else None,
         report=dict(cfg["report"]),
+        notes=tuple(notes),
     )
 
 
@@ -627,6 +676,7 @@ def _entry(
         spread=dict(spread) if spread is not None else None,
         assets=_assets(metric, params, e["length_control"]),
         loads_model=_loads_model(key, metric, params),
+        min_items=metric.min_items(params),
     )
 
 

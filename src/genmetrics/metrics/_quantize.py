@@ -18,9 +18,12 @@ Conventions reproduced (read from mauve-text 0.4.0 ``cluster_feats`` and pr-4-ll
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from genmetrics import GenmetricsError
+from genmetrics.metrics._inputs import distribution_metric
 from genmetrics.params import Interval, Options
 
 #: the parameters of the k-means step, declared once for the metrics that call :func:`quantize`
@@ -172,6 +175,21 @@ def quantize(
         qc.append(counts(labels[: len(q)], num_clusters))
         pc.append(counts(labels[len(q) :], num_clusters))
     return np.asarray(pc), np.asarray(qc), int(data.shape[1])
+
+
+def _buckets_min_items(params: dict) -> tuple[int, str]:
+    """The ``min_items`` of a metric that clusters ``[q; p]``: ``num_buckets`` clusters need at
+    least that many points over the two sets, so half of it per set (sets of equal size);
+    ``auto`` asks n/10 (at least 2), and 20 for ``prd``'s ``variant=sajjadi``."""
+    buckets = params.get("num_buckets", "auto")
+    if buckets == "auto":
+        buckets = 20 if params.get("variant") == "sajjadi" else 2
+    return -(-buckets // 2), "num_buckets"
+
+
+#: how a metric on k-means histograms of ``[q; p]`` registers (``mauve``, ``prd``): a
+#: distribution metric whose cluster count sets the fewest texts it can score
+clustering_metric = partial(distribution_metric, min_items=_buckets_min_items)
 
 
 def resolve_buckets(num_buckets: int | str, n_p: int, n_q: int) -> int:

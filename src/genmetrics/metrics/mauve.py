@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics._inputs import check_dims, distribution_metric
-from genmetrics.metrics._quantize import KMEANS_PARAMS, quantize, resolve_buckets
+from genmetrics.metrics._inputs import check_dims
+from genmetrics.metrics._quantize import KMEANS_PARAMS, clustering_metric, quantize, resolve_buckets
 from genmetrics.metrics.registry import HIGHER, LOWER, MetricResult
 from genmetrics.params import Const, Interval
 
@@ -115,7 +115,7 @@ def mauve_from_counts(
     }
 
 
-@distribution_metric(
+@clustering_metric(
     "mauve",
     values={
         "mauve": HIGHER,

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics._inputs import check_dims, distribution_metric
-from genmetrics.metrics._quantize import KMEANS_PARAMS, quantize, resolve_buckets
+from genmetrics.metrics._inputs import check_dims
+from genmetrics.metrics._quantize import KMEANS_PARAMS, clustering_metric, quantize, resolve_buckets
 from genmetrics.metrics.registry import HIGHER, MetricResult
 from genmetrics.params import BOOL, Const, Interval, Options
 
@@ -110,7 +110,7 @@ def prd_from_histograms(
     return {**prd_summary(alpha, beta), "alpha": alpha, "beta": beta, "slopes": slopes}
 
 
-@distribution_metric(
+@clustering_metric(
     "prd",
     values={"f8": HIGHER, "f1_8": HIGHER, "max_precision": HIGHER, "max_recall": HIGHER},
     params={

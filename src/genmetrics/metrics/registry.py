@@ -28,6 +28,8 @@ A metric module registers its public function once; everything else is read from
   (:data:`genmetrics.assets.ASSETS`) that the workflow fetches in rules. The one metric that
   must run an encoder itself (BERTScore homogenization: token-level matching) says so with
   ``loads_model(params)``, and the workflow runs it in a GPU-resourced rule of its own.
+* **Sizes**: ``min_items(params)`` = (the fewest items each set needs, the parameter that
+  asks for them), e.g. ``(k + 1, "k")``; the workflow checks it right after cleaning.
 * **Aggregation** (per-text metrics): how per-text values become the corpus value and what
   happens to texts the metric cannot score (too short, empty); the result's ``n`` reports
   how many were excluded.
@@ -82,6 +84,7 @@ class Metric:
     citation: str = ""
     assets: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda params: ()
     loads_model: Callable[[Mapping[str, Any]], bool] = lambda params: False
+    min_items: Callable[[Mapping[str, Any]], tuple[int, str]] = lambda params: (1, "")
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -127,6 +130,7 @@ def register(
     citation: str = "",
     assets: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None,
     loads_model: Callable[[Mapping[str, Any]], bool] | None = None,
+    min_items: Callable[[Mapping[str, Any]], tuple[int, str]] | None = None,
     description: str | None = None,
 ) -> Callable[[Callable], Callable]:
     """Decorator that registers ``func`` under ``name`` (snake_case, stable)."""
@@ -159,6 +163,7 @@ def register(
             citation=citation,
             assets=assets or (lambda params: ()),
             loads_model=loads_model or (lambda params: False),
+            min_items=min_items or (lambda params: (1, "")),
         )
         return func
 
