@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from genmetrics.io import atomic_path
+
+_log = logging.getLogger("genmetrics")
 
 
 def settings_digest(settings: Mapping[str, Any]) -> str:
@@ -80,20 +83,28 @@ def cached_map(
     cache: FeatureCache,
     chunk: int = 256,
 ) -> tuple[list[np.ndarray], int]:
-    """Return one array per text, computing only texts missing from ``cache`` (deduplicated).
+    """Return one array per text, computing only the chunks of texts not all in ``cache``.
 
-    Missing texts are computed in sorted order, ``chunk`` at a time, and each chunk is written
-    to the cache as soon as it is done: a killed job keeps its finished chunks, and the rerun
-    computes the rest in the same chunks (so the same batches and the same bytes).
-    Returns (arrays, number of texts computed).
+    The distinct texts are sorted and cut into chunks of ``chunk``; a chunk whose every text
+    is cached is read, any other chunk is computed whole and written to the cache as soon as
+    it is done. A killed job keeps its finished chunks, and the rerun computes the rest in the
+    same chunks, so the same batches give the same bytes as a run that was never stopped (a
+    chunk cut off half-written is computed again whole). Returns (arrays, texts computed).
     """
-    out: list[np.ndarray | None] = [cache.get(t) for t in texts]
-    missing = sorted({t for t, v in zip(texts, out, strict=True) if v is None})
-    computed: dict[str, np.ndarray] = {}
-    for start in range(0, len(missing), chunk):
-        part = missing[start : start + chunk]
+    found = {t: cache.get(t) for t in dict.fromkeys(texts)}
+    ordered = sorted(found)
+    chunks = [ordered[i : i + chunk] for i in range(0, len(ordered), chunk)]
+    todo = [c for c in chunks if any(found[t] is None for t in c)]
+    if todo and cache.root is not None:
+        _log.info(
+            "feature cache %s: computing %d of %d chunks (%d texts), the rest cached",
+            cache.root,
+            len(todo),
+            len(chunks),
+            sum(map(len, todo)),
+        )
+    for part in todo:
         for t, v in zip(part, compute(part), strict=True):
             cache.put(t, v)
-            computed[t] = v
-    out = [computed[t] if v is None else v for t, v in zip(texts, out, strict=True)]
-    return [o for o in out if o is not None], len(missing)
+            found[t] = v
+    return [found[t] for t in texts], sum(map(len, todo))
