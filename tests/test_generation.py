@@ -172,3 +172,15 @@ def test_imported_texts_stand_in_for_generations(tmp_path):
     assert stats["output"] == 4
     assert all(r["prompt_id"] == r["src"] and r["finish_reason"] == "imported" for r in a)
     assert all(r["n_tokens"] is None for r in a)
+
+
+def test_an_empty_answer_to_an_instruction_is_an_empty_text():
+    """Instruction mode: the text is the answer alone; an empty answer must not become the
+    instruction (it would be scored as model output)."""
+    from genmetrics.generation import _row
+
+    prompt = {"id": "p1", "prompt": "Write a poem about the sea."}
+    row = _row(prompt, "", 0, "eos", 50, "instruction")
+    assert row["text"] == "" and row["continuation"] == ""
+    assert _row(prompt, " Waves.", 2, "eos", 50, "instruction")["text"] == "Waves."
+    assert _row(prompt, "", 0, "eos", 50, "prefix")["text"] == prompt["prompt"]

@@ -94,10 +94,11 @@ def test_homogenization_equals_package():
     package = _package_homogenization()
     texts = _texts("webtext/webtext_short.jsonl", 40) + ODD
     ref = package(texts, verbose=False)
-    ours = compute("homogenization", texts).values["homogenization"]
+    as_package = {"tokenizer": "rouge_score", "zero_total": "package"}
+    ours = compute("homogenization", texts, params=as_package).values["homogenization"]
     assert abs(ours - ref) <= 0.0005 + 1e-9
-    rounded = compute("homogenization", texts, params={"round": 3}).values["homogenization"]
-    assert rounded == ref
+    rounded = compute("homogenization", texts, params={**as_package, "round": 3})
+    assert rounded.values["homogenization"] == ref
     # unrounded value against the package's formula (sum of row means / n) at 1e-9
     from rouge_score import rouge_scorer
 
@@ -114,9 +115,9 @@ def test_zero_total_quirk_and_errors():
     package = _package_homogenization()
     disjoint = ["alpha beta", "gamma delta", "epsilon zeta"]
     assert package(disjoint, verbose=False) == 1.0  # the package's quirk
-    assert compute("homogenization", disjoint).values["homogenization"] == 1.0
-    zero = compute("homogenization", disjoint, params={"zero_total": "zero"})
-    assert zero.values["homogenization"] == 0.0
+    quirk = compute("homogenization", disjoint, params={"zero_total": "package"})
+    assert quirk.values["homogenization"] == 1.0
+    assert compute("homogenization", disjoint).values["homogenization"] == 0.0
     same = compute("homogenization", ["a b c", "a b c", "a b c"]).values["homogenization"]
     assert same == 1.0
     half = compute("homogenization", ["a b", "a c"]).values["homogenization"]
@@ -132,16 +133,18 @@ def test_empty_texts_equal_package():
     package = _package_homogenization()
     texts = _texts("webtext/webtext_short.jsonl", 10)
     texts = texts[:3] + [""] + texts[3:] + ["  ", ""]
-    ours = compute("homogenization", texts).values["homogenization"]
+    as_package = {"tokenizer": "rouge_score", "zero_total": "package"}
+    ours = compute("homogenization", texts, params=as_package).values["homogenization"]
     ref = package(texts, verbose=False)
     assert round(ours, 3) == ref
     kept = [t for t in texts if t.strip()]
-    full = compute("homogenization", kept).values["homogenization"]
+    full = compute("homogenization", kept, params=as_package).values["homogenization"]
     n, m = len(texts), len(kept)  # same pair sums, more pairs
     assert ours == pytest.approx(full * m * (m - 1) / (n * (n - 1)), abs=1e-12)
-    assert compute("homogenization", ["", ""]).values["homogenization"] == package(
-        ["", ""], verbose=False
-    )
+    assert package(["", ""], verbose=False) == 1.0  # no pair shares a word: the quirk
+    empty = compute("homogenization", ["", ""], params=as_package)
+    assert empty.values["homogenization"] == 1.0
+    assert compute("homogenization", ["", ""]).values["homogenization"] == 0.0
 
 
 @pytest.mark.slow
@@ -167,3 +170,24 @@ def test_bertscore_equals_bert_score_package_loop():
         assert ours.values["homogenization"] == pytest.approx(ref, abs=1e-6)
     plain = compute("homogenization", texts, params={"measure": "bertscore", "padding": "none"})
     assert 0 < plain.values["homogenization"] < 1
+
+
+def test_non_ascii_texts_are_scored_by_default():
+    """rouge_score's tokenizer drops every non-ASCII letter: Russian and Greek texts have no
+    tokens and the package calls them fully homogeneous. The default tokenizer scores them."""
+    package = _package_homogenization()
+    distinct = ["Мама мыла раму", "Кошка спит на диване", "Καλημέρα κόσμε", "Ο ήλιος λάμπει"]
+    assert package(distinct, verbose=False) == 1.0
+    assert compute("homogenization", distinct).values["homogenization"] == 0.0
+    same = ["Кошка спит на диване"] * 3
+    assert compute("homogenization", same).values["homogenization"] == 1.0
+    half = compute("homogenization", ["Кошка спит", "Кошка ест"]).values["homogenization"]
+    assert half == pytest.approx(0.5)
+
+
+def test_the_unicode_tokenizer_equals_rouge_score_on_ascii_text():
+    texts = _texts("webtext/webtext_short.jsonl", 60) + ODD + ["snake_case x_1 A-B"]
+    for stem in (False, True):
+        ascii_texts = [t for t in texts if t.isascii()]
+        assert rouge_tokenize(ascii_texts, stem, "unicode") == rouge_tokenize(ascii_texts, stem)
+    assert rouge_tokenize(["Ça été naïve"], tokenizer="unicode") == [["ça", "été", "naïve"]]

@@ -130,9 +130,8 @@ def _row(
         cont = " " + cont
     cont = cont.rstrip()
     text = cont if mode == "instruction" else prompt["prompt"] + cont
+    # an instruction answered with nothing is an empty text, never the instruction itself
     text = normalize_text(text, keep_newlines=True)
-    if not text:
-        text = prompt["prompt"]
     return {
         "id": f"{prompt['id']}",
         "prompt_id": str(prompt["id"]),

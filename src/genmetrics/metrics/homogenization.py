@@ -1,14 +1,20 @@
-"""Homogenization score (Padmakumar & He 2024; ``diversity.homogenization_score``), fast.
+r"""Homogenization score (Padmakumar & He 2024; ``diversity.homogenization_score``), fast.
 
 The package computes, for every ordered pair i ≠ j, a similarity (ROUGE-L F-measure of
 ``rouge_score.RougeScorer(['rougeL'], use_stemmer)`` or BERTScore F1) and returns
 ``round(Σ_i [Σ_{j≠i} s_ij / (n−1)] / n, 3)``; if that total is exactly 0 it returns 1.0 (a
 quirk meant for "all texts identical"; we reproduce it: ``zero_total="package"``, or
-``"zero"`` returns 0.0). We return the unrounded mean by default (``round=3`` = package).
+``"zero"``, our default, returns 0.0: texts that share no word are not homogeneous). We
+return the unrounded mean by default (``round=3`` = package).
 
-ROUGE-L: rouge_score's default tokenizer (``lower()``, ``[^a-z0-9]+`` → space, split,
-optional Porter stemming of tokens longer than 3 characters, keep ``^[a-z0-9]+$`` tokens; so
-non-ASCII letters vanish), LCS by the bit-parallel algorithm of Hyyrö (2004) over 64-bit
+ROUGE-L: ``tokenizer="rouge_score"`` is rouge_score's default tokenizer (``lower()``,
+``[^a-z0-9]+`` → space, split, optional Porter stemming of tokens longer than 3 characters,
+keep ``^[a-z0-9]+$`` tokens). Non-ASCII letters vanish in it, so texts in Greek or Russian
+have no tokens, every pair scores 0, and the package's zero-total rule calls them "fully
+homogeneous" (1.0). Our default ``tokenizer="unicode"`` is the same rule with letters and
+digits of every script (``[\W_]+`` separates, ``str.lower``): identical tokens on ASCII text,
+real tokens elsewhere (scripts written without spaces, as Chinese, stay one token per run).
+The LCS is computed by the bit-parallel algorithm of Hyyrö (2004) over 64-bit
 words in a numba kernel, each unordered pair once (F is exactly symmetric:
 P and R swap). A text with no tokens scores 0 against every other text, as rouge_score.
 
@@ -38,12 +44,18 @@ __all__ = ["homogenization", "rouge_tokenize", "rougel_pair_sums", "bertscore_pa
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 _SPACES = re.compile(r"\s+")
 _VALID = re.compile(r"^[a-z0-9]+$")
+_NON_WORD = re.compile(r"[\W_]+")
+_WORD = re.compile(r"^[^\W_]+$")
 
 prange = range  # replaced by numba.prange when the kernel is compiled
 
 
-def rouge_tokenize(texts: Sequence[str], use_stemmer: bool = False) -> list[list[str]]:
-    """rouge_score ``DefaultTokenizer(use_stemmer).tokenize`` for each text (stems cached)."""
+def rouge_tokenize(
+    texts: Sequence[str], use_stemmer: bool = False, tokenizer: str = "rouge_score"
+) -> list[list[str]]:
+    """rouge_score ``DefaultTokenizer(use_stemmer).tokenize`` for each text (stems cached);
+    ``tokenizer="unicode"``: the same rule over the letters and digits of every script."""
+    sep, valid = (_NON_ALNUM, _VALID) if tokenizer == "rouge_score" else (_NON_WORD, _WORD)
     stem = None
     if use_stemmer:
         from nltk.stem import porter
@@ -52,10 +64,10 @@ def rouge_tokenize(texts: Sequence[str], use_stemmer: bool = False) -> list[list
         stem = functools.lru_cache(maxsize=None)(stemmer.stem)
     out = []
     for text in texts:
-        toks = _SPACES.split(_NON_ALNUM.sub(" ", text.lower()))
+        toks = _SPACES.split(sep.sub(" ", text.lower()))
         if stem is not None:
             toks = [stem(x) if len(x) > 3 else x for x in toks]
-        out.append([x for x in toks if _VALID.match(x)])
+        out.append([x for x in toks if valid.match(x)])
     return out
 
 
@@ -152,12 +164,16 @@ def _n_threads(n_jobs: int | None) -> int:
 
 
 def rougel_pair_sums(
-    texts: Sequence[str], use_stemmer: bool = False, n_jobs: int | None = 2
+    texts: Sequence[str],
+    use_stemmer: bool = False,
+    n_jobs: int | None = 2,
+    tokenizer: str = "rouge_score",
 ) -> np.ndarray:
-    """Σ_{j≠i} ROUGE-L F(i, j) for each text i (rouge_score tokenisation and F-measure)."""
+    """Σ_{j≠i} ROUGE-L F(i, j) for each text i (rouge_score F-measure; tokens as
+    :func:`rouge_tokenize`)."""
     import numba
 
-    docs = rouge_tokenize(texts, use_stemmer)
+    docs = rouge_tokenize(texts, use_stemmer, tokenizer)
     vocab: dict[str, int] = {}
     lens = np.fromiter((len(d) for d in docs), dtype=np.int64, count=len(docs))
     order = np.argsort(-lens, kind="stable")
@@ -314,12 +330,16 @@ def bertscore_pair_sums(
     params={
         "measure": (Options("rougel", "bertscore"), "pair similarity: ROUGE-L F or BERTScore F1"),
         "use_stemmer": (BOOL, "ROUGE-L: Porter stemming"),
+        "tokenizer": (
+            Options("unicode", "rouge_score"),
+            "ROUGE-L: words of every script, or rouge_score's ASCII-only tokens",
+        ),
         "model": ((STRING, Const(None)), "BERTScore encoder folder or hub id (null: MiniLM)"),
         "num_layers": ((Interval(int, 1, None), Const(None)), "BERTScore layer (null: default)"),
         "batch_size": (Interval(int, 1, None), "BERTScore batch size"),
         "n_jobs": (Interval(int, 1, None), "ROUGE-L worker processes"),
         "round": ((Interval(int, 0, None), Const(None)), "decimals (3 = the package's rounding)"),
-        "zero_total": (Options("package", "zero"), "all pairs 0: package gives 1.0, zero gives 0"),
+        "zero_total": (Options("zero", "package"), "all pairs 0: zero gives 0, package gives 1.0"),
         "padding": (Options("bert_score", "none"), "BERTScore: the package's batch padding"),
     },
     assets=lambda p: ("minilm",) if p["measure"] == "bertscore" and p["model"] is None else (),
@@ -332,25 +352,28 @@ def homogenization(
     *,
     measure: str = "rougel",
     use_stemmer: bool = False,
+    tokenizer: str = "unicode",
     model: str | None = None,
     num_layers: int | None = None,
     batch_size: int = 64,
     n_jobs: int = 2,
     round: int | None = None,  # noqa: A002 (stable parameter name)
-    zero_total: str = "package",
+    zero_total: str = "zero",
     padding: str = "bert_score",
 ) -> MetricResult:
     """Homogenization = mean over ordered pairs i≠j of ROUGE-L F (``measure="rougel"``) or
     BERTScore F1 (``"bertscore"``; ``model`` = HF id or folder, default the offline MiniLM,
     ``num_layers`` default bert_score's table or the model's last layer), as
-    ``diversity.homogenization_score``; ``round=3`` reproduces its rounding. An empty text
-    scores 0 against every other text (ROUGE-L: so does one without ASCII letters or digits;
-    BERTScore: bert_score's empty-text rule) and counts in the mean, as in the package."""
+    ``diversity.homogenization_score``: ``tokenizer="rouge_score", zero_total="package",
+    round=3`` reproduce it exactly; the defaults differ only where it misreads text (non-ASCII
+    words, sets sharing no word). An empty text scores 0 against every other text (ROUGE-L:
+    so does one without letters or digits; BERTScore: bert_score's empty-text rule) and
+    counts in the mean, as in the package."""
     n = len(candidate)
     if n < 2:
         raise GenmetricsError("homogenization: needs at least 2 texts (pairs i ≠ j)")
     if measure == "rougel":
-        sums = rougel_pair_sums(candidate, use_stemmer, n_jobs)
+        sums = rougel_pair_sums(candidate, use_stemmer, n_jobs, tokenizer)
     else:
         sums = bertscore_pair_sums(candidate, model, num_layers, batch_size, padding)
     per_text = sums / (n - 1)
