@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from genmetrics.cli import main
+from genmetrics.cli import finite_json, main
 from genmetrics.io import ragged_to_arrays, save_npz, write_jsonl
 
 
@@ -176,3 +176,55 @@ def test_console_script_is_installed(tmp_path):
         [sys.executable, "-m", "genmetrics.cli", "list"], capture_output=True, text=True, check=True
     )
     assert "precision_recall" in out.stdout
+
+
+def test_argument_errors_are_one_line(capsys):
+    for args, want in [
+        ([], "the following arguments are required: command"),
+        (["score", "ttr"], "required: --candidate"),
+        (["score", "ttr", "--candidate", "x.jsonl", "--param", "a=1", "--param", "a=2"], "twice"),
+    ]:
+        code, out, err = run(capsys, *args)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert err.startswith("genmetrics: error: ") and (want in err or "more than once" in err)
+
+
+def test_parameters_are_checked_before_files_are_read(capsys, tmp_path):
+    code, _, err = run(
+        capsys, "score", "ttr", "--candidate", str(tmp_path / "missing.jsonl"), "--param", "x=1"
+    )
+    assert code == 2 and "unknown parameter(s) x" in err
+
+
+def test_unexpected_failures_are_one_line_with_exit_1(capsys, monkeypatch, tmp_path):
+    import genmetrics.scoring
+
+    def broken(*args, **kwargs):
+        raise TypeError("boom\nsecond line")
+
+    monkeypatch.setattr(genmetrics.scoring, "score_files", broken)
+    code, out, err = run(capsys, "score", "ttr", "--candidate", "x.jsonl")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert "internal error" in err and "TypeError: boom\\nsecond line" in err
+    monkeypatch.setenv("GENMETRICS_DEBUG", "1")
+    with pytest.raises(TypeError):
+        main(["score", "ttr", "--candidate", "x.jsonl"])
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "x.jsonl"))
+
+    monkeypatch.setattr(genmetrics.scoring, "score_files", denied)
+    code, _, err = run(capsys, "score", "ttr", "--candidate", "x.jsonl")
+    assert code == 2 and err == f"genmetrics: error: {tmp_path / 'x.jsonl'}: Permission denied\n"
+
+
+def test_non_finite_numbers_anywhere_become_null_with_a_note():
+    rec = {
+        "values": {"a": float("inf"), "b": 1.0, "c": float("nan")},
+        "extras": {"curve": np.array([0.5, -np.inf, np.nan]), "ok": [1, 2]},
+    }
+    out = finite_json(rec)
+    assert json.loads(json.dumps(out, allow_nan=False)) == out
+    assert out["values"] == {"a": None, "b": 1.0, "c": None}
+    assert out["extras"] == {"curve": [0.5, None, None], "ok": [1, 2]}
+    assert out["non_finite"] == {"a": "inf", "c": "nan", "extras.curve": "-inf,nan"}

@@ -1,10 +1,13 @@
-"""Atomic writes: file modes follow the umask, failures leave nothing behind, stale temps."""
+"""Atomic writes (file modes follow the umask, failures leave nothing behind, stale temps) and
+bounded reads (NPZ headers checked before any data, regular files only)."""
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,13 +15,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from genmetrics import GenmetricsError
 from genmetrics.io import (
+    EMBEDDINGS_NPZ,
+    NpzReader,
     atomic_path,
     current_umask,
     is_temp_name,
+    load_embeddings,
     load_npz,
+    load_ragged,
+    ragged_to_arrays,
+    read_embeddings,
     read_json,
     read_jsonl,
+    read_ragged,
+    regular_file,
     save_npz,
     sweep_stale_tmp,
     write_json,
@@ -164,3 +176,73 @@ def test_sweep_stale_tmp_recursive(tmp_path: Path) -> None:
     assert sweep_stale_tmp(tmp_path, older_than_s=10) == 0
     assert sweep_stale_tmp(tmp_path, older_than_s=10, recursive=True) == 1
     assert not old.exists()
+
+
+# ------------------------------------------------------------------ bounded reads
+
+
+def test_npz_headers_are_read_before_any_data(tmp_path: Path) -> None:
+    emb = np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    save_npz(tmp_path / "e.npz", emb=emb, ids=["a", "b", "c"])
+    with NpzReader(tmp_path / "e.npz", EMBEDDINGS_NPZ, required=("emb",)) as z:
+        h = z.headers["emb"]
+        assert (h.shape, h.dtype, h.fortran_order, h.nbytes) == ((3, 4), np.float32, True, 48)
+        assert z.headers["ids"].shape == (3,) and z.headers["ids"].dtype.kind == "U"
+        assert np.array_equal(z.read("emb"), emb)
+    links, got = read_embeddings(tmp_path / "e.npz")
+    assert links["ids"].tolist() == ["a", "b", "c"] and "prompt_ids" not in links
+    save_npz(tmp_path / "n.npz", emb=emb)  # no ids: row numbers
+    assert load_embeddings(tmp_path / "n.npz")[0].tolist() == ["0", "1", "2"]
+
+
+def test_npz_refuses_pickles_forgeries_and_sizes_from_headers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    np.savez(tmp_path / "o.npz", emb=np.array([[1, "a"]], dtype=object))  # pickled
+    with pytest.raises(GenmetricsError, match=r"o.npz: array 'emb': dtype object"):
+        load_npz(tmp_path / "o.npz")
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f8", "fortran_order": False, "shape": (1 << 30, 64)}
+    )
+    with zipfile.ZipFile(tmp_path / "f.npz", "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("emb.npy", header.getvalue() + bytes(64))
+    with pytest.raises(GenmetricsError, match=r"f.npz: array 'emb': header declares shape"):
+        load_npz(tmp_path / "f.npz")
+    save_npz(tmp_path / "ok.npz", emb=np.ones((10, 10)))  # 800 bytes of data
+    monkeypatch.setenv("GENMETRICS_MAX_NPZ_BYTES", "799")
+    with pytest.raises(GenmetricsError, match=r"above the limit of 799 bytes"):
+        load_npz(tmp_path / "ok.npz")
+    monkeypatch.setenv("GENMETRICS_MAX_NPZ_BYTES", "800")
+    assert load_npz(tmp_path / "ok.npz")["emb"].shape == (10, 10)
+
+
+def test_ragged_offsets_are_checked_before_values(tmp_path: Path) -> None:
+    off, val = ragged_to_arrays([np.array([1.0, 2.0]), np.zeros(0), np.array([3.0])])
+    save_npz(
+        tmp_path / "s.npz", ids=["a", "b", "c"], prompt_ids=["p", "p", "q"], offsets=off, values=val
+    )
+    links, seqs = read_ragged(tmp_path / "s.npz")
+    assert [s.tolist() for s in seqs] == [[1.0, 2.0], [], [3.0]]
+    assert links["prompt_ids"].tolist() == ["p", "p", "q"]
+    save_npz(tmp_path / "e.npz", offsets=np.zeros(1, np.int64), values=np.zeros(0))
+    assert load_ragged(tmp_path / "e.npz")[1] == []
+    for name, offsets, match in [
+        ("f", off.astype(float), "'offsets': dtype float64"),
+        ("d", np.array([0, 3, 2, 3]), "non-decreasing"),
+        ("l", np.array([0, 1, 2, 4]), r"end at len\(values\) = 3"),
+    ]:
+        save_npz(tmp_path / f"{name}.npz", offsets=offsets, values=val)
+        with pytest.raises(GenmetricsError, match=match):
+            read_ragged(tmp_path / f"{name}.npz")
+
+
+def test_reads_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "p.jsonl")  # opening it would block forever
+    with pytest.raises(GenmetricsError, match="p.jsonl: is not a regular file"):
+        read_jsonl(tmp_path / "p.jsonl")
+    (tmp_path / "d.npz").mkdir()
+    with pytest.raises(GenmetricsError, match="d.npz: is a directory"):
+        load_npz(tmp_path / "d.npz")
+    with pytest.raises(GenmetricsError, match="m.jsonl: file not found"):
+        regular_file(tmp_path / "m.jsonl")

@@ -1,4 +1,5 @@
-"""Input kinds: loaders by suffix, and pairing that cannot go wrong silently."""
+"""Input kinds: loaders by suffix, validation at the edge naming the file, and pairing that
+cannot go wrong silently."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from rouge_score import rouge_scorer
 
 from genmetrics import GenmetricsError
 from genmetrics.io import save_npz, write_jsonl
-from genmetrics.kinds import KINDS, pair_rows
+from genmetrics.kinds import (
+    KINDS,
+    pair_rows,
+    validate_embeddings,
+    validate_pos,
+    validate_surprisal,
+)
 from genmetrics.scoring import score_files
 
 
@@ -65,3 +72,42 @@ def test_loaders_check_suffix_and_directories(tmp_path):
         "results/features/embed/f/bbc/m/seed0.npz"
     )
     assert KINDS["texts"].path("bbc", "references") == "results/data/bbc/references.jsonl"
+
+
+def test_embeddings_too_large_for_float32_distances_are_refused():
+    x = np.random.default_rng(0).normal(size=(20, 8))
+    assert validate_embeddings(x * 1e17, "c") is not None  # squared norms ~1e35: fine
+    with pytest.raises(GenmetricsError, match=r"^c: 20 row\(s\) too large for float32"):
+        validate_embeddings(x * 1e19, "c")
+    y = x.copy()
+    y[4] = 1e200  # finite, but its squared norm overflows float64 too
+    with pytest.raises(GenmetricsError, match=r"1 row\(s\) too large .* first rows \[4\]"):
+        validate_embeddings(y, "c")
+    with pytest.raises(GenmetricsError, match="2-D numeric array"):
+        validate_embeddings([[1.0, 2.0], [3.0]], "c")
+
+
+def test_validators_refuse_wrong_shapes_with_a_message():
+    with pytest.raises(GenmetricsError, match="expected a list of per-text sequences"):
+        validate_surprisal(5, "s")
+    with pytest.raises(GenmetricsError, match="sequence 1 must be 1-D numbers"):
+        validate_surprisal([[1.0], [[1.0, 2.0], [3.0]]], "s")
+    with pytest.raises(GenmetricsError, match="item 0 must be a list of tag strings"):
+        validate_pos([5], "p")
+    with pytest.raises(GenmetricsError, match="item 1 must be a list of tag strings"):
+        validate_pos([["NN"], ["NN", 3]], "p")
+
+
+def test_loaded_files_are_validated_naming_the_file(tmp_path):
+    save_npz(tmp_path / "e.npz", emb=np.full((3, 2), np.nan))
+    with pytest.raises(GenmetricsError, match=r"e.npz \(reference\): 3 row\(s\) with NaN/inf"):
+        KINDS["embeddings"].load(tmp_path / "e.npz", "reference")
+    (tmp_path / "t.jsonl").write_text("\n")
+    with pytest.raises(GenmetricsError, match=r"t.jsonl \(candidate\): no texts"):
+        KINDS["texts"].load(tmp_path / "t.jsonl", "candidate")
+    write_jsonl(tmp_path / "p.jsonl", [{"id": "a", "tags": "NN"}])  # not split into letters
+    with pytest.raises(GenmetricsError, match="p.jsonl: row 1 .*'tags' must be a list"):
+        KINDS["pos"].load(tmp_path / "p.jsonl", "candidate")
+    save_npz(tmp_path / "s.npz", ids=["a"], emb=np.zeros((2, 2)))
+    with pytest.raises(GenmetricsError, match="s.npz: array 'ids' has 1 entries but there are 2"):
+        KINDS["embeddings"].load(tmp_path / "s.npz", "candidate")

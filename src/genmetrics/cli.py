@@ -1,7 +1,11 @@
 """Command line: ``genmetrics list`` and ``genmetrics score METRIC --candidate ... [--reference ...]``.
 
-``score`` prints one JSON object ``{"metric", "values", "params", "n", ...}``; on bad input it
-prints a one-line error to stderr and exits with status 2.
+``score`` prints one JSON object ``{"metric", "values", "params", "n", ...}``: strict JSON, a
+non-finite number is ``null`` and named in ``non_finite``. On bad input (arguments, parameters,
+files) it prints a one-line error to stderr and exits with status 2; parameters are checked
+before any file is read. An unexpected failure (a bug) is one line too, with exit status 1;
+``GENMETRICS_DEBUG=1`` shows its traceback. A closed stdout (``genmetrics list | head``) ends
+quietly.
 """
 
 from __future__ import annotations
@@ -11,12 +15,28 @@ import json
 import math
 import os
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NoReturn
 
+import numpy as np
 import yaml
 
 from genmetrics import GenmetricsError
 from genmetrics.io import _jsonable
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``genmetrics: error: ...``) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        _fail(f"{self.prog}: {message}")
+        raise SystemExit(2)
+
+
+def _fail(message: str) -> None:
+    """Print ``genmetrics: error: message`` as exactly one line on stderr."""
+    text = str(message).replace("\r", "\\r").replace("\n", "\\n")
+    print(f"genmetrics: error: {text}", file=sys.stderr)
 
 
 def parse_param(text: str) -> tuple[str, Any]:
@@ -26,9 +46,20 @@ def parse_param(text: str) -> tuple[str, Any]:
     key, raw = text.split("=", 1)
     try:
         value = yaml.safe_load(raw) if raw != "" else ""
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         value = raw
     return key.strip(), value
+
+
+def parse_params(texts: list[str]) -> dict[str, Any]:
+    """Every ``--param``; a key given twice is an error (not silently the last one)."""
+    out: dict[str, Any] = {}
+    for text in texts:
+        key, value = parse_param(text)
+        if key in out:
+            raise GenmetricsError(f"--param {key}: given more than once")
+        out[key] = value
+    return out
 
 
 def format_metrics(metrics: list[dict[str, Any]]) -> str:
@@ -68,8 +99,9 @@ def markdown_table(metrics: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="genmetrics", description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="command", required=True)
+    """Run the command line; return the exit status (0 ok, 2 bad input, 1 unexpected)."""
+    ap = _Parser(prog="genmetrics", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     lp = sub.add_parser("list", help="list every registered metric with its values and params")
     lp.add_argument("--json", action="store_true", help="print JSON instead of a table")
     lp.add_argument(
@@ -80,47 +112,97 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--candidate", required=True, help=".jsonl texts or .npz features")
     sp.add_argument("--reference", help=".jsonl texts or .npz features")
     sp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
-    args = ap.parse_args(argv)
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:  # --help (0) or a usage error (2), already printed
+        return e.code if isinstance(e.code, int) else 2
+    except BrokenPipeError:
+        return _reader_left()
     try:
         if args.command == "list":
             from genmetrics.metrics import all_metrics
 
             metrics = [m.describe() for m in all_metrics().values()]
             if args.json:
-                print(json.dumps(_jsonable(metrics), indent=2))
+                _emit(json.dumps(_jsonable(metrics), indent=2, allow_nan=False))
             elif args.markdown:
-                print(markdown_table(metrics))
+                _emit(markdown_table(metrics))
             else:
-                print(format_metrics(metrics))
+                _emit(format_metrics(metrics))
             return 0
         from genmetrics.scoring import score_files
 
-        params = dict(parse_param(p) for p in args.param)
+        params = parse_params(args.param)
         rec = score_files(args.metric, args.candidate, args.reference, params)
         rec.pop("versions", None)
-        print(json.dumps(finite_json(rec), allow_nan=False))
+        _emit(json.dumps(finite_json(rec), allow_nan=False))
         return 0
+    except BrokenPipeError:
+        return _reader_left()
     except GenmetricsError as e:
-        print(f"genmetrics: error: {e}", file=sys.stderr)
+        _fail(str(e))
         return 2
-    except BrokenPipeError:  # `genmetrics list | head`: the reader left, not an error
+    except OSError as e:  # a file that cannot be read: permissions, I/O errors
+        name = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        _fail(f"{name}{e.strerror or e}")
+        return 2
+    except MemoryError:
+        _fail("out of memory (an input too large for this machine?)")
+        return 2
+    except KeyboardInterrupt:
+        _fail("interrupted")
+        return 130
+    except Exception as e:
+        if os.environ.get("GENMETRICS_DEBUG"):
+            raise
+        _fail(
+            f"internal error (please report it): {type(e).__name__}: {e}; "
+            "GENMETRICS_DEBUG=1 shows the traceback"
+        )
+        return 1
+
+
+def _reader_left() -> int:
+    """``genmetrics list | head``: the reader left, not an error. Point stdout at /dev/null
+    so the flush at exit does not fail again."""
+    try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 0
+    except (OSError, ValueError):  # a stdout without a file descriptor (captured)
+        pass
+    return 0
+
+
+def _emit(text: str) -> None:
+    """Print to stdout and flush now, so a closed pipe is seen here and not at exit."""
+    print(text)
+    sys.stdout.flush()
 
 
 def finite_json(rec: dict[str, Any]) -> Any:
-    """JSON-safe record: a non-finite value becomes ``null`` and is named in ``non_finite``
-    (e.g. ``{"perplexity": "inf"}``), so the output is valid JSON that says what happened."""
-    out = _jsonable(rec)
-    bad = {
-        k: ("nan" if math.isnan(v) else "inf" if v > 0 else "-inf")
-        for k, v in rec.get("values", {}).items()
-        if isinstance(v, float) and not math.isfinite(v)
-    }
+    """JSON-safe record: a non-finite number becomes ``null`` and is named in ``non_finite``
+    (a value by its name, e.g. ``{"perplexity": "inf"}``; elsewhere by its path, e.g.
+    ``{"extras.curve": "nan"}``), so the output is strict JSON that says what happened."""
+    bad: dict[str, set[str]] = {}
+
+    def walk(obj: Any, path: str) -> Any:
+        if isinstance(obj, Mapping):
+            return {str(k): walk(v, f"{path}.{k}" if path else str(k)) for k, v in obj.items()}
+        if isinstance(obj, (list, tuple)):
+            return [walk(v, path) for v in obj]
+        if isinstance(obj, np.ndarray):
+            return walk(obj.tolist(), path)
+        if isinstance(obj, np.generic):
+            return walk(obj.item(), path)
+        if isinstance(obj, float) and not math.isfinite(obj):
+            kind = "nan" if math.isnan(obj) else "inf" if obj > 0 else "-inf"
+            bad.setdefault(path.removeprefix("values."), set()).add(kind)
+            return None
+        return _jsonable(obj)
+
+    out = walk(rec, "")
     if bad:
-        out["values"] = {k: (None if k in bad else v) for k, v in out["values"].items()}
-        out["non_finite"] = bad
+        out["non_finite"] = {k: ",".join(sorted(v)) for k, v in bad.items()}
     return out
 
 

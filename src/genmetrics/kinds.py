@@ -21,7 +21,7 @@ pos           .jsonl  results/features/pos/{dataset}/{source}.jsonl             
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,19 +80,53 @@ def row_links(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
 # ------------------------------------------------------------------ validators
 
 
+#: the largest squared row norm a feature matrix may have. The exact k-NN engine forms
+#: ||a||² + ||b||² − 2a·b in float32 blocks (largest float32 ≈ 3.4e38) before its float64
+#: recheck, so rows far below that are needed; every |x| <= 1e15 passes for d < 1e6.
+MAX_FEATURE_SQNORM = 1e36
+_CHECK_BLOCK = 1 << 22  # elements per block of the row checks (32 MiB of float64)
+
+
+def _first(rows: list[np.ndarray]) -> tuple[int, list[int]]:
+    idx = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    return int(idx.size), idx[:5].tolist()
+
+
 def validate_embeddings(x: Any, what: str) -> np.ndarray:
-    """A feature matrix: 2-D, numeric, finite, non-empty."""
-    a = np.asarray(x)
+    """A feature matrix: 2-D, real numbers, finite, non-empty, and every row's squared norm
+    at most :data:`MAX_FEATURE_SQNORM` (checked in blocks: no full-size temporary)."""
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError) as e:
+        raise GenmetricsError(f"{what}: features must be a 2-D numeric array ({e})") from None
     if a.ndim != 2:
         raise GenmetricsError(f"{what}: features must be 2-D [N, d], got shape {a.shape}")
     if a.shape[0] == 0 or a.shape[1] == 0:
         raise GenmetricsError(f"{what}: empty feature matrix {a.shape}")
     if not np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.complexfloating):
         raise GenmetricsError(f"{what}: features must be real numbers, got {a.dtype}")
-    bad = ~np.isfinite(a).all(axis=1)
-    if bad.any():
-        rows = np.flatnonzero(bad)[:5].tolist()
-        raise GenmetricsError(f"{what}: {int(bad.sum())} row(s) with NaN/inf, first rows {rows}")
+    step = max(1, _CHECK_BLOCK // a.shape[1])
+    bad, big, top = [], [], 0.0
+    for s in range(0, a.shape[0], step):
+        blk = np.asarray(a[s : s + step], dtype=np.float64)
+        finite = np.isfinite(blk).all(axis=1)
+        bad.append(np.flatnonzero(~finite) + s)
+        with np.errstate(over="ignore"):
+            sq = np.einsum("ij,ij->i", blk, blk)
+        large = finite & ~(sq <= MAX_FEATURE_SQNORM)
+        if large.any():
+            big.append(np.flatnonzero(large) + s)
+            top = max(top, float(np.abs(blk[large]).max()))
+    n_bad, first = _first(bad)
+    if n_bad:
+        raise GenmetricsError(f"{what}: {n_bad} row(s) with NaN/inf, first rows {first}")
+    n_big, first = _first(big)
+    if n_big:
+        raise GenmetricsError(
+            f"{what}: {n_big} row(s) too large for float32 distances (squared norm above "
+            f"{MAX_FEATURE_SQNORM:.0e}, max |x| = {top:.3g}), first rows {first}; rescale "
+            "the features"
+        )
     return a
 
 
@@ -131,11 +165,18 @@ def validate_surprisal(seqs: Any, what: str) -> list[np.ndarray]:
     """Per-text 1-D float sequences (nats), finite; empty sequences are allowed."""
     if isinstance(seqs, np.ndarray) and seqs.ndim == 1 and seqs.dtype != object:
         raise GenmetricsError(f"{what}: expected a list of per-text sequences, got one array")
+    if isinstance(seqs, (str, bytes, Mapping)) or not isinstance(seqs, Iterable):
+        raise GenmetricsError(f"{what}: expected a list of per-text sequences")
     out = []
     for i, s in enumerate(seqs):
-        a = np.asarray(s)
+        try:
+            a = np.asarray(s)
+        except (ValueError, TypeError) as e:
+            raise GenmetricsError(f"{what}: sequence {i} must be 1-D numbers ({e})") from None
         if a.ndim != 1 or not np.issubdtype(a.dtype, np.number):
             raise GenmetricsError(f"{what}: sequence {i} must be 1-D numbers, got {a.shape}")
+        if np.issubdtype(a.dtype, np.complexfloating):
+            raise GenmetricsError(f"{what}: sequence {i} must be real numbers, got {a.dtype}")
         if not np.isfinite(a).all():
             raise GenmetricsError(f"{what}: sequence {i} has NaN/inf")
         out.append(a.astype(np.float64, copy=False))
@@ -146,11 +187,16 @@ def validate_surprisal(seqs: Any, what: str) -> list[np.ndarray]:
 
 def validate_pos(tags: Any, what: str) -> list[list[str]]:
     """Per-text lists of tag strings."""
+    if isinstance(tags, (str, bytes, Mapping)) or not isinstance(tags, Iterable):
+        raise GenmetricsError(f"{what}: expected a list of tag lists")
     out = []
     for i, t in enumerate(tags):
-        if isinstance(t, str) or not all(isinstance(x, str) for x in t):
+        if isinstance(t, (str, bytes, Mapping)) or not isinstance(t, Iterable):
             raise GenmetricsError(f"{what}: item {i} must be a list of tag strings")
-        out.append(list(t))
+        t = list(t)
+        if not all(isinstance(x, str) for x in t):
+            raise GenmetricsError(f"{what}: item {i} must be a list of tag strings")
+        out.append(t)
     if not out:
         raise GenmetricsError(f"{what}: no tagged texts")
     return out
@@ -173,34 +219,28 @@ def _load_records(path: Path) -> tuple[Rows, Rows]:
     return rows, rows
 
 
-def _feature_rows(path: Path, ids: np.ndarray) -> Rows:
-    """Row ids of a feature file, with ``prompt_id`` when the file has ``prompt_ids``."""
-    from genmetrics.io import load_npz
-
-    rows = [{"id": str(i)} for i in ids]
-    z = load_npz(path)
-    if "prompt_ids" in z:
-        if len(z["prompt_ids"]) != len(rows):
-            raise GenmetricsError(
-                f"{path}: 'prompt_ids' has {len(z['prompt_ids'])} rows, not {len(rows)}"
-            )
-        for r, p in zip(rows, z["prompt_ids"], strict=True):
+def _feature_rows(links: Mapping[str, np.ndarray]) -> Rows:
+    """Row ids of a feature file, with ``prompt_id`` when the file has ``prompt_ids`` (the io
+    readers have checked both have one entry per row)."""
+    rows = [{"id": str(i)} for i in links["ids"]]
+    if "prompt_ids" in links:
+        for r, p in zip(rows, links["prompt_ids"], strict=True):
             r["prompt_id"] = str(p)
     return rows
 
 
 def _load_embeddings(path: Path) -> tuple[np.ndarray, Rows]:
-    from genmetrics.io import load_embeddings
+    from genmetrics.io import read_embeddings
 
-    ids, emb = load_embeddings(path)
-    return emb, _feature_rows(path, ids)
+    links, emb = read_embeddings(path)
+    return emb, _feature_rows(links)
 
 
 def _load_surprisal(path: Path) -> tuple[list[np.ndarray], Rows]:
-    from genmetrics.io import load_ragged
+    from genmetrics.io import read_ragged
 
-    ids, seqs = load_ragged(path)
-    return seqs, _feature_rows(path, ids)
+    links, seqs = read_ragged(path)
+    return seqs, _feature_rows(links)
 
 
 def _load_pos(path: Path) -> tuple[list[list[str]], Rows]:
@@ -208,6 +248,12 @@ def _load_pos(path: Path) -> tuple[list[list[str]], Rows]:
 
     rows = read_jsonl(path)
     if rows and all("tags" in r for r in rows):
+        for i, r in enumerate(rows, start=1):
+            t = r["tags"]
+            if not isinstance(t, list) or not all(isinstance(x, str) for x in t):
+                raise GenmetricsError(
+                    f"{path}: row {i} (id={r.get('id')!r}): 'tags' must be a list of strings"
+                )
         return [list(r["tags"]) for r in rows], rows
     from genmetrics.features.pos import tag_texts
 
@@ -235,12 +281,16 @@ class Kind:
         return self.pattern.format(dataset=dataset, source=source, **keys)
 
     def load(self, path: str | Path, what: str) -> tuple[Any, Rows]:
+        """Read ``path`` as this kind and validate it; every error names the file (``what``:
+        ``candidate`` or ``reference``)."""
+        from genmetrics.io import regular_file
+
         path = Path(path)
         if path.suffix != self.suffix:
             raise GenmetricsError(f"{path}: {what} must be a {self.suffix} file of {self.name}")
-        if path.is_dir():
-            raise GenmetricsError(f"{path}: {what} is a directory, not a {self.suffix} file")
-        return self.loader(path)
+        regular_file(path, what)
+        data, rows = self.loader(path)
+        return self.validator(data, f"{path} ({what})"), rows
 
 
 KINDS: dict[str, Kind] = {

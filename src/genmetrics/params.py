@@ -11,7 +11,8 @@ check at DAG-build time, the workflow's score jobs and the Python API all go thr
   ``--param k=4`` and ``k: 4`` in config.yaml are the same parameter, and ``"false"`` is
   never silently True.
 * Numbers are refused, not truncated: ``k=2.7`` and ``k=true`` are errors for an integer
-  parameter; ``4.0`` is accepted as 4 (exactly representable). NaN and ±inf are refused.
+  parameter; ``4.0`` is accepted as 4 (exactly representable). NaN and ±inf are refused, and
+  so are integers beyond 64 bits (``10**30``) and numbers beyond float range.
 * The returned value is the one the metric runs with, so a score record states the
   parameters actually used.
 """
@@ -29,6 +30,8 @@ import yaml
 from genmetrics import GenmetricsError
 
 _REJECT = object()
+#: integer parameters must fit in 64 bits (what numpy and the libraries below it take)
+_INT_LIMIT = 2**63
 
 
 class Constraint:
@@ -62,16 +65,21 @@ class Interval(Constraint):
             return _REJECT
         if self.type is float and not self.integers and isinstance(value, numbers.Integral):
             return _REJECT
-        v = float(value)
-        if not math.isfinite(v):
-            return _REJECT
-        if self.type is int:
-            if isinstance(value, numbers.Integral):
-                v = int(value)
-            elif v.is_integer() and abs(v) < 2**53:
-                v = int(v)
-            else:
+        if self.type is int and isinstance(value, numbers.Integral):
+            v: float = int(value)  # exact (no float conversion)
+            if abs(v) >= _INT_LIMIT:
                 return _REJECT
+        else:
+            try:
+                v = float(value)
+            except OverflowError:  # an integer beyond float range
+                return _REJECT
+            if not math.isfinite(v):
+                return _REJECT
+            if self.type is int:
+                if not (v.is_integer() and abs(v) < 2**53):
+                    return _REJECT
+                v = int(v)
         lo_ok = self.left is None or (
             v >= self.left if self.closed in ("both", "left") else v > self.left
         )
@@ -164,7 +172,19 @@ class Param:
                 out = c.convert(candidate)
                 if out is not _REJECT:
                     return out
-        raise GenmetricsError(f"{where}: must be {self.describe()}, got {value!r}")
+        note = ""
+        if any(
+            isinstance(v, int) and not isinstance(v, bool) and abs(v) >= _INT_LIMIT
+            for v in _readings(value)
+        ):
+            note = " (beyond 64-bit integers)"
+        raise GenmetricsError(f"{where}: must be {self.describe()}, got {_shown(value)}{note}")
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _readings(value: Any) -> Iterable[Any]:
@@ -172,7 +192,7 @@ def _readings(value: Any) -> Iterable[Any]:
     if isinstance(value, str):
         try:
             parsed = yaml.safe_load(value)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):
             return
         if parsed is not None or value.strip().lower() in ("null", "none", "~"):
             if parsed is None or not isinstance(parsed, (dict, list)):

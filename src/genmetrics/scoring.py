@@ -37,12 +37,15 @@ def score_files(
     by :func:`score_loaded`.
     """
     metric = get(name)
+    metric.check_params(params)  # before any file is read
     if metric.reference in ("required", "prompts") and reference is None:
         raise GenmetricsError(f"metric {name!r} needs --reference")
+    if metric.reference == "none" and reference is not None:
+        raise GenmetricsError(f"metric {name!r} takes no reference, got --reference {reference}")
     kind = KINDS[metric.input]
     cand, cand_rows = kind.load(candidate, "candidate")
     ref = ref_rows = None
-    if reference is not None and metric.reference != "none":
+    if reference is not None:
         ref, ref_rows = kind.load(reference, "reference")
     return score_loaded(name, cand, cand_rows, ref, ref_rows, params, f"{candidate} vs {reference}")
 

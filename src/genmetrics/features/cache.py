@@ -64,8 +64,8 @@ class FeatureCache:
         p = self._path(text)
         if not p.exists():
             return None
-        try:
-            return np.load(p, allow_pickle=False)
+        try:  # mapped first: a damaged or forged header fails before any allocation
+            return np.array(np.load(p, mmap_mode="r", allow_pickle=False))
         except (ValueError, OSError):
             return None  # a damaged entry is recomputed
 

@@ -31,8 +31,8 @@ from genmetrics.params import Interval, Options
 KMEANS_PARAMS = {
     "seed": (Interval(int, 0, 2**32 - 1), "seed of PCA and k-means"),
     "kmeans": (Options("auto", "faiss", "sklearn"), "k-means library (auto: faiss if present)"),
-    "kmeans_num_redo": (Interval(int, 1, None), "k-means restarts"),
-    "kmeans_max_iter": (Interval(int, 1, None), "k-means iterations"),
+    "kmeans_num_redo": (Interval(int, 1, 2**31 - 1), "k-means restarts"),
+    "kmeans_max_iter": (Interval(int, 1, 2**31 - 1), "k-means iterations"),
 }
 
 

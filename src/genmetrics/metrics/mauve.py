@@ -131,7 +131,7 @@ def mauve_from_counts(
         ),
         "scaling": (Interval(float, 0, None, closed="neither"), "c in exp(-c KL)"),
         **KMEANS_PARAMS,
-        "divergence_curve_discretization_size": (Interval(int, 2, None), "points of the curve"),
+        "divergence_curve_discretization_size": (Interval(int, 2, 10**6), "points of the curve"),
         "pca_max_data": (
             (Interval(int, 1, None), Const(-1)),
             "points used to fit PCA (-1: all, as mauve-text)",
