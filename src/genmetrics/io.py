@@ -132,8 +132,9 @@ def sweep_stale_tmp(folder: PathLike, older_than_s: float = 3600, recursive: boo
                 continue
             p.unlink()
             removed += 1
-        except FileNotFoundError:
-            continue  # another sweeper or the writer got there first
+        except OSError:  # gone already (another sweeper, the writer), or another user's file
+            continue
+
     return removed
 
 
