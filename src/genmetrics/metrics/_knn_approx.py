@@ -1,15 +1,30 @@
 """Approximate k-NN precision/recall/density/coverage (faiss IVF-Flat or pynndescent).
 
-Used by ``precision_recall`` with ``method="approx"``, or ``auto`` above ``approx_threshold``
-points per side. Approximate nearest-neighbour searches (``backend``: faiss IVF-Flat when
-installed, else pynndescent NN-descent graphs) give the radii; "is q inside some P-ball"
-becomes a nearest-neighbour query after lifting every centre p to [p, √(R² − r_p²)] (and q to
-[q, 0]); every returned pair is re-checked with exact float64 distances, so only neighbours
-missed by the search cause errors. Density counts the balls among the ``n_neighbors`` deepest
-ones (default max(4k, 20)). Measured on 300-d mixtures, N = 50k per side, 2 cores
-(benchmarks/bench_distribution.py): exact 29 s; faiss 19 s with P/R/C equal to exact to 1e-4;
-pynndescent 85 s (plus ~10-40 s numba JIT on its first call in a process) and 0.02-0.05 low
-at d = 300 (within 0.01 at d = 32), so ``auto`` prefers faiss and switches only above 50k.
+Used by ``precision_recall`` only with ``method="approx"`` or a user-set
+``approx_threshold``; ``auto`` is exact by default. Approximate nearest-neighbour searches
+(``backend``: faiss IVF-Flat when installed, else pynndescent NN-descent graphs) give the
+radii; "is q inside some P-ball" becomes a nearest-neighbour query after lifting every
+centre p to [p, √(R² − r_p²)] (and q to [q, 0]); every returned pair is re-checked with
+exact float64 distances. The values are **neither lower nor upper bounds**:
+
+* radii: r̂_k(x) is the k-th smallest distance among the candidates the search returned, a
+  subset of the set, so r̂ >= r: a missed neighbour makes a ball *larger*, which raises
+  precision, recall, density and coverage;
+* membership: a ball the lifted search misses is not counted, which lowers precision, recall
+  and density (coverage: a missed nearest q lowers it);
+* density: a q found inside every ball returned (hubs) is counted exactly against all centres
+  (:func:`count_in_balls`), so no truncation bias is added.
+
+Which error wins depends on the data. benchmarks/bench_knn_approx.py, 2 cores, k = 4, MiniLM
+sentence/token embeddings (human vs model texts) and 768-d Gaussians, N = 2k-100k per side:
+faiss misses balls of the lifted search on real features (precision and recall 0.01-0.04 low
+after PCA 0.9 for sentences, 0.12-0.13 for token or 768-d sentence features, up to 0.5 on raw
+features; density up to 0.9) and inflates radii on isotropic Gaussians (768-d, PCA 0.9, 50k:
+precision +0.021, density +0.09, the user-reported jump); it runs 0.64-0.72x the exact time at
+50k per side after PCA, 0.9-2.3x on raw features. pynndescent is within 0.007 on P/R/C
+and 0.015 on density after PCA, but 10-54x slower than exact (plus ~45 s numba JIT per
+process).
+``APPROX_MEASURED`` holds the largest |approx − exact| per backend and preprocessing.
 """
 
 from __future__ import annotations
@@ -23,7 +38,14 @@ from genmetrics.metrics._inputs import as_ks, check_pair, check_points
 from genmetrics.metrics._knn_exact import exact_sqdist
 from genmetrics.metrics._quantize import faiss_available
 
-__all__ = ["APPROX_BACKENDS", "prdc_approx", "resolve_approx_backend"]
+__all__ = [
+    "APPROX_BACKENDS",
+    "APPROX_MEASURED",
+    "APPROX_NOTE",
+    "count_in_balls",
+    "prdc_approx",
+    "resolve_approx_backend",
+]
 
 # pynndescent settings of the approximate path: graph degree, query breadth (the nearest of
 # _QUERY_K returned neighbours is right ~99.9 % of the time on 20k x 32-d mixtures, against
@@ -36,6 +58,24 @@ _IVF_PROBE_DIV = 32  # ... or one list in _IVF_PROBE_DIV (exact rechecks absorb 
 
 
 APPROX_BACKENDS = ("auto", "faiss", "pynndescent")
+
+#: largest |approx − exact| per value that benchmarks/bench_knn_approx.py measured (k = 4;
+#: "pca": after L2 + PCA 0.9, the default; "raw": features as given). Observations, not bounds.
+APPROX_MEASURED = {
+    "faiss": {
+        "pca": {"precision": 0.1307, "recall": 0.1344, "density": 0.3263, "coverage": 0.0183},
+        "raw": {"precision": 0.5088, "recall": 0.4546, "density": 1.2071, "coverage": 0.0146},
+    },
+    "pynndescent": {
+        "pca": {"precision": 0.0050, "recall": 0.0069, "density": 0.0151, "coverage": 0.0024},
+        "raw": {"precision": 0.0025, "recall": 0.0115, "density": 0.0252, "coverage": 0.0120},
+    },
+}
+APPROX_NOTE = (
+    "largest |approx - exact| measured by benchmarks/bench_knn_approx.py (MiniLM sentence and "
+    "token embeddings of human vs model texts, 768-d Gaussians; N 2k-100k per side; k=4); "
+    "an observation, not a bound: errors go both ways"
+)
 
 
 class _PynndescentIndex:
@@ -102,6 +142,31 @@ def resolve_approx_backend(backend: str) -> str:
     return backend
 
 
+def count_in_balls(
+    x: np.ndarray, centres: np.ndarray, r2: np.ndarray, *, strict: bool = True
+) -> np.ndarray:
+    """Exact #{j : ||x_i − c_j||² < r2_j} (``<=`` unless ``strict``) for every row x_i.
+
+    float64 GEMM blocks of ~2²² distances; pairs within the rounding bound of a radius are
+    recomputed as Σ(a − b)² (:func:`exact_sqdist`), so the counts are those of the definition.
+    """
+    less = np.less if strict else np.less_equal
+    cn = np.einsum("ij,ij->i", centres, centres)
+    c = 3.0 * (centres.shape[1] + 8.0) * 2.0**-53  # as _knn_exact._tol_factor, in float64
+    rows = max(1, (1 << 22) // max(len(centres), 1))
+    out = np.zeros(len(x), dtype=np.int64)
+    for s in range(0, len(x), rows):
+        xb = x[s : s + rows]
+        xn = np.einsum("ij,ij->i", xb, xb)
+        d2 = xn[:, None] + cn[None, :] - 2.0 * (xb @ centres.T)
+        tol = c * (xn[:, None] + cn[None, :])
+        sure = d2 < r2[None, :] - tol  # inside under < and <=
+        ri, cj = np.nonzero(np.abs(d2 - r2[None, :]) <= tol)
+        inside = less(exact_sqdist(xb, centres, ri, cj), r2[cj])
+        out[s : s + rows] = sure.sum(axis=1) + np.bincount(ri[inside], minlength=len(xb))
+    return out
+
+
 def _augment(x: np.ndarray, r: np.ndarray | None, big: float) -> np.ndarray:
     """Append √(big² − r²) (or 0 when ``r`` is None) as an extra coordinate (float32).
 
@@ -123,16 +188,16 @@ def prdc_approx(
     n_neighbors: int | None = None,
     backend: str = "auto",
 ) -> dict[int, dict[str, float]]:
-    """Approximate P/R/D/C from approximate nearest-neighbour searches.
+    """Approximate P/R/D/C from approximate nearest-neighbour searches (not a bound).
 
     ``backend``: ``faiss`` (IVF-Flat, when installed; ``auto`` picks it) or ``pynndescent``
-    (NN-descent graphs). Radii: (k+1) nearest neighbours of each point in its own set.
-    Ball membership: the lifting trick of :func:`_augment` turns "q is inside some P-ball"
-    into a nearest-neighbour query (precision, recall). Every pair a search returns is
-    re-evaluated with exact float64 distances and the same ``<``/``<=`` rule as the exact
-    path, so errors only come from neighbours a search missed (results are lower bounds of
-    the exact values, up to radii that came out too large). Density counts the balls among
-    the ``n_neighbors`` deepest ones (default max(4k, 20)). Coverage: nearest q of each p.
+    (NN-descent graphs). Radii: (k+1) nearest neighbours of each point in its own set, as
+    found by the search (too large where it missed one). Ball membership: the lifting trick of
+    :func:`_augment` turns "q is inside some P-ball" into a nearest-neighbour query over the
+    ``n_neighbors`` deepest balls (default max(4k, 20)); rows inside all of them are counted
+    exactly (:func:`count_in_balls`). Every pair is re-evaluated with exact float64 distances
+    and the same ``<``/``<=`` rule as the exact path. Coverage: nearest q of each p. Errors
+    go both ways (module docstring; ``APPROX_MEASURED``).
     """
     ks = as_ks(ks)
     p, q = check_pair(reference, candidate)
@@ -178,6 +243,11 @@ def prdc_approx(
         aug = make(_augment(pf, np.sqrt(rp[k]), big), kmax + 2, seed + 2)
         nb = aug.query(_augment(qf, None, big), max(m_nb, _QUERY_K))
         inside_q = less(exact_rows(qd, pd_, nb), rp[k][nb])  # [n_q, m]; missing (-1): inf
+        count_q = inside_q.sum(axis=1)
+        # a q inside every ball returned may lie in more (hubs): count those rows exactly
+        sat = np.flatnonzero(count_q >= min(nb.shape[1], len(pd_)))
+        if sat.size:
+            count_q[sat] = count_in_balls(qd[sat], pd_, rp[k], strict=strict)
         # Q-balls queried by references: recall
         big = float(np.sqrt(rq[k].max())) * (1 + 1e-3) + 1e-9
         aug = make(_augment(qf, np.sqrt(rq[k]), big), kmax + 2, seed + 3)
@@ -186,7 +256,7 @@ def prdc_approx(
         res[k] = {
             "precision": float(inside_q.any(axis=1).mean()),
             "recall": float(inside_p.any(axis=1).mean()),
-            "density": float(inside_q.sum(axis=1).mean() / k),
+            "density": float(count_q.mean() / k),
             "coverage": float(less(near_q, rp[k]).mean()),
         }
     return res

@@ -19,14 +19,21 @@ Before the k-NN step, ``pca`` (default 0.9) applies pr-4-llm's ``PCA_``: stack [
 L2-normalise rows, keep the leading PCA components explaining 90 % of the variance, float32.
 ``pca=false`` (or 1) uses the features as given (prdc).
 
-Three evaluations of the same definition, all on float64 squared distances Σ(a − b)²:
+Engines (:func:`knn_engine`; the result's ``extras["knn"]``, and so the score record, names
+the one that ran, :func:`knn_record`):
 
-* :func:`prdc_dense` below, the reference: full distance matrices, used for small inputs;
-* the blocked exact engine (:mod:`._knn_exact`, ``prdc_exact``): float32 GEMM blocks with a
-  rounding bound, undecided pairs recomputed in float64 — the same numbers in O(block) memory;
-* the approximate engine (:mod:`._knn_approx`, ``prdc_approx``; ``method="approx"``, or
-  ``auto`` above ``approx_threshold`` points per side): faiss IVF or pynndescent searches with
-  exact rechecks of every returned pair.
+* ``exact-dense``: :func:`prdc_dense` below, the reference: full float64 distance matrices,
+  used while (n_p + n_q)² · d <= 2²³;
+* ``exact-blocked``: :mod:`._knn_exact` (``prdc_exact``): float32 GEMM blocks with a rounding
+  bound, undecided pairs recomputed in float64 — the same numbers in O(block) memory;
+* ``approx-faiss`` / ``approx-pynndescent``: :mod:`._knn_approx` (``prdc_approx``), only with
+  ``method="approx"`` or a user-set ``approx_threshold``. **Not a bound**, in either
+  direction: a missed self-neighbour makes a radius larger (values go up), a missed ball
+  lowers the values. ``method="auto"`` (default) is exact at every size: on 2 cores and real
+  LM embeddings (benchmarks/bench_knn_approx.py, N up to 100k per side) the approximate
+  engine was never both faster and within 0.005 (faiss: 0.64-0.72x the exact time at 50k
+  after PCA, but precision/recall off by 0.02-0.13; pynndescent: within 0.007, 10-54x
+  slower).
 """
 
 from __future__ import annotations
@@ -44,14 +51,22 @@ from genmetrics.metrics._inputs import (
     check_points,
     distribution_metric,
 )
-from genmetrics.metrics._knn_approx import prdc_approx
+from genmetrics.metrics._knn_approx import (
+    APPROX_MEASURED,
+    APPROX_NOTE,
+    prdc_approx,
+    resolve_approx_backend,
+)
 from genmetrics.metrics._knn_exact import KnnRadii, knn_radii_sq, prdc_exact
 from genmetrics.metrics._quantize import l2_pca
 from genmetrics.metrics.registry import HIGHER, MetricResult, get
 from genmetrics.params import BOOL, Const, Interval, Options
 
 __all__ = [
+    "ENGINES",
     "KnnRadii",
+    "knn_engine",
+    "knn_record",
     "knn_radii_sq",
     "prdc_approx",
     "prdc_dense",
@@ -64,6 +79,9 @@ __all__ = [
 #: inputs with (n_p + n_q)² · d up to this use the dense reference (a few ms); larger ones the
 #: blocked engine, which is 5-10x faster from ~500 points per side on
 _DENSE_MAX_WORK = 1 << 23
+
+#: what ``knn_engine`` returns, and a score record states in ``extras["knn"]["engine"]``
+ENGINES = ("exact-dense", "exact-blocked", "approx-faiss", "approx-pynndescent")
 
 
 def prdc_dense(
@@ -92,6 +110,50 @@ def prdc_dense(
     return out
 
 
+def knn_engine(
+    n_p: int,
+    n_q: int,
+    d: int,
+    *,
+    method: str = "auto",
+    approx_threshold: int | None = None,
+    approx_backend: str = "auto",
+) -> str:
+    """The engine that evaluates P/R/D/C for these sizes and settings (one of ``ENGINES``).
+
+    ``approx`` → ``approx-<backend>``; ``auto`` → the same only above ``approx_threshold``
+    points per side (``None``: never); otherwise ``exact-dense`` while (n_p + n_q)² · d is
+    small, else ``exact-blocked``.
+    """
+    above = approx_threshold is not None and max(n_p, n_q) > approx_threshold
+    if method == "approx" or (method == "auto" and above):
+        return "approx-" + resolve_approx_backend(approx_backend)
+    if (n_p + n_q) ** 2 * d <= _DENSE_MAX_WORK:
+        return "exact-dense"
+    return "exact-blocked"
+
+
+def knn_record(engine: str, *, reduced: bool = True) -> dict[str, Any]:
+    """What a score record states about the engine that ran (``extras["knn"]``).
+
+    Exact engines: ``{"engine", "exact": true, "max_abs_error": 0.0}`` (the float64 values of
+    the definition). Approximate ones: ``max_abs_error`` null (no bound holds) and
+    ``measured_abs_error``, the largest |approx − exact| per value that
+    benchmarks/bench_knn_approx.py measured for that backend on PCA-reduced (``reduced``, the
+    default preprocessing) or raw features (``APPROX_MEASURED``), with ``error_note``.
+    """
+    if engine.startswith("exact"):
+        return {"engine": engine, "exact": True, "max_abs_error": 0.0}
+    measured = APPROX_MEASURED[engine.removeprefix("approx-")]["pca" if reduced else "raw"]
+    return {
+        "engine": engine,
+        "exact": False,
+        "max_abs_error": None,
+        "measured_abs_error": dict(measured),
+        "error_note": APPROX_NOTE,
+    }
+
+
 def _prdc(
     p: np.ndarray,
     q: np.ndarray,
@@ -100,20 +162,31 @@ def _prdc(
     strict: bool,
     method: str,
     seed: int,
-    approx_threshold: int,
+    approx_threshold: int | None,
     approx_neighbors: int | None,
     approx_backend: str,
     chunk_size: int,
-) -> dict[int, dict[str, float]]:
-    """Dispatch on checked parameters: approximate, dense reference (small) or blocked exact."""
-    if method == "approx" or (method == "auto" and max(len(p), len(q)) > approx_threshold):
-        return prdc_approx(
-            p, q, ks, strict=strict, seed=seed, n_neighbors=approx_neighbors, backend=approx_backend
+) -> tuple[dict[int, dict[str, float]], str]:
+    """Dispatch on checked parameters (:func:`knn_engine`); return the values and the engine."""
+    engine = knn_engine(
+        len(p),
+        len(q),
+        p.shape[1],
+        method=method,
+        approx_threshold=approx_threshold,
+        approx_backend=approx_backend,
+    )
+    if engine.startswith("approx"):
+        backend = engine.removeprefix("approx-")
+        out = prdc_approx(
+            p, q, ks, strict=strict, seed=seed, n_neighbors=approx_neighbors, backend=backend
         )
-    if (len(p) + len(q)) ** 2 * p.shape[1] <= _DENSE_MAX_WORK:
+    elif engine == "exact-dense":
         check_points({"reference": len(p), "candidate": len(q)}, max(ks))
-        return prdc_dense(p, q, ks, strict=strict)
-    return prdc_exact(p, q, ks, strict=strict, chunk_size=chunk_size)
+        out = prdc_dense(p, q, ks, strict=strict)
+    else:
+        out = prdc_exact(p, q, ks, strict=strict, chunk_size=chunk_size)
+    return out, engine
 
 
 def _reduce(p: np.ndarray, q: np.ndarray, pca: float | bool, seed: int) -> tuple[np.ndarray, ...]:
@@ -142,7 +215,7 @@ def prdc_for_ks(
     del checked["k"]
     pca = checked.pop("pca")
     p, q = prepare_features(reference, candidate, pca=pca, seed=checked["seed"])
-    return _prdc(p, q, as_ks(ks), **checked)
+    return _prdc(p, q, as_ks(ks), **checked)[0]
 
 
 @distribution_metric(
@@ -155,12 +228,18 @@ def prdc_for_ks(
             "L2 + PCA on [q; p] keeping this variance fraction (pr-4-llm); false: raw features",
         ),
         "strict": (BOOL, "true: inside means d < radius (prdc); false: d <= radius"),
-        "method": (Options("auto", "exact", "approx"), "kNN search; auto = approx above threshold"),
+        "method": (
+            Options("auto", "exact", "approx"),
+            "kNN search; auto = exact unless approx_threshold is set (approx: not exact)",
+        ),
         "seed": (
             Interval(int, 0, 2**32 - 1),
             "seed of the PCA solver and of the approximate index",
         ),
-        "approx_threshold": (Interval(int, 1, None), "points per side above which auto is approx"),
+        "approx_threshold": (
+            (Interval(int, 1, None), Const(None)),
+            "points per side above which auto runs the approximate engine (null: never)",
+        ),
         "approx_neighbors": (
             (Interval(int, 1, None), Const(None)),
             "neighbours per query in the approximate index (null: backend default)",
@@ -168,6 +247,7 @@ def prdc_for_ks(
         "approx_backend": (Options("auto", "faiss", "pynndescent"), "approximate kNN library"),
         "chunk_size": (Interval(int, 1, None), "matrix elements per block of the exact search"),
     },
+    min_items=lambda params: (params["k"] + 1, "k"),
     upstream="prdc 0.2 compute_prdc; pr-4-llm preprocessing",
     citation="Kynkäänniemi et al. (2019); Naeem et al. (2020); Le Bronnec et al. (2024)",
 )
@@ -180,7 +260,7 @@ def precision_recall(
     strict: bool = True,
     method: str = "auto",
     seed: int = 0,
-    approx_threshold: int = 50000,
+    approx_threshold: int | None = None,
     approx_neighbors: int | None = None,
     approx_backend: str = "auto",
     chunk_size: int = 1 << 22,
@@ -191,13 +271,15 @@ def precision_recall(
     self; precision = share of Q inside some P-ball, recall = share of P inside some Q-ball,
     density = mean number of P-balls containing a q divided by k, coverage = share of P-balls
     containing some q. ``pca`` = pr-4-llm's L2 + PCA(0.9) on [q; p] (``false``: raw features);
-    ``strict`` = ``<`` as prdc (``false``: ``<=`` as Kynkäänniemi); ``method`` = exact (blocked,
-    float64-exact) | approx (faiss IVF, else pynndescent; ``approx_backend``) | auto (approx
-    above ``approx_threshold`` = 50k points per side, where the exact path takes ~30 s).
+    ``strict`` = ``<`` as prdc (``false``: ``<=`` as Kynkäänniemi); ``method`` = exact (dense
+    or blocked, the same float64 numbers) | approx (faiss IVF, else pynndescent;
+    ``approx_backend``; neither a lower nor an upper bound) | auto (exact; approximate only
+    above a user-set ``approx_threshold`` points per side). ``extras["knn"]`` records the
+    engine that ran and, for an approximate one, its measured error (:func:`knn_record`).
     """
     check_dims(reference, candidate)
     p, q = _reduce(reference, candidate, pca, seed)
-    out = _prdc(
+    out, engine = _prdc(
         p,
         q,
         [k],
@@ -208,5 +290,9 @@ def precision_recall(
         approx_neighbors=approx_neighbors,
         approx_backend=approx_backend,
         chunk_size=chunk_size,
-    )[k]
-    return MetricResult(values=out, n={"reference": len(reference), "candidate": len(candidate)})
+    )
+    return MetricResult(
+        values=out[k],
+        extras={"knn": knn_record(engine, reduced=not (pca is False or pca >= 1))},
+        n={"reference": len(reference), "candidate": len(candidate)},
+    )

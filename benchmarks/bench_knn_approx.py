@@ -1,0 +1,278 @@
+"""Error and speed of the approximate k-NN precision/recall engines against the exact one.
+
+    .venv/bin/python benchmarks/bench_knn_approx.py [--sizes 2000 10000 25000]
+        [--data sent tok sent768 gauss768] [--dims raw pca] [--backends faiss pynndescent]
+        [--cache /tmp/genmetrics_knn_bench] [--embed N] [--embed-only] [--k 4]
+        [--json rows.jsonl] [--summarize rows.jsonl]
+
+Features (P = human, Q = model; both cut into sentences of 5+ words from /work/shared/data
+or ``--data-dir``, deduplicated, shuffled with seed 0):
+
+* ``sent``: all-MiniLM-L6-v2 sentence embeddings (mean pooling, 384-d), human vs model
+  sentences (webtext, ag_news, wikitext2, detectgpt, hanna, realsumm, xsum references vs GPT-2,
+  AlpacaEval chat models, detectgpt continuations, contrastive search, FACE, summarisers);
+* ``tok``: contextual token states of the same forward pass (4 random tokens per sentence,
+  384-d): real LM features in larger numbers than we have sentences;
+* ``sent768``: [mean pooling, first-token state] concatenated (768-d, real);
+* ``gauss768``: P, Q ~ N(0, I_768), independent (synthetic, the case of the user report).
+
+``dims``: ``raw`` = features as given (``pca=False``); ``pca`` = pr-4-llm's L2 + PCA(0.9),
+the metric's default (the reduced dimension is printed). The embeddings are computed once and
+cached under ``--cache`` (.npy). For each case the exact engine (``prdc_exact``; dense
+reference below its size cut) runs once, each approximate backend once (pynndescent's numba
+JIT is warmed up first), on the same prepared matrices; PCA time is not counted. Prints a
+markdown table with |Δ| = |approx − exact| and the time ratio approx / exact (> 1: slower).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+
+HUMAN = [
+    "webtext/webtext_train_1407.jsonl",
+    "webtext/face_demo_human.jsonl",
+    "webtext/webtext_short.jsonl",
+    "ag_news/test.jsonl",
+    "ag_news/train_sample.jsonl",
+    "wikitext2_test/paragraphs.jsonl",
+    "detectgpt_continuations/human.jsonl",
+    "hanna/human_stories.jsonl",
+    "realsumm/references.jsonl",
+]
+MODEL_GLOBS = [
+    "gpt2_generations/*.jsonl",
+    "alpaca_eval/*.jsonl",
+    "detectgpt_continuations/*.*.jsonl",
+    "hanna/llm_stories.jsonl",
+    "face_generations/sample.jsonl",
+    "realsumm/summaries.jsonl",
+]
+_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+TOKENS_PER_SENTENCE = 4
+
+
+def _rows(path: Path):
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            yield json.loads(line)
+
+
+def collect_sentences(data_dir: Path) -> tuple[list[str], list[str]]:
+    """Human and model texts cut into sentences of 5+ words, deduplicated, sorted."""
+    human, model = [], []
+    for name in HUMAN:
+        human += [r["text"] for r in _rows(data_dir / name) if "text" in r]
+    for pattern in MODEL_GLOBS:
+        for path in sorted(data_dir.glob(pattern)):
+            if ".nll_" in path.name or path.name == "instructions.jsonl":
+                continue
+            model += [r["text"] for r in _rows(path) if "text" in r]
+    for name in ("contrastive_search/book.jsonl", "contrastive_search/wikitext103.jsonl"):
+        for r in _rows(data_dir / name):
+            human.append(r.get("reference", ""))
+            model.append(r.get("text", ""))
+    for r in _rows(data_dir / "xsum_hallucination/summaries.jsonl"):
+        (human if r["is_reference"] else model).append(r["text"])
+
+    def sentences(texts: list[str]) -> list[str]:
+        out = {s.strip() for t in texts for s in _SPLIT.split(t)}
+        return sorted(s for s in out if len(s.split()) >= 5)
+
+    return sentences(human), sentences(model)
+
+
+def embed(cache: Path, data_dir: Path, n_max: int, batch: int = 64) -> None:
+    """MiniLM features of n_max sentences per side, cached in parts (resumable)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from genmetrics.assets import minilm_dir
+
+    cache.mkdir(parents=True, exist_ok=True)
+    human, model = collect_sentences(data_dir)
+    print(f"sentences: human {len(human)}, model {len(model)}; embedding {n_max} per side")
+    path = str(minilm_dir())
+    tok = AutoTokenizer.from_pretrained(path)
+    lm = AutoModel.from_pretrained(path).eval()
+    part = 4096
+    for side, texts in (("human", human), ("model", model)):
+        rng = np.random.default_rng(0 if side == "human" else 1)
+        texts = [texts[i] for i in rng.permutation(len(texts))[:n_max]]
+        for start in range(0, len(texts), part):
+            out = cache / f"{side}_{start:07d}.npz"
+            chunk = texts[start : start + part]
+            if out.exists() and len(np.load(out)["mean"]) == len(chunk):
+                continue
+            t0 = time.perf_counter()
+            order = np.argsort([len(s) for s in chunk])
+            mean = np.zeros((len(chunk), 384), np.float32)
+            first = np.zeros((len(chunk), 384), np.float32)
+            toks = []
+            trng = np.random.default_rng(start)
+            for b in range(0, len(chunk), batch):
+                idx = order[b : b + batch]
+                enc = tok(
+                    [chunk[i] for i in idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=128,
+                    return_tensors="pt",
+                )
+                with torch.inference_mode():
+                    h = lm(**enc).last_hidden_state
+                m = enc["attention_mask"].unsqueeze(-1).to(h.dtype)
+                mean[idx] = ((h * m).sum(1) / m.sum(1).clamp(min=1e-9)).numpy()
+                first[idx] = h[:, 0].numpy()
+                lens = enc["attention_mask"].sum(1).numpy()
+                for r in range(len(idx)):  # tokens between [CLS] and [SEP]
+                    inner = np.arange(1, max(2, lens[r] - 1))
+                    pick = trng.choice(inner, min(TOKENS_PER_SENTENCE, inner.size), replace=False)
+                    toks.append(h[r, pick].numpy())
+            np.savez(out, mean=mean, first=first, tok=np.concatenate(toks))
+            print(
+                f"  {out.name}: {len(chunk)} sentences, {time.perf_counter() - t0:.0f}s", flush=True
+            )
+
+
+def load(cache: Path, data: str, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """n rows per side of feature set ``data`` (None if the cache holds fewer)."""
+    if data == "gauss768":
+        rng = np.random.default_rng(n)
+        p = rng.normal(size=(n, 768)).astype(np.float32)
+        q = rng.normal(size=(n, 768)).astype(np.float32)
+        return p, q
+    key = {"sent": "mean", "tok": "tok", "sent768": None}[data]
+    sides = []
+    for side in ("human", "model"):
+        parts = []
+        for f in sorted(cache.glob(f"{side}_*.npz")):
+            z = np.load(f)
+            parts.append(np.hstack([z["mean"], z["first"]]) if key is None else z[key])
+        x = np.concatenate(parts) if parts else np.zeros((0, 384), np.float32)
+        if len(x) < n:
+            return None
+        sides.append(x[:n])
+    return sides[0], sides[1]
+
+
+KEYS = ("precision", "recall", "density", "coverage")
+HEAD = (
+    "| data | N/side | d | backend | exact P/R/D/C | |ΔP| | |ΔR| | |ΔD| | |ΔC| "
+    "| t exact (s) | t approx (s) | approx/exact |\n|" + "---|" * 12
+)
+
+
+def table_row(rec: dict) -> str:
+    e, a = rec["exact"], rec["approx"]
+    ex = "/".join(f"{e[m]:.4f}" for m in KEYS)
+    delta = " | ".join(f"{abs(a[m] - e[m]):.4f}" for m in KEYS)
+    d = f"{rec['d']}" + (" (PCA 0.9)" if rec["dims"] == "pca" else "")
+    return (
+        f"| {rec['data']} | {rec['n']} | {d} | {rec['backend']} | {ex} | {delta} | "
+        f"{rec['t_exact']:.1f} | {rec['t_approx']:.1f} | {rec['t_approx'] / rec['t_exact']:.2f} |"
+    )
+
+
+def summarize(recs: list[dict]) -> None:
+    """Largest |Δ| and the range of time ratios per backend and preprocessing."""
+    print(
+        "\n| backend | features | cases | max |ΔP| | max |ΔR| | max |ΔD| | max |ΔC| | approx/exact |"
+    )
+    print("|" + "---|" * 8)
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in recs:
+        groups.setdefault((r["backend"], r["dims"]), []).append(r)
+    for (backend, dims), rs in sorted(groups.items()):
+        err = " | ".join(
+            f"{max(abs(r['approx'][m] - r['exact'][m]) for r in rs):.4f}" for m in KEYS
+        )
+        ratio = [r["t_approx"] / r["t_exact"] for r in rs]
+        print(f"| {backend} | {dims} | {len(rs)} | {err} | {min(ratio):.2f}-{max(ratio):.2f} |")
+
+
+def run_case(p, q, k, backends, seed=0) -> list[dict]:
+    from genmetrics.metrics.precision_recall import prdc_approx, prdc_dense, prdc_exact
+
+    dense = (len(p) + len(q)) ** 2 * p.shape[1] <= 1 << 23
+    t = time.perf_counter()
+    exact = (prdc_dense if dense else prdc_exact)(p, q, [k])[k]
+    t_exact = time.perf_counter() - t
+    rows = []
+    for backend in backends:
+        t = time.perf_counter()
+        approx = prdc_approx(p, q, [k], seed=seed, backend=backend)[k]
+        t_approx = time.perf_counter() - t
+        rows.append(
+            {
+                "backend": backend,
+                "exact": exact,
+                "approx": approx,
+                "t_exact": t_exact,
+                "t_approx": t_approx,
+            }
+        )
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000, 25000])
+    ap.add_argument("--data", nargs="+", default=["sent", "tok", "sent768", "gauss768"])
+    ap.add_argument("--dims", nargs="+", default=["raw", "pca"], choices=["raw", "pca"])
+    ap.add_argument("--backends", nargs="+", default=["faiss", "pynndescent"])
+    ap.add_argument("--k", type=int, default=4)
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/genmetrics_knn_bench"))
+    ap.add_argument("--data-dir", type=Path, default=Path("/work/shared/data"))
+    ap.add_argument("--embed", type=int, default=0, help="first embed this many sentences/side")
+    ap.add_argument("--embed-only", action="store_true")
+    ap.add_argument("--json", type=Path, help="also append every row to this JSON-lines file")
+    ap.add_argument("--summarize", type=Path, help="print the table of a --json file and stop")
+    args = ap.parse_args()
+    if args.summarize:
+        recs = [json.loads(line) for line in args.summarize.open()]
+        print(HEAD)
+        for rec in recs:
+            print(table_row(rec))
+        summarize(recs)
+        return
+    if args.embed:
+        embed(args.cache, args.data_dir, args.embed)
+    if args.embed_only:
+        return
+    from genmetrics.metrics._quantize import faiss_available
+    from genmetrics.metrics.precision_recall import prdc_approx, prepare_features
+
+    backends = [b for b in args.backends if b != "faiss" or faiss_available()]
+    if "pynndescent" in backends:  # numba JIT outside the timings
+        t = time.perf_counter()
+        w = np.random.default_rng(0).normal(size=(200, 8))
+        prdc_approx(w, w + 0.1, [args.k], backend="pynndescent")
+        print(f"pynndescent JIT warm-up: {time.perf_counter() - t:.1f}s (not counted)")
+    print(HEAD)
+    recs = []
+    for data in args.data:
+        for n in args.sizes:
+            pair = load(args.cache, data, n)
+            if pair is None:
+                print(f"| {data} | {n} | – | – | not enough cached features |" + " |" * 7)
+                continue
+            for dims in args.dims:
+                p, q = pair if dims == "raw" else prepare_features(*pair, pca=0.9, seed=0)
+                for row in run_case(p, q, args.k, backends):
+                    rec = {"data": data, "n": n, "d": p.shape[1], "dims": dims, **row}
+                    recs.append(rec)
+                    print(table_row(rec), flush=True)
+                    if args.json:
+                        with args.json.open("a") as f:
+                            f.write(json.dumps(rec) + "\n")
+    summarize(recs)
+
+
+if __name__ == "__main__":
+    main()
