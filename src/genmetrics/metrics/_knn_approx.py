@@ -17,13 +17,17 @@ exact float64 distances. The values are **neither lower nor upper bounds**:
 
 Which error wins depends on the data. benchmarks/bench_knn_approx.py, 2 cores, k = 4, MiniLM
 sentence/token embeddings (human vs model texts) and 768-d Gaussians, N = 2k-100k per side:
-faiss misses balls of the lifted search on real features (precision and recall 0.01-0.04 low
-after PCA 0.9 for sentences, 0.12-0.13 for token or 768-d sentence features, up to 0.5 on raw
-features; density up to 0.9) and inflates radii on isotropic Gaussians (768-d, PCA 0.9, 50k:
-precision +0.021, density +0.09, the user-reported jump); it runs 0.64-0.72x the exact time at
-50k per side after PCA, 0.9-2.3x on raw features. pynndescent is within 0.007 on P/R/C
-and 0.015 on density after PCA, but 10-54x slower than exact (plus ~45 s numba JIT per
-process).
+
+* faiss misses balls in the lifted search on real features: the balls holding a q are often
+  far hubs with large radii, in IVF lists its probe does not visit. Precision and recall come
+  out 0.01-0.04 low after PCA 0.9 for sentences, 0.12-0.13 low for token or 768-d sentence
+  features, up to 0.5 low on raw features. On isotropic Gaussians it inflates radii instead
+  (768-d, PCA 0.9, 50k: precision +0.021, density +0.09, the user-reported jump). Time:
+  0.64-0.72x the exact engine at 50k per side after PCA (0.32x at 100k), 0.9-2.3x on raw
+  features.
+* pynndescent is within 0.007 on P/R/C and 0.015 on density after PCA, but 10-54x slower
+  than exact (plus ~45 s numba JIT per process).
+
 ``APPROX_MEASURED`` holds the largest |approx − exact| per backend and preprocessing.
 """
 

@@ -31,7 +31,7 @@ the one that ran, :func:`knn_record`):
   direction: a missed self-neighbour makes a radius larger (values go up), a missed ball
   lowers the values. ``method="auto"`` (default) is exact at every size: on 2 cores and real
   LM embeddings (benchmarks/bench_knn_approx.py, N up to 100k per side) the approximate
-  engine was never both faster and within 0.005 (faiss: 0.64-0.72x the exact time at 50k
+  engine was never both faster and within 0.005 (faiss: 0.3-0.7x the exact time at 50-100k
   after PCA, but precision/recall off by 0.02-0.13; pynndescent: within 0.007, 10-54x
   slower).
 """
