@@ -40,7 +40,7 @@ import numpy as np
 from genmetrics import GenmetricsError
 from genmetrics.metrics._inputs import as_ks, check_pair, check_points
 from genmetrics.metrics._knn_exact import exact_sqdist
-from genmetrics.metrics._quantize import faiss_available
+from genmetrics.metrics._quantize import prefer_faiss
 
 __all__ = [
     "APPROX_BACKENDS",
@@ -139,11 +139,7 @@ def resolve_approx_backend(backend: str) -> str:
     """``auto`` → faiss when installed, else pynndescent; ``faiss`` must be installed."""
     if backend not in APPROX_BACKENDS:
         raise GenmetricsError(f"approx_backend must be one of {APPROX_BACKENDS}, got {backend!r}")
-    if backend == "auto":
-        return "faiss" if faiss_available() else "pynndescent"
-    if backend == "faiss" and not faiss_available():
-        raise GenmetricsError("approx_backend='faiss' but faiss is not installed")
-    return backend
+    return prefer_faiss(backend, "pynndescent", "approx_backend")
 
 
 def count_in_balls(

@@ -77,13 +77,19 @@ def faiss_available() -> bool:
     return True
 
 
+def prefer_faiss(choice: str, fallback: str, param: str) -> str:
+    """``auto`` → faiss when installed, else ``fallback``; an explicit ``faiss`` must be
+    installed (the error names ``param``); any other choice is returned as it is."""
+    if choice == "auto":
+        return "faiss" if faiss_available() else fallback
+    if choice == "faiss" and not faiss_available():
+        raise GenmetricsError(f"{param}='faiss' but faiss is not installed (pip install faiss-cpu)")
+    return choice
+
+
 def resolve_kmeans(backend: str) -> str:
     """``auto`` → faiss when installed, else sklearn; ``faiss`` must be installed."""
-    if backend == "auto":
-        return "faiss" if faiss_available() else "sklearn"
-    if backend == "faiss" and not faiss_available():
-        raise GenmetricsError("kmeans='faiss' but faiss is not installed (pip install faiss-cpu)")
-    return backend
+    return prefer_faiss(backend, "sklearn", "kmeans")
 
 
 def kmeans_labels(
