@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: agnews-experiment gpt2-decoding demo test test-slow test-all install install-test lint format dry-run report bench clean
+.PHONY: agnews-experiment gpt2-decoding demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,10 +32,14 @@ demo: install
 	@echo "Scores: results/scores.csv  Figures: results/figures/  Report: results/report.html"
 
 test: install-test
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow and not slurm" $(PYTEST_ARGS)
 
 test-slow: install-test
 	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+
+# a real one-node SLURM (.ci/slurm-up.sh, as root) running `snakemake --profile cluster`
+test-slurm: install-test
+	$(BIN)/python -m pytest -m slurm -s $(PYTEST_ARGS) tests/test_slurm.py
 
 test-all: install-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -12,11 +12,12 @@ rule embed:
         "results/logs/embed/{featurizer}/{dataset}/{source}.log",
     conda:
         "../envs/generate.yaml"
-    threads: 2
+    threads: PLAN.rule_threads("embed")
     resources:
-        gpu=1,
+        **PLAN.rule_resources("embed"),
     params:
         settings=plan("embed_settings"),
+        code=PLAN.code_digest("embed"),
         source=plan("feature_source"),
         part=plan("feature_part"),
     script:
@@ -33,11 +34,12 @@ rule surprisal:
         "results/logs/surprisal/{evaluator}/{dataset}/{source}.log",
     conda:
         "../envs/generate.yaml"
-    threads: 2
+    threads: PLAN.rule_threads("surprisal")
     resources:
-        gpu=1,
+        **PLAN.rule_resources("surprisal"),
     params:
         settings=plan("surprisal_settings"),
+        code=PLAN.code_digest("surprisal"),
         source=plan("feature_source"),
         part=plan("feature_part"),
     script:

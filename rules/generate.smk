@@ -15,17 +15,21 @@ rule generate:
         model=names_pattern(PLAN.generating_models),
     conda:
         "../envs/generate.yaml"
-    threads: 2
+    threads: PLAN.rule_threads("generate")
     resources:
-        gpu=1,
+        **PLAN.rule_resources("generate"),
     params:
         settings=plan("generation_settings"),
+        # finished batches, kept across attempts (not an output: Snakemake deletes those)
+        progress=RESULTS.progress,
+        code=PLAN.code_digest("generate"),
     script:
         "../workflow/scripts/generate.py"
 
 
 rule merge_generations:
     input:
+        prompts=RESULTS.prompts,
         texts=plan("shard_files"),
         stats=plan("shard_stat_files"),
     output:

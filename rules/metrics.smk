@@ -17,6 +17,8 @@ rule score:
     threads: 1
     params:
         settings=plan("score_settings"),
+        code=plan("score_code"),
+        upstream=plan("score_upstream"),
     script:
         "../workflow/scripts/score.py"
 
@@ -28,6 +30,6 @@ use rule score as score_with_model with:
         entry=names_pattern(PLAN.entries_loading_models(True)),
     conda:
         "../envs/generate.yaml"
-    threads: 2
+    threads: PLAN.rule_threads("score_with_model")
     resources:
-        gpu=1,
+        **PLAN.rule_resources("score_with_model"),

@@ -67,11 +67,9 @@ rule html_report:
         "../workflow/scripts/html_report.py"
 
 
+# Downloads run on the controller's node (compute nodes often have no internet); every other
+# job, aggregation and figures included, goes to the cluster (the profile's CPU partition).
 localrules:
     fetch_dataset,
     fetch_model,
     fetch_asset,
-    aggregate,
-    correlation_heatmap,
-    pr_scatter,
-    html_report,

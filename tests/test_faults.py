@@ -3,6 +3,8 @@
 - a checkpoint's weights changed under the same name: the feature cache recomputes;
 - an embed job SIGKILLed mid-way: the rerun computes only the chunks that were not finished
   and writes the same bytes as a run that was never stopped;
+- a generate job SIGKILLed by Snakemake's side mid-way: the rerun resumes from its progress
+  log (fewer batches) and writes the same bytes as a run that was never stopped;
 - two users (two non-root uids sharing a group) read and extend one feature cache;
 - temporary files left by killed writers are swept when a workflow starts.
 """
@@ -135,6 +137,85 @@ def test_a_killed_embed_job_resumes_with_the_same_bytes(tmp_path):
     assert total == 3 and todo == 3 - kept // 256  # only the unfinished chunks
     whole_bytes = np.load(tmp_path / "whole.npy", allow_pickle=False)
     assert np.load(tmp_path / "rerun.npy", allow_pickle=False).tobytes() == whole_bytes.tobytes()
+
+
+def _generate_config(work: Path, model: Path) -> Path:
+    """The offline test config cut to one model, one seed, one shard and batches of one prompt
+    (32 batches), for a generate job that can be killed between batches."""
+    cfg = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
+    cfg["models"] = {"tiny-pure": cfg["models"]["tiny-pure"]}
+    cfg["generation"].update(seeds=[0], shards=1, batch_size=1, words=40)
+    cfg["checkpoints"]["tiny"]["source"]["path"] = str(model)
+    cfg["datasets"]["stories"]["source"]["path"] = str(REPO / ".test" / "data" / "texts.jsonl")
+    path = work / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+SHARD = "results/generations/stories/tiny-pure/shards/seed0.0"
+
+
+def _snakemake_generate(work: Path, config: Path) -> subprocess.Popen:
+    cmd = [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile")]
+    cmd += ["--configfile", str(config), "--cores", "1", "--rerun-incomplete", SHARD + ".jsonl"]
+    return subprocess.Popen(
+        cmd,
+        cwd=work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # killed as a group: Snakemake and its job
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+
+
+def test_a_killed_generate_job_resumes_with_the_same_bytes(tmp_path):
+    import json
+
+    model = save_tiny_model(tmp_path / "model")
+    # the run that is never stopped
+    (tmp_path / "whole").mkdir()
+    whole = _snakemake_generate(tmp_path / "whole", _generate_config(tmp_path / "whole", model))
+    out, _ = whole.communicate(timeout=600)
+    assert whole.returncode == 0, out
+    whole_stats = json.loads((tmp_path / "whole" / f"{SHARD}.stats.json").read_text())
+    assert whole_stats["batches_generated"] == whole_stats["batches"] == 32
+    assert not (tmp_path / "whole" / f"{SHARD}.progress.jsonl").exists()  # dropped when done
+
+    # the run killed (Snakemake and its job, SIGKILL) once two batches are in its log
+    work = tmp_path / "killed"
+    work.mkdir()
+    config = _generate_config(work, model)
+    log = work / f"{SHARD}.progress.jsonl"
+    job = _snakemake_generate(work, config)
+    deadline = time.monotonic() + 600
+    while not log.exists() or len(log.read_bytes().splitlines()) < 3:  # key line + 2 batches
+        assert job.poll() is None, "the job ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.killpg(job.pid, signal.SIGKILL)
+    job.communicate(timeout=60)
+    assert not (work / f"{SHARD}.jsonl").exists()
+    kept = len(log.read_bytes().splitlines()) - 1
+    assert 2 <= kept < 32
+
+    # the rerun (after --unlock, as after any dead controller) resumes
+    subprocess.run(
+        [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile")]
+        + ["--configfile", str(config), "--unlock"],
+        cwd=work,
+        check=True,
+        capture_output=True,
+    )
+    rerun = _snakemake_generate(work, config)
+    out, _ = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, out
+    stats = json.loads((work / f"{SHARD}.stats.json").read_text())
+    assert stats["batches_resumed"] >= kept - 1  # a line torn by the kill is redone
+    assert stats["batches_generated"] == 32 - stats["batches_resumed"] < 32
+    got = (work / f"{SHARD}.jsonl").read_bytes()
+    assert got == (tmp_path / "whole" / f"{SHARD}.jsonl").read_bytes()
+    assert not log.exists()
 
 
 # ------------------------------------------------------------------ 3. shared folders

@@ -70,22 +70,24 @@ def test_unknown_sampling_key(tiny_lm):
         _run(tiny_lm, sampling={"temprature": 0.7})
 
 
-def test_shards_are_contiguous_and_cover_everything():
-    from genmetrics.generation import shard_rows
+def test_batches_cover_every_prompt_once_and_shards_split_them():
+    from genmetrics.generation import batch_seed, plan_batches, shard_batches
 
-    rows = list(range(11))
-    parts = [shard_rows(rows, s, 3) for s in range(3)]
-    assert sum(parts, []) == rows and [len(p) for p in parts] == [3, 4, 4]
-    with pytest.raises(GenmetricsError):
-        shard_rows(rows, 3, 3)
-
-
-def test_shard_seed_depends_only_on_seed_and_shard():
-    from genmetrics.generation import shard_seed
-
-    assert shard_seed(0, 0) == 0 and shard_seed(2, 1) == 2 * 1_000_003 + 1
-    seeds = {shard_seed(s, k) for s in range(5) for k in range(8)}
-    assert len(seeds) == 40  # distinct streams for every (seed, shard)
+    ids = [f"p{i}" for i in range(10)]
+    lengths = [5, 3, 9, 3, 1, 7, 7, 2, 8, 4]
+    batches = plan_batches(ids, lengths, 3, seed=7)
+    members = [i for b in batches for i in b.members]
+    assert sorted(members) == list(range(10))
+    # shortest first, ties in prompt order: 4(1) 7(2) 1(3) 3(3) 9(4) 0(5) 5(7) 6(7) 8(8) 2(9)
+    assert members == [4, 7, 1, 3, 9, 0, 5, 6, 8, 2]
+    assert [b.seed for b in batches] == [batch_seed(7, ids[b.members[0]]) for b in batches]
+    parts = [shard_batches(batches, k, 3) for k in range(3)]
+    assert [[b.index for b in part] for part in parts] == [[0, 3], [1], [2]]
+    # a batch's seed depends on (seed, first prompt id) only
+    assert batch_seed(7, "p4") == batch_seed(7, "p4") != batch_seed(8, "p4")
+    assert len({batch_seed(s, f"p{i}") for s in range(5) for i in range(50)}) == 250
+    with pytest.raises(GenmetricsError, match="out of range"):
+        shard_batches(batches, 3, 3)
 
 
 SETTINGS = {
@@ -101,49 +103,128 @@ SETTINGS = {
     "dtype": "float32",
     "trust_remote_code": False,
     "device_map": None,
+    "max_memory": None,
 }
+TABLE = {"default": 1.0}
+MANY = [
+    {"id": f"q{i}", "prompt": " ".join(["the cat sat on the mat"][:1] * (1 + i % 4))}
+    for i in range(9)
+]
 
 
-def test_generate_shard_and_merge_restore_the_prompt_order(tiny_lm):
-    from genmetrics.generation import generate, generate_shard, merge_shards, shard_seed
+def _shards(tiny_lm, prompts, shards, **kw):
+    from genmetrics.generation import generate_shard
 
-    table = {"default": 1.0}
-    parts = [
+    settings = {**SETTINGS, "shards": shards}
+    return [
         generate_shard(
-            PROMPTS, tiny_lm, SETTINGS, seed=3, shard=k, tokens_per_word_table=table, progress=False
+            prompts,
+            tiny_lm,
+            settings,
+            seed=3,
+            shard=k,
+            tokens_per_word_table=TABLE,
+            progress=False,
+            **kw,
         )
-        for k in range(2)
+        for k in range(shards)
     ]
-    assert [len(rows) for rows, _ in parts] == [1, 2]
-    assert parts[0][1]["max_new_tokens"] == 4 and parts[0][1]["texts"] == 1  # ceil(3 × 1.25)
-    # shard 1 is what generate gives for its prompts with the shard's own seed
-    alone, _ = generate(
-        *tiny_lm,
-        PROMPTS[1:],
-        template="base",
-        sampling={"temperature": 1.0},
-        words=3,
-        max_new_tokens=4,
-        seed=shard_seed(3, 1),
-        batch_size=2,
-        progress=False,
-    )
-    assert [r["text"] for r in parts[1][0]] == [r["text"] for r in alone]
-    rows, stats = merge_shards([r for r, _ in parts], [s for _, s in parts])
-    assert [r["prompt_id"] for r in rows] == ["p1", "p2", "p3"]
-    assert stats["texts"] == 3 and stats["shards"] == 2
-    assert stats["new_tokens"] == sum(s["new_tokens"] for _, s in parts)
+
+
+def test_texts_do_not_depend_on_the_number_of_shards(tiny_lm):
+    from genmetrics.generation import merge_shards
+
+    ids = [p["id"] for p in MANY]
+    merged = {}
+    for n in (1, 2, 4):
+        parts = _shards(tiny_lm, MANY, n)
+        rows, stats = merge_shards(ids, [r for r, _ in parts], [s for _, s in parts])
+        assert [r["prompt_id"] for r in rows] == ids and stats["shards"] == n
+        assert stats["batches"] == 5 and stats["texts"] == 9  # ceil(9 / 2) batches in all
+        merged[n] = rows
+    assert merged[1] == merged[2] == merged[4]
+    assert len({r["text"] for r in merged[1]}) > 1  # sampled, not constant
+
+
+def test_shard_rows_come_in_prompt_order_and_merge_checks_coverage(tiny_lm):
+    from genmetrics.generation import merge_shards
+
+    parts = _shards(tiny_lm, PROMPTS, 2)
+    for rows, _ in parts:
+        pos = [[p["id"] for p in PROMPTS].index(r["prompt_id"]) for r in rows]
+        assert pos == sorted(pos)
+    assert parts[0][1]["max_new_tokens"] == 4  # ceil(3 words × 1 token/word × 1.25)
+    assert parts[0][1]["dtype"] == "float32" and parts[0][1]["device"]["name"] == "cpu"
+    rows = [r for r, _ in parts]
+    stats = [s for _, s in parts]
+    with pytest.raises(GenmetricsError, match="missing \\['p9'\\]"):
+        merge_shards(["p1", "p2", "p3", "p9"], rows, stats)
+    with pytest.raises(GenmetricsError, match="generated twice"):
+        merge_shards(["p1", "p2", "p3"], [rows[0], rows[0] + rows[1]], [stats[0], stats[0]])
+    with pytest.raises(GenmetricsError, match="2 shard files but 1 stats"):
+        merge_shards([], [[], []], [{"seconds": 1, "new_tokens": 1}])
     with pytest.raises(GenmetricsError, match="missing \\['words'\\]"):
+        from genmetrics.generation import generate_shard
+
         generate_shard(
             PROMPTS,
             tiny_lm,
             {k: v for k, v in SETTINGS.items() if k != "words"},
             seed=0,
             shard=0,
-            tokens_per_word_table=table,
+            tokens_per_word_table=TABLE,
         )
-    with pytest.raises(GenmetricsError, match="2 shard files but 1 stats"):
-        merge_shards([[], []], [{"seconds": 1, "new_tokens": 1}])
+
+
+def test_a_resumed_shard_generates_only_the_missing_batches_and_the_same_bytes(tiny_lm, tmp_path):
+    """An attempt that stopped after two of its batches (its log cut there, with a torn
+    third line) is resumed: the other batches run, the result equals an uninterrupted run."""
+    import json
+
+    whole = _shards(tiny_lm, MANY, 1)[0]
+    log = tmp_path / "p.jsonl"
+    first = _shards(tiny_lm, MANY, 1, progress_path=log)[0]
+    assert first[0] == whole[0] and first[1]["batches_generated"] == 5
+    lines = log.read_text().splitlines(keepends=True)
+    assert json.loads(lines[0])["key"] == first[1]["progress_key"] and len(lines) == 6
+    log.write_text("".join(lines[:3]) + lines[3][: len(lines[3]) // 2])  # killed mid-write
+    again = _shards(tiny_lm, MANY, 1, progress_path=log)[0]
+    assert again[1]["batches_resumed"] == 2 and again[1]["batches_generated"] == 3
+    assert json.dumps(again[0]) == json.dumps(whole[0])  # byte-identical rows
+    # a log written under other settings is not resumed
+    other = _shards(
+        tiny_lm,
+        MANY,
+        1,
+        progress_path=log,
+    )[0]
+    assert other[1]["batches_resumed"] == 5
+    settings = {**SETTINGS, "shards": 1, "sampling": {"temperature": 0.7}}
+    from genmetrics.generation import generate_shard
+
+    _, stats = generate_shard(
+        MANY,
+        tiny_lm,
+        settings,
+        seed=3,
+        shard=0,
+        tokens_per_word_table=TABLE,
+        progress=False,
+        progress_path=log,
+    )
+    assert stats["batches_resumed"] == 0 and stats["batches_generated"] == 5
+
+
+def test_a_shard_already_running_is_refused(tiny_lm, tmp_path):
+    from genmetrics.progress import ProgressLog, drop
+
+    log = tmp_path / "p.jsonl"
+    with ProgressLog(log, "k"):
+        with pytest.raises(GenmetricsError, match="another job is working on this shard"):
+            _shards(tiny_lm, PROMPTS, 1, progress_path=log)
+    _shards(tiny_lm, PROMPTS, 1, progress_path=log)  # released with the first job
+    drop(log)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_imported_texts_stand_in_for_generations(tmp_path):
@@ -184,3 +265,31 @@ def test_an_empty_answer_to_an_instruction_is_an_empty_text():
     assert row["text"] == "" and row["continuation"] == ""
     assert _row(prompt, " Waves.", 2, "eos", 50, "instruction")["text"] == "Waves."
     assert _row(prompt, "", 0, "eos", 50, "prefix")["text"] == prompt["prompt"]
+
+
+def test_auto_dtype_and_a_device_map_load_on_cpu(tiny_model_dir, tiny_lm):
+    """dtype auto is float32 without a bf16-capable GPU; device_map auto (the multi-GPU path)
+    with max_memory loads through accelerate and samples the same texts as a plain load."""
+    from genmetrics.generation import generate_shard
+    from genmetrics.models import resolve_dtype
+
+    assert resolve_dtype("auto", "cpu") == "float32" and resolve_dtype("bfloat16") == "bfloat16"
+    runs = {}
+    for name, extra in {
+        "plain": {"dtype": "auto"},
+        "spread": {"dtype": "auto", "device_map": "auto", "max_memory": {"cpu": "2GiB"}},
+    }.items():
+        settings = {**SETTINGS, "shards": 1, **extra}
+        rows, stats = generate_shard(
+            MANY,
+            tiny_model_dir,
+            settings,
+            seed=1,
+            shard=0,
+            tokens_per_word_table=TABLE,
+            progress=False,
+        )
+        assert stats["dtype"] == "float32" and stats["dtype_requested"] == "auto"
+        runs[name] = (rows, stats)
+    assert runs["spread"][1]["device_map"] == "auto" and runs["plain"][1]["device_map"] is None
+    assert runs["plain"][0] == runs["spread"][0]

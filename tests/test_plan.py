@@ -104,7 +104,7 @@ def test_schema_defaults_fill_the_plan():
     plan = plan_of(config())
     assert plan.datasets["bbc"].prompts == {"words": 10, "mode": "prefix"}
     gen = plan.models["smollm2-pure"].generation["bbc"]
-    assert gen.dtype == "float32" and gen.template == "chat"  # the checkpoint's template
+    assert gen.dtype == "auto" and gen.template == "chat"  # the checkpoint's template
     assert gen.token_margin == 1.25 and gen.instruction is None
     assert plan.models["gemma3-nucleus"].generation["bbc"].template == "base"
     assert plan.models["smollm2-pure"].seeds == (0,)
@@ -248,7 +248,7 @@ def test_changing_one_entrys_params_changes_only_that_entry():
         (lambda c: c["datasets"]["bbc"].update(clen={}), "datasets.bbc: unknown key(s) 'clen'"),
         (
             lambda c: c["checkpoints"]["gemma3-270m"].update(dtype="float16"),
-            "checkpoints.gemma3-270m.dtype: 'float16' is not one of ['float32', 'bfloat16']",
+            "checkpoints.gemma3-270m.dtype: 'float16' is not one of ['auto', 'float32', 'bfloat16']",
         ),
         (
             lambda c: c["datasets"]["bbc"]["source"].update(

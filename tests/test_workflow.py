@@ -218,6 +218,153 @@ def test_offline_run_adding_a_model_reruns_only_its_jobs(offline_run):
 
 
 @pytest.mark.e2e
+def test_offline_run_records_provenance(offline_run):
+    """Score JSONs, feature NPZs and generation stats say what made them (config, input
+    hashes, weights hash, versions, host, git commit), and the hashes are the files'."""
+    import socket
+
+    from genmetrics.io import read_provenance
+    from genmetrics.models import folder_sha256
+    from genmetrics.provenance import sha256_file
+
+    work, env, _ = offline_run
+    res = work / "results"
+    rec = json.loads((res / "scores/stories/tiny-pure/seed0/precision_recall.json").read_text())
+    prov = rec["provenance"]
+    for role in ("candidate", "reference"):
+        entry = prov["inputs"][role]
+        assert entry["sha256"] == sha256_file(work / entry["path"])
+    assert prov["config"]["entry"]["params"]["k"] == 3
+    upstream = prov["config"]["upstream"]
+    assert upstream["featurizer"]["name"] == "tiny"
+    assert upstream["candidate_generation"]["settings"]["sampling"] == {
+        "temperature": 1.0,
+        "top_p": 1.0,
+    }
+    assert {"numpy", "torch", "scikit-learn"} <= set(prov["versions"])
+    assert prov["environment"]["host"] == socket.gethostname()
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True
+    )
+    if head.returncode == 0:
+        assert prov["environment"]["git"]["commit"] == head.stdout.strip()
+    bleu = json.loads((res / "scores/stories/tiny-chat/seed1/bleu.json").read_text())
+    assert "sacrebleu" in bleu["provenance"]["versions"]  # the reference package it ran
+    # a feature file: the featurizer settings and the model's weights hash
+    feat = read_provenance(res / "features/embed/tiny/stories/tiny-pure/seed0.npz")
+    assert feat["config"]["featurizer"]["max_tokens"] == 64
+    model = feat["inputs"]["model"]
+    assert model["weights_sha256"] == folder_sha256(Path(env["GENMETRICS_TINY_MODEL"]))
+    texts = feat["inputs"]["texts"]
+    assert texts["sha256"] == sha256_file(work / texts["path"])
+    # generation stats: settings, precision and device, one record per shard
+    stats = json.loads((res / "generations/stories/tiny-chat/seed1.stats.json").read_text())
+    assert stats["dtype"] == "float32" and stats["dtype_requested"] == "auto"
+    assert len(stats["provenance"]) == 2 and stats["devices"][0]["name"] == "cpu"
+    gen = stats["provenance"][0]
+    assert gen["config"]["generation"]["template"] == "chat" and gen["config"]["seed"] == 1
+    assert gen["inputs"]["model"]["weights_sha256"] == model["weights_sha256"]
+
+
+# Partial reruns: what a dry run on the finished offline run schedules after one change. The
+# rerun triggers are the profiles' (no `code` trigger; code digests are params instead).
+TRIGGERS = (
+    "--rerun-triggers",
+    *yaml.safe_load((REPO / "cluster/profile.yaml").read_text())["rerun-triggers"],
+)
+
+
+def _dry(work: Path, env: dict, cfg: dict | Path, *args: str, name: str = "c.yaml") -> str:
+    path = cfg if isinstance(cfg, Path) else _write(work, cfg, name)
+    return snakemake(
+        "-n", "--cores", "2", "--configfile", str(path), *TRIGGERS, *args, cwd=work, env=env
+    ).stdout
+
+
+def _scheduled(out: str) -> dict[str, int]:
+    return {} if "Nothing to be done" in out else job_counts(out)
+
+
+def _score_entries(out: str) -> set[str]:
+    return {re.search(r"entry=([\w.-]+)", b)[1] for b in job_blocks(out, "score")}
+
+
+AGGREGATES = {
+    "aggregate",
+    "correlation_heatmap",
+    "pr_scatter",
+    "length_analysis",
+    "pr_curves",
+    "html_report",
+    "all",
+}
+
+
+@pytest.mark.e2e
+def test_offline_run_unchanged_or_touched_code_reruns_nothing(offline_run):
+    """A `git pull` that changes nothing but timestamps (scripts, library code) reruns nothing."""
+    work, env, _ = offline_run
+    now = __import__("time").time()
+    for f in [*REPO.glob("workflow/scripts/*.py"), *REPO.glob("src/genmetrics/**/*.py")]:
+        os.utime(f, (now, now))
+    assert _scheduled(_dry(work, env, TEST_CONFIG)) == {}
+
+
+@pytest.mark.e2e
+def test_offline_run_adding_a_seed_reruns_only_its_jobs(offline_run):
+    work, env, _ = offline_run
+    cfg = yaml.safe_load(TEST_CONFIG.read_text())
+    del cfg["metrics"]["ngram_diversity_lc"]  # depends on every source by design
+    cfg["models"]["tiny-pure"]["seeds"] = [0, 1, 2]
+    out = _dry(work, env, cfg)
+    counts = _scheduled(out)
+    assert counts["generate"] == 2 and counts["merge_generations"] == 1  # 2 shards of seed 2
+    blocks = re.split(r"^\[\w{3} \w{3} .*\]$", out, flags=re.M)
+    wildcards = [m for b in blocks for m in re.findall(r"^\s*wildcards: (.*)$", b, re.M)]
+    sources = [w for w in wildcards if "source=" in w or "seed=" in w]
+    assert sources and all("tiny-pure" in w and ("seed2" in w or "seed=2" in w) for w in sources)
+    assert all("tiny-chat" not in w for w in wildcards)  # the other model: nothing
+
+
+@pytest.mark.e2e
+def test_offline_run_one_entry_s_params_rerun_only_its_scores(offline_run):
+    work, env, _ = offline_run
+    cfg = yaml.safe_load(TEST_CONFIG.read_text())
+    cfg["metrics"]["mattr"]["params"]["window"] = 8
+    counts = _scheduled(out := _dry(work, env, cfg))
+    assert _score_entries(out) == {"mattr"} and counts["score"] == 5  # 4 sources + references
+    assert set(counts) == {"score"} | AGGREGATES
+
+
+@pytest.mark.e2e
+def test_offline_run_a_figure_option_reruns_only_that_figure(offline_run):
+    work, env, _ = offline_run
+    cfg = yaml.safe_load(TEST_CONFIG.read_text())
+    cfg["report"] = {"correlation": "kendall"}
+    assert set(_scheduled(_dry(work, env, cfg))) == {"correlation_heatmap", "html_report", "all"}
+
+
+@pytest.mark.e2e
+def test_offline_run_metric_code_changes_rerun_that_metric_only(offline_run, tmp_path):
+    """The library copied and edited: a comment changes nothing; a code change in the module of
+    MATTR and HD-D (lexical.py) reruns those two entries' scores and the aggregates."""
+    import shutil
+
+    work, env, _ = offline_run
+    src = tmp_path / "src"
+    shutil.copytree(REPO / "src" / "genmetrics", src / "genmetrics")
+    module = src / "genmetrics" / "metrics" / "lexical.py"
+    env = {**env, "PYTHONPATH": str(src)}  # before the editable install
+    module.write_text(module.read_text() + "\n# a comment only\n")
+    assert _scheduled(_dry(work, env, TEST_CONFIG)) == {}
+    module.write_text(module.read_text() + "_CHANGED = 1\n")
+    out = _dry(work, env, TEST_CONFIG)
+    assert _score_entries(out) == {"mattr", "hdd"}
+    assert set(_scheduled(out)) == {"score"} | AGGREGATES
+    assert "Params have changed" in out
+
+
+@pytest.mark.e2e
 def test_offline_run_snakemake_report(offline_run):
     work, env, _ = offline_run
     out = work / "report.html"

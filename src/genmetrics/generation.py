@@ -1,17 +1,30 @@
 """Batched sampling from a causal LM with per-model decoding parameters and word budgets.
 
-Prompts are sorted by token length and run in left-padded batches. The token budget comes from
-the word budget (``prompts.max_new_tokens``); the continuation is then cut to the word budget.
-``finish_reason`` is ``eos`` (the model stopped), ``words`` (cut at the word budget) or
-``length`` (ran out of tokens first). The same seed, inputs, batch size and device give the
-same texts.
+The token budget comes from the word budget (``prompts.max_new_tokens``); the continuation is
+then cut to the word budget. ``finish_reason`` is ``eos`` (the model stopped), ``words`` (cut
+at the word budget) or ``length`` (ran out of tokens first).
 
-A workflow generate job is :func:`generate_shard` (one shard of a dataset's prompts, one model
-and seed, with the settings the run plan resolved); :func:`merge_shards` joins the shards.
+**Batches and seeds.** All prompts of a dataset are sorted by token length (ties: prompt order)
+and cut into batches of ``batch_size`` (left-padded). Batch ``b`` samples from its own random
+stream, seeded by :func:`batch_seed` from (seed, id of its first prompt). So a batch's texts
+depend on the seed, the batch's prompts and the device, never on which shard runs it, how
+many shards there are, or how far an earlier attempt got: raising ``generation.shards`` or
+resuming a killed job gives the same bytes. Changing ``batch_size`` changes the batches (their
+members, padding and streams) and therefore the texts; greedy decoding is batch-independent up
+to floating-point padding effects.
+
+**Shards and resuming.** Shard ``k`` of ``n`` runs batches ``k, k + n, k + 2n, ...`` (balanced
+lengths) and writes its rows in prompt order; :func:`merge_shards` restores the dataset's
+prompt order. A generate job appends each finished batch to a progress log
+(:mod:`genmetrics.progress`, fsynced, outside the job's outputs); a restarted job skips the
+batches it finds there. The log is keyed by everything that determines the texts
+(:func:`progress_key`), so a log of other settings is never resumed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -22,6 +35,7 @@ from tqdm.auto import tqdm
 
 from genmetrics import GenmetricsError
 from genmetrics.clean import count_words, normalize_text, truncate_words
+from genmetrics.progress import ProgressLog
 from genmetrics.prompts import (
     DEFAULT_INSTRUCTION,
     format_prompt,
@@ -31,6 +45,43 @@ from genmetrics.prompts import (
 )
 
 SAMPLING_KEYS = ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty", "typical_p")
+
+
+def batch_seed(seed: int, prompt_id: str) -> int:
+    """The torch seed of the batch whose first prompt is ``prompt_id``: the first 8 bytes of
+    ``sha256(f"{seed}:{prompt_id}")`` as an integer below 2**63."""
+    digest = hashlib.sha256(f"{int(seed)}:{prompt_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & (2**63 - 1)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One batch of prompts: its index among the dataset's batches, its members (positions in
+    the prompt list, shortest first) and its seed."""
+
+    index: int
+    members: tuple[int, ...]
+    seed: int
+
+
+def plan_batches(
+    prompt_ids: Sequence[str], lengths: Sequence[int], batch_size: int, seed: int
+) -> list[Batch]:
+    """Cut every prompt of a dataset into batches: sorted by (token length, position)."""
+    if batch_size < 1:
+        raise GenmetricsError(f"batch_size must be >= 1, got {batch_size}")
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    return [
+        Batch(b, tuple(order[i : i + batch_size]), batch_seed(seed, prompt_ids[order[i]]))
+        for b, i in enumerate(range(0, len(order), batch_size))
+    ]
+
+
+def shard_batches(batches: Sequence[Batch], shard: int, shards: int) -> list[Batch]:
+    """The batches shard ``shard`` of ``shards`` runs: every ``shards``-th, from ``shard``."""
+    if not 0 <= shard < shards:
+        raise GenmetricsError(f"shard {shard} out of range for {shards} shards")
+    return list(batches[shard::shards])
 
 
 def generate(
@@ -47,15 +98,18 @@ def generate(
     instruction: str = DEFAULT_INSTRUCTION,
     continuation_mode: str = "prefix",
     progress: bool = True,
-) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """Generate one continuation per prompt row ``{"id", "prompt"}``.
+    shard: int = 0,
+    shards: int = 1,
+    log: ProgressLog | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Generate one continuation per prompt row ``{"id", "prompt"}`` of shard ``shard``.
 
-    Returns (rows, stats). Rows: ``{"id", "prompt_id", "text", "prompt", "continuation",
-    "n_tokens", "finish_reason"}`` where ``text`` = prompt + continuation (comparable with the
-    reference texts, as pr-4-llm does) unless ``continuation_mode="instruction"``.
+    ``prompts`` is the whole dataset (the batches are planned over all of it); the rows
+    returned are the shard's, in prompt order: ``{"id", "prompt_id", "text", "prompt",
+    "continuation", "n_tokens", "finish_reason"}`` where ``text`` = prompt + continuation
+    (comparable with the reference texts, as pr-4-llm does) unless
+    ``continuation_mode="instruction"``. Batches already in ``log`` are not generated again.
     """
-    import torch
-
     unknown = set(sampling) - set(SAMPLING_KEYS)
     if unknown:
         raise GenmetricsError(f"sampling: unknown key(s) {sorted(unknown)}; known {SAMPLING_KEYS}")
@@ -74,52 +128,109 @@ def generate(
     if any(len(e) == 0 for e in encoded):
         i = next(i for i, e in enumerate(encoded) if len(e) == 0)
         raise GenmetricsError(f"prompt {prompts[i]['id']!r} encodes to no tokens")
-    order = sorted(range(len(prompts)), key=lambda i: (len(encoded[i]), i))
+    ids = [str(p["id"]) for p in prompts]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise GenmetricsError(f"prompt id {dup!r} appears more than once")
+    batches = shard_batches(
+        plan_batches(ids, [len(e) for e in encoded], batch_size, seed), shard, shards
+    )
     eos_ids = _eos_ids(model, tokenizer)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
-    torch.manual_seed(seed)
+    log = log if log is not None else ProgressLog(None, "")
     results: dict[int, dict[str, Any]] = {}
-    n_new = 0
+    generated = resumed = generated_tokens = 0
     t0 = time.perf_counter()
-    bar = tqdm(total=len(order), desc="generate", unit="text", disable=not progress)
-    for start in range(0, len(order), batch_size):
-        idx = order[start : start + batch_size]
-        width = max(len(encoded[i]) for i in idx)
-        ids = torch.full((len(idx), width), pad_id, dtype=torch.long)
-        mask = torch.zeros((len(idx), width), dtype=torch.long)
-        for r, i in enumerate(idx):  # left padding
-            ids[r, width - len(encoded[i]) :] = torch.tensor(encoded[i])
-            mask[r, width - len(encoded[i]) :] = 1
-        with torch.no_grad():
-            out = model.generate(
-                input_ids=ids.to(device),
-                attention_mask=mask.to(device),
-                max_new_tokens=max_new_tokens,
-                min_new_tokens=1,
-                pad_token_id=pad_id,
-                eos_token_id=eos_ids,
-                **gen_kwargs,
+    bar = tqdm(
+        total=sum(len(b.members) for b in batches),
+        desc="generate",
+        unit="text",
+        disable=not progress,
+    )
+    for batch in batches:
+        idx = batch.members
+        done = log.get(batch.index, [ids[i] for i in idx])
+        if done is None:
+            done = _sample_batch(
+                model,
+                tokenizer,
+                [encoded[i] for i in idx],
+                batch.seed,
+                device,
+                pad_id,
+                eos_ids,
+                max_new_tokens,
+                gen_kwargs,
             )
-        new = out[:, width:].cpu().tolist()
-        for r, i in enumerate(idx):
-            toks = new[r]
-            finish = "length"
-            for j, t in enumerate(toks):
-                if t in eos_ids:
-                    toks, finish = toks[: j + 1], "eos"
-                    break
-            n_new += len(toks)
-            cont = tokenizer.decode(toks, skip_special_tokens=True)
-            results[i] = _row(prompts[i], cont, len(toks), finish, words, continuation_mode)
+            done = [
+                _row(prompts[i], cont, n, finish, words, continuation_mode)
+                for i, (cont, n, finish) in zip(idx, done, strict=True)
+            ]
+            log.put(batch.index, [ids[i] for i in idx], done)
+            generated += 1
+            generated_tokens += sum(r["n_tokens"] for r in done)
+        else:
+            resumed += 1
+        for i, row in zip(idx, done, strict=True):
+            results[i] = row
         bar.update(len(idx))
     bar.close()
     seconds = time.perf_counter() - t0
+    order = sorted(results)
+    rows = [results[i] for i in order]
     stats = {
-        "seconds": seconds,
-        "new_tokens": n_new,
-        "tokens_per_second": n_new / max(seconds, 1e-9),
+        "texts": len(rows),
+        "new_tokens": sum(int(r["n_tokens"]) for r in rows),
+        "batches": len(batches),
+        "batches_generated": generated,
+        "batches_resumed": resumed,
+        "generated_tokens": generated_tokens,  # by this attempt
+        "seconds": seconds,  # of this attempt
+        "tokens_per_second": generated_tokens / max(seconds, 1e-9),
     }
-    return [results[i] for i in range(len(prompts))], stats
+    return rows, stats
+
+
+def _sample_batch(
+    model: Any,
+    tokenizer: Any,
+    encoded: Sequence[Sequence[int]],
+    seed: int,
+    device: Any,
+    pad_id: int,
+    eos_ids: Sequence[int],
+    max_new_tokens: int,
+    gen_kwargs: Mapping[str, Any],
+) -> list[tuple[str, int, str]]:
+    """Sample one left-padded batch from its own stream: (continuation, tokens, finish)."""
+    import torch
+
+    width = max(len(e) for e in encoded)
+    ids = torch.full((len(encoded), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(encoded), width), dtype=torch.long)
+    for r, e in enumerate(encoded):  # left padding
+        ids[r, width - len(e) :] = torch.tensor(e)
+        mask[r, width - len(e) :] = 1
+    torch.manual_seed(seed)  # CPU and every CUDA device
+    with torch.no_grad():
+        out = model.generate(
+            input_ids=ids.to(device),
+            attention_mask=mask.to(device),
+            max_new_tokens=max_new_tokens,
+            min_new_tokens=1,
+            pad_token_id=pad_id,
+            eos_token_id=list(eos_ids),
+            **gen_kwargs,
+        )
+    result = []
+    for toks in out[:, width:].cpu().tolist():
+        finish = "length"
+        for j, t in enumerate(toks):
+            if t in eos_ids:
+                toks, finish = toks[: j + 1], "eos"
+                break
+        result.append((tokenizer.decode(toks, skip_special_tokens=True), len(toks), finish))
+    return result
 
 
 def _row(
@@ -158,24 +269,6 @@ def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
     return ids
 
 
-def shard_rows(rows: Sequence[Any], shard: int, shards: int) -> list[Any]:
-    """Contiguous block ``shard`` of ``shards`` (sizes differ by at most one), so merging the
-    shards in order restores the prompt order."""
-    if not 0 <= shard < shards:
-        raise GenmetricsError(f"shard {shard} out of range for {shards} shards")
-    n = len(rows)
-    return list(rows[shard * n // shards : (shard + 1) * n // shards])
-
-
-def shard_seed(seed: int, shard: int) -> int:
-    """The torch seed of one shard of a run: ``seed * 1000003 + shard``.
-
-    Each shard of a seed samples with its own stream, and the stream of a shard depends only
-    on (seed, shard): rerunning one shard gives the same texts, whatever the other shards do.
-    """
-    return int(seed) * 1_000_003 + int(shard)
-
-
 @dataclass(frozen=True)
 class GenerationSettings:
     """Every setting of one model's generate job on one dataset (resolved by the run plan:
@@ -190,9 +283,10 @@ class GenerationSettings:
     token_margin: float  # max_new_tokens = ceil(words × tokens/word × margin)
     shards: int
     mode: str  # prefix | instruction
-    dtype: str
+    dtype: str  # auto | float32 | bfloat16 | float16 (auto: genmetrics.models.resolve_dtype)
     trust_remote_code: bool
-    device_map: str | None
+    device_map: str | None  # "auto": accelerate spreads the model over the job's GPUs
+    max_memory: Mapping[str, str] | None  # per device, with device_map (key "gpu": each GPU)
 
     @classmethod
     def of(cls, settings: Mapping[str, Any] | GenerationSettings) -> GenerationSettings:
@@ -210,6 +304,16 @@ class GenerationSettings:
         return asdict(self)
 
 
+#: modules whose code decides the texts: their digest is in the progress key and in the
+#: generate rule's params (a change reruns generation; comments and docstrings do not)
+GENERATION_CODE = ("genmetrics.generation", "genmetrics.prompts", "genmetrics.clean")
+
+
+def progress_key(**parts: Any) -> str:
+    """sha256 of everything that determines a shard's texts (JSON, sorted keys)."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def generate_shard(
     prompts: Sequence[Mapping[str, Any]],
     model: str | Path | tuple[Any, Any],
@@ -219,16 +323,24 @@ def generate_shard(
     shard: int,
     tokens_per_word_table: str | Path | Mapping[str, float],
     progress: bool = True,
+    progress_path: str | Path | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Generate continuations for shard ``shard`` of ``prompts`` (in prompt order).
+    """Generate continuations for shard ``shard`` of ``prompts`` (the shard's rows in prompt
+    order), resuming from the progress log at ``progress_path`` when one is given.
 
-    ``model`` is a manifest/folder/hub id (loaded with the settings' dtype, device_map and
-    trust_remote_code) or a loaded ``(model, tokenizer)``. The word budget becomes
-    ``max_new_tokens`` through the tokens-per-word table. Returns (rows, stats); stats add
-    ``texts`` and ``max_new_tokens`` to :func:`generate`'s.
+    ``model`` is a manifest/folder/hub id (loaded with the settings' dtype, device_map,
+    max_memory and trust_remote_code) or a loaded ``(model, tokenizer)``. The word budget
+    becomes ``max_new_tokens`` through the tokens-per-word table. Returns (rows, stats);
+    stats add the budget, the dtype and device that ran, and the progress key to
+    :func:`generate`'s. The caller deletes the log (:func:`genmetrics.progress.drop`) once
+    the shard's outputs are written.
     """
+    import importlib.metadata as md
+
+    from genmetrics.models import describe_device, model_fingerprint
+    from genmetrics.provenance import code_digest
+
     s = GenerationSettings.of(settings)
-    rows = shard_rows(prompts, shard, s.shards)
     table = (
         tokens_per_word_table
         if isinstance(tokens_per_word_table, Mapping)
@@ -237,43 +349,109 @@ def generate_shard(
     budget = max_new_tokens(s.words, tokens_per_word(table, s.tokenizer_family), s.token_margin)
     if isinstance(model, tuple):
         lm, tok = model
+        weights = None
     else:
         from genmetrics.models import load_causal_lm
 
         lm, tok = load_causal_lm(
-            model, dtype=s.dtype, trust_remote_code=s.trust_remote_code, device_map=s.device_map
+            model,
+            dtype=s.dtype,
+            trust_remote_code=s.trust_remote_code,
+            device_map=s.device_map,
+            max_memory=s.max_memory,
         )
-    out, stats = generate(
-        lm,
-        tok,
-        rows,
-        template=s.template,
-        sampling=s.sampling,
-        words=s.words,
+        weights = model_fingerprint(model) or str(model)
+    dtype = str(next(lm.parameters()).dtype).removeprefix("torch.")
+    device = describe_device(lm)
+    versions = {}
+    for pkg in ("torch", "transformers"):
+        try:
+            versions[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    prompts_digest = hashlib.sha256(
+        json.dumps([[str(p["id"]), p["prompt"]] for p in prompts]).encode()
+    ).hexdigest()
+    key = progress_key(
+        settings=s.as_dict(),
+        seed=int(seed),
+        shard=int(shard),
         max_new_tokens=budget,
-        seed=shard_seed(seed, shard),
-        batch_size=s.batch_size,
-        instruction=s.instruction or DEFAULT_INSTRUCTION,
-        continuation_mode=s.mode,
-        progress=progress,
+        prompts=prompts_digest,
+        weights=weights if weights is not None else repr(type(lm)),
+        dtype=dtype,  # a resumed job on other hardware must not mix bf16 and fp32 batches
+        device=device["name"],
+        versions=versions,
+        code=code_digest(*GENERATION_CODE),
     )
-    return out, {**stats, "texts": len(out), "max_new_tokens": budget}
+    with ProgressLog(progress_path, key) as log:
+        out, stats = generate(
+            lm,
+            tok,
+            prompts,
+            template=s.template,
+            sampling=s.sampling,
+            words=s.words,
+            max_new_tokens=budget,
+            seed=seed,
+            batch_size=s.batch_size,
+            instruction=s.instruction or DEFAULT_INSTRUCTION,
+            continuation_mode=s.mode,
+            progress=progress,
+            shard=shard,
+            shards=s.shards,
+            log=log,
+        )
+    return out, {
+        **stats,
+        "max_new_tokens": budget,
+        "dtype": dtype,
+        "dtype_requested": s.dtype,
+        "device": device,
+        "device_map": s.device_map,
+        "max_memory": s.max_memory,
+        "progress_key": key,
+    }
 
 
 def merge_shards(
-    shards: Sequence[Sequence[Mapping[str, Any]]], stats: Sequence[Mapping[str, Any]]
+    prompt_ids: Sequence[str],
+    shards: Sequence[Sequence[Mapping[str, Any]]],
+    stats: Sequence[Mapping[str, Any]],
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Join the shards of one (model, seed) in shard order (= prompt order) and sum their
-    statistics: texts, new tokens, seconds, shards, tokens per second."""
+    """Join the shards of one (model, seed) in the dataset's prompt order and sum their
+    statistics. Every prompt must have exactly one row (nothing is dropped or doubled)."""
     if len(shards) != len(stats):
         raise GenmetricsError(f"{len(shards)} shard files but {len(stats)} stats files")
-    rows = [dict(r) for part in shards for r in part]
+    by_id: dict[str, dict[str, Any]] = {}
+    for k, part in enumerate(shards):
+        for r in part:
+            pid = str(r["prompt_id"])
+            if pid in by_id:
+                raise GenmetricsError(f"shard {k}: prompt {pid!r} was generated twice")
+            by_id[pid] = dict(r)
+    want = [str(i) for i in prompt_ids]
+    missing = [i for i in want if i not in by_id]
+    extra = sorted(set(by_id) - set(want))
+    if missing or extra:
+        raise GenmetricsError(
+            f"shards do not match the prompts: missing {missing[:5]}, unknown {extra[:5]}"
+        )
+    rows = [by_id[i] for i in want]
     seconds = sum(float(s["seconds"]) for s in stats)
-    tokens = sum(int(s["new_tokens"]) for s in stats)
-    return rows, {
+    generated = sum(int(s.get("generated_tokens", s["new_tokens"])) for s in stats)
+    merged = {
         "texts": len(rows),
-        "new_tokens": tokens,
+        "new_tokens": sum(int(r["n_tokens"]) for r in rows),
         "seconds": seconds,
         "shards": len(stats),
-        "tokens_per_second": tokens / max(seconds, 1e-9),
+        "tokens_per_second": generated / max(seconds, 1e-9),
+        "batches": sum(int(s.get("batches", 0)) for s in stats),
+        "batches_resumed": sum(int(s.get("batches_resumed", 0)) for s in stats),
     }
+    for key in ("max_new_tokens", "dtype", "dtype_requested"):
+        values = {json.dumps(s.get(key)) for s in stats}
+        if len(values) == 1:
+            merged[key] = stats[0].get(key) if stats else None
+    merged["devices"] = [s.get("device") for s in stats]
+    return rows, merged

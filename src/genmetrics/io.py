@@ -548,6 +548,19 @@ def read_embeddings(path: PathLike) -> tuple[dict[str, np.ndarray], np.ndarray]:
         return _links(z, n), z.read("emb")
 
 
+def read_provenance(path: PathLike) -> dict[str, Any] | None:
+    """The ``provenance`` record a feature ``.npz`` carries (a JSON string), or ``None``."""
+    with NpzReader(path, {"provenance": Member("U", 0)}) as z:
+        if "provenance" not in z.headers:
+            return None
+        return json.loads(str(z.read("provenance")))
+
+
+def with_provenance(arrays: Mapping[str, Any], rec: Mapping[str, Any]) -> dict[str, Any]:
+    """``arrays`` plus ``provenance``: ``rec`` as a 0-d JSON string (no pickle)."""
+    return {**arrays, "provenance": np.array(json.dumps(_jsonable(rec), sort_keys=True))}
+
+
 def read_ragged(path: PathLike) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
     """(links, sequences) from a ragged NPZ: integer ``offsets`` [N+1] from 0 to len(values),
     non-decreasing, and numeric ``values``; links as :func:`read_embeddings`. The offsets are

@@ -216,7 +216,7 @@ def _check_gguf_dtype(name: str, spec: Mapping[str, Any]) -> None:
     source = spec.get("source") or {}
     is_gguf = bool(source.get("gguf")) or str(source.get("path", "")).endswith(".gguf")
     dtype = spec.get("dtype", "float32")
-    if is_gguf and dtype not in GGUF_DTYPES:
+    if is_gguf and dtype not in (*GGUF_DTYPES, "auto"):
         raise GenmetricsError(
             f"checkpoints.{name}.dtype: {dtype!r} is not available for a GGUF checkpoint "
             f"(it is dequantized once, to {' or '.join(GGUF_DTYPES)})"
@@ -232,7 +232,10 @@ def _convert_gguf(gguf: Path, out_dir: Path, spec: Mapping[str, Any]) -> Path:
     hf = out_dir / "hf"
     if (hf / ".complete").exists():
         return hf
-    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[spec.get("dtype", "float32")]
+    # "auto" is the precision of generation, chosen per GPU at load time: store float32
+    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "auto": torch.float32}[
+        spec.get("dtype", "float32")
+    ]
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=dtype)
     tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     tmp = out_dir / ".hf.tmp"
@@ -272,16 +275,20 @@ def load_causal_lm(
     dtype: str = "float32",
     trust_remote_code: bool = False,
     device_map: str | None = None,
+    max_memory: Mapping[str, str] | None = None,
 ):
     """Load (model, tokenizer) from a manifest, an HF folder or a hub id; eval mode, no grad.
 
-    ``device="auto"`` picks CUDA when present. ``device_map="auto"`` spreads a large model over
-    several GPUs with accelerate. The tokenizer gets a pad token (EOS) if it has none.
+    ``device="auto"`` picks CUDA when present; ``dtype="auto"`` is :func:`resolve_dtype`.
+    ``device_map="auto"`` spreads a large model over the job's GPUs with accelerate, each
+    filled up to ``max_memory`` (``{"gpu": "70GiB", "cpu": "100GiB"}``; ``gpu`` applies to
+    every visible GPU). The tokenizer gets a pad token (EOS) if it has none.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path, revision = _model_path(model)
+    dtype = resolve_dtype(dtype, device)
     torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[
         dtype
     ]
@@ -290,6 +297,10 @@ def load_causal_lm(
         kwargs["revision"] = revision
     if device_map:
         kwargs["device_map"] = device_map
+        if max_memory:
+            kwargs["max_memory"] = expand_max_memory(max_memory)
+    elif max_memory:
+        raise GenmetricsError("max_memory is used only with device_map (set device_map: auto)")
     lm = AutoModelForCausalLM.from_pretrained(path, **kwargs)
     tok = AutoTokenizer.from_pretrained(
         path, trust_remote_code=trust_remote_code, revision=revision
@@ -300,6 +311,63 @@ def load_causal_lm(
         lm.to(resolve_device(device))
     lm.eval()
     return lm, tok
+
+
+def resolve_dtype(dtype: str, device: str = "auto") -> str:
+    """``auto`` → ``bfloat16`` when the job runs on CUDA GPUs that all compute it natively
+    (compute capability >= 8.0: A100, H100; not V100, whose bf16 is emulated and slow),
+    else ``float32`` (V100, CPU). Any other value is returned as given."""
+    if dtype != "auto":
+        return dtype
+    import torch
+
+    if resolve_device(device) != "cuda" or not torch.cuda.is_available():
+        return "float32"
+    caps = [torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())]
+    return "bfloat16" if caps and min(caps) >= (8, 0) else "float32"
+
+
+def gpu_device_map(device: str = "auto") -> str | None:
+    """``"auto"`` when the job runs on CUDA and sees more than one GPU (a featurizer too large
+    for one GPU is spread over the GPUs its job was given), else ``None``."""
+    import torch
+
+    if resolve_device(device) == "cuda" and torch.cuda.device_count() > 1:
+        return "auto"
+    return None
+
+
+def expand_max_memory(max_memory: Mapping[str, str]) -> dict[Any, str]:
+    """accelerate's ``max_memory``: the key ``gpu`` becomes one entry per visible GPU index."""
+    out: dict[Any, str] = {}
+    for key, value in max_memory.items():
+        if key == "gpu":
+            import torch
+
+            out.update({i: value for i in range(torch.cuda.device_count())})
+        else:
+            out[int(key) if str(key).isdigit() else key] = value
+    return out
+
+
+def describe_device(model: Any) -> dict[str, Any]:
+    """Where a loaded model runs: ``{"name", "devices", "device_map"}`` (GPU names from torch;
+    ``device_map``: accelerate's placement of the model's modules when it spread them)."""
+    import torch
+
+    devices = sorted({str(p.device) for p in model.parameters()})
+    names = []
+    for d in devices:
+        if d.startswith("cuda"):
+            idx = torch.device(d).index or 0
+            names.append(f"{d} {torch.cuda.get_device_name(idx)}")
+        else:
+            names.append(d)
+    return {
+        "name": ", ".join(names),
+        "devices": devices,
+        "device_map": {k: str(v) for k, v in (getattr(model, "hf_device_map", None) or {}).items()},
+    }
 
 
 def load_encoder(model: str | Path, device: str = "auto", trust_remote_code: bool = False):

@@ -35,8 +35,22 @@ from typing import Any
 from genmetrics import GenmetricsError
 from genmetrics.generation import GenerationSettings
 from genmetrics.kinds import KINDS, PARTS, TEXT_KINDS, texts_path
+from genmetrics.provenance import code_digest
+from genmetrics.resources import JobResources, job_resources, resource_keys
 
 REFERENCES = "references"
+#: modules whose code decides a feature file (their digest is a params value of the rule)
+FEATURE_CODE = {
+    "embed": ("genmetrics.features.embed",),
+    "surprisal": ("genmetrics.features.surprisal",),
+}
+#: the wildcard that names what a GPU rule's job loads
+_RULE_WILDCARD = {
+    "generate": "model",
+    "embed": "featurizer",
+    "surprisal": "evaluator",
+    "score_with_model": "entry",
+}
 PROMPTS = "prompts"
 #: assets the ``pos_tags`` rule needs (genmetrics.assets.ASSETS)
 POS_ASSETS = ("nltk_data",)
@@ -53,6 +67,8 @@ class ResultPaths:
     prompts: str = texts_path("{dataset}", PROMPTS)
     shard: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.jsonl"
     shard_stats: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.stats.json"
+    # a generate job's finished batches (genmetrics.progress), deleted once the shard is written
+    progress: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.progress.jsonl"
     generations: str = texts_path("{dataset}", "{model}/seed{seed}")
     generation_stats: str = "results/generations/{dataset}/{model}/seed{seed}.stats.json"
     embeddings: str = KINDS["embeddings"].pattern
@@ -124,6 +140,13 @@ class Dataset:
 class Checkpoint:
     name: str
     spec: dict  # what fetch_model needs; it writes the manifest Plan.manifest(name)
+    params_b: float | None = None  # parameters in billions (sizes its GPU jobs)
+    resources: dict | None = None  # checkpoints.<name>.resources
+    dtype: str = "auto"  # generation precision (genmetrics.models.resolve_dtype)
+
+
+#: checkpoint keys that size or place its jobs, not what fetch_model makes of it
+_JOB_KEYS = ("params_b", "resources", "max_memory")
 
 
 @dataclass(frozen=True)
@@ -137,6 +160,7 @@ class Model:
     #: per dataset: every setting of this model's generate jobs
     generation: dict[str, GenerationSettings] = field(default_factory=dict)
     texts: dict | None = None  # imported texts spec (models.<name>.texts)
+    resources: dict | None = None  # models.<name>.resources (its generate jobs)
 
     @property
     def generates(self) -> bool:
@@ -225,6 +249,7 @@ class Plan:
     entries: dict[str, ScoreEntry]
     sweep: dict | None
     report: dict
+    cluster: dict = field(default_factory=dict)  # the config's resources: section
     notes: tuple[str, ...] = ()  # what the environment changed, for the run log
     targets: Targets = field(init=False)
 
@@ -362,6 +387,57 @@ class Plan:
     def imported_files(self, model: str) -> list[str]:
         return self.models[model].local_files
 
+    # -------------------------------------------------------------- cluster resources
+
+    def job_resources(self, rule: str, name: str) -> JobResources:
+        """What one GPU job asks of the cluster (:mod:`genmetrics.resources`). ``name`` is the
+        job's model (generate), featurizer (embed), evaluator (surprisal) or entry
+        (score_with_model)."""
+        if rule == "generate":
+            m = self.models[name]
+            ck = self.checkpoints[m.checkpoint]
+            layers, dtype, where = [ck.resources, m.resources], ck.dtype, f"models.{name}"
+        elif rule in ("embed", "surprisal"):
+            fm = (self.featurizers if rule == "embed" else self.evaluators)[name]
+            ck = self.checkpoints[fm.checkpoint]
+            layers, dtype, where = [ck.resources], "float32", f"checkpoints.{ck.name}"
+        else:  # score_with_model: a small encoder (BERTScore), sized by the rule's settings
+            ck, layers, dtype, where = None, [], "float32", f"resources.rules.{rule}"
+        return job_resources(
+            rule,
+            self.cluster,
+            params_b=ck.params_b if ck else None,
+            dtype=dtype,
+            overrides=layers,
+            where=where + ".resources",
+        )
+
+    def rule_resources(self, rule: str) -> dict[str, Callable[..., Any]]:
+        """``resources:`` of a GPU rule: one function of (wildcards, attempt) per resource, so
+        the sizes follow the config per job and runtime grows with the attempt."""
+        wildcard = _RULE_WILDCARD[rule]
+        request = self.cluster["gpu_request"]
+
+        def one(key: str) -> Callable[..., Any]:
+            def value(wildcards, attempt):
+                res = self.job_resources(rule, wildcards[wildcard])
+                return res.snakemake(request, attempt)[key]
+
+            value.__name__ = f"{rule}_{key}"
+            return value
+
+        return {key: one(key) for key in resource_keys(request)}
+
+    def rule_threads(self, rule: str) -> Callable[..., int]:
+        """``threads:`` of a GPU rule: the CPUs its job asks for."""
+        wildcard = _RULE_WILDCARD[rule]
+
+        def threads(wildcards):
+            return self.job_resources(rule, wildcards[wildcard]).cpus
+
+        threads.__name__ = f"{rule}_threads"
+        return threads
+
     # -------------------------------------------------------------- features
 
     def source_texts(self, dataset: str, source: str) -> str:
@@ -406,6 +482,49 @@ class Plan:
 
     def score_settings(self, entry: str) -> dict:
         return self.entries[entry].settings()
+
+    def score_upstream(self, dataset: str, source: str, entry: str) -> dict:
+        """The config upstream of one score (for its provenance record): the featurizer or
+        evaluator that made its features, and the generation settings of the model(s) whose
+        texts it reads."""
+        e = self.entries[entry]
+        out: dict[str, Any] = {}
+        if e.feature_model:
+            table = self.featurizers if e.input == "embeddings" else self.evaluators
+            fm = table[e.feature_model]
+            out[KINDS[e.input].config_key] = {
+                "name": fm.name,
+                "checkpoint": self.checkpoint_spec(fm.checkpoint),
+                "settings": fm.settings,
+            }
+        for role, src in (("candidate", source), ("reference", e.reference)):
+            model = split_part(src)[0].split("/")[0] if src else None
+            m = self.models.get(model) if model else None
+            if m is not None and m.generates:
+                out[f"{role}_generation"] = {
+                    "model": m.name,
+                    "checkpoint": self.checkpoint_spec(m.checkpoint),
+                    "settings": self.generation_settings(dataset, m.name),
+                }
+        return canonical(out)
+
+    def score_code(self, entry: str) -> str:
+        """Digest of the code behind one entry's scores (:func:`code_digest`): the metric's
+        module and the ``genmetrics.metrics`` helpers it imports (plus the length-control
+        code when the entry uses it). A change there reruns this entry's scores only."""
+        from genmetrics.metrics import get
+
+        e = self.entries[entry]
+        modules = [get(e.metric).func.__module__]
+        if e.length_control != "none":
+            modules.append("genmetrics.analysis.length")
+        return code_digest(*modules)
+
+    def code_digest(self, rule: str) -> str:
+        """Digest of the code that decides a model rule's outputs (a params value)."""
+        from genmetrics.generation import GENERATION_CODE
+
+        return code_digest(*{"generate": GENERATION_CODE, **FEATURE_CODE}[rule])
 
     def spread_inputs(self, dataset: str, model: str, entry: str) -> dict:
         e = self.entries[entry]
@@ -519,8 +638,12 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
         for name, d in cfg["datasets"].items()
     }
     model_cache = cfg["model_cache"].rstrip("/")
-    checkpoints = {name: Checkpoint(name, dict(c)) for name, c in cfg["checkpoints"].items()}
-    models = {name: _model(name, m, cfg, datasets) for name, m in cfg["models"].items()}
+    checkpoints = {name: _checkpoint(name, c) for name, c in cfg["checkpoints"].items()}
+    cluster = dict(cfg["resources"])
+    models = {
+        name: _model(name, m, cfg, datasets, checkpoints, cluster)
+        for name, m in cfg["models"].items()
+    }
     feature_cache = cfg["feature_cache"].rstrip("/")
     featurizers = {
         name: _feature_model(name, f, "featurizers", "embed", feature_cache, checkpoints)
@@ -555,12 +678,33 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
         entries=entries,
         sweep=dict(sweep) if sweep else None,
         report=dict(cfg["report"]),
+        cluster=cluster,
         notes=tuple(notes),
     )
 
 
+def _checkpoint(name: str, c: Mapping[str, Any]) -> Checkpoint:
+    spec = {k: v for k, v in c.items() if k not in _JOB_KEYS}
+    # fetch_model converts a GGUF once, to float32 unless bfloat16 is asked; "auto" is the
+    # precision of generation, chosen per GPU at load time
+    if spec.get("dtype") == "auto":
+        spec["dtype"] = "float32"
+    return Checkpoint(
+        name,
+        spec,
+        params_b=c.get("params_b"),
+        resources=dict(c["resources"]) if c.get("resources") else None,
+        dtype=c["dtype"],
+    )
+
+
 def _model(
-    name: str, m: Mapping[str, Any], cfg: Mapping[str, Any], datasets: Mapping[str, Dataset]
+    name: str,
+    m: Mapping[str, Any],
+    cfg: Mapping[str, Any],
+    datasets: Mapping[str, Dataset],
+    checkpoints: Mapping[str, Checkpoint],
+    cluster: Mapping[str, Any],
 ) -> Model:
     key = f"models.{name}"
     for ds in m.get("datasets", []):
@@ -571,8 +715,11 @@ def _model(
         name=name,
         datasets=tuple(m.get("datasets", datasets)),
         seeds=tuple(m.get("seeds", gen["seeds"])),
+        resources=dict(m["resources"]) if m.get("resources") else None,
     )
     if "texts" in m:
+        if m.get("resources"):
+            raise GenmetricsError(f"{key}.resources: imported texts run no GPU job")
         return Model(texts=dict(m["texts"]), **common)
     ckpts = cfg["checkpoints"]
     if m["checkpoint"] not in ckpts:
@@ -581,6 +728,14 @@ def _model(
             f"({', '.join(ckpts) or 'none'})"
         )
     ck = ckpts[m["checkpoint"]]
+    res = job_resources(
+        "generate",
+        cluster,
+        params_b=ck.get("params_b"),
+        dtype=ck["dtype"],
+        overrides=[ck.get("resources"), m.get("resources")],
+        where=f"{key}.resources",
+    )
     settings = {
         "template": m.get("template", ck["template"]),
         "tokenizer_family": ck.get("tokenizer_family"),
@@ -592,8 +747,14 @@ def _model(
         "shards": gen["shards"],
         "dtype": ck["dtype"],
         "trust_remote_code": ck["trust_remote_code"],
-        "device_map": ck.get("device_map"),
+        # a model given more than one GPU is spread over them (accelerate)
+        "device_map": ck.get("device_map") or ("auto" if res.gpus > 1 else None),
+        "max_memory": dict(ck["max_memory"]) if ck.get("max_memory") else None,
     }
+    if settings["max_memory"] and not settings["device_map"]:
+        raise GenmetricsError(
+            f"checkpoints.{m['checkpoint']}.max_memory: needs device_map (or more than one GPU)"
+        )
     generation = {
         ds: GenerationSettings(**settings, mode=datasets[ds].prompts["mode"])
         for ds in common["datasets"]

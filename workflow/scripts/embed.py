@@ -1,7 +1,8 @@
 """Embed one source's texts (or their continuations, or the prompts) with one featurizer."""
 
 from genmetrics.features.embed import embed_source
-from genmetrics.io import read_jsonl, save_npz
+from genmetrics.io import read_jsonl, save_npz, with_provenance
+from genmetrics.provenance import record
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
@@ -10,5 +11,9 @@ with log_to(sm.log[0]) as log:
     arrays = embed_source(
         rows, sm.params.part, sm.params.source, sm.input.model, **sm.params.settings, progress=True
     )
-    save_npz(sm.output[0], **arrays)
+    rec = record(
+        config={"featurizer": sm.params.settings, "source": sm.params.source},
+        inputs={"texts": sm.input.texts, "model": sm.input.model},
+    )
+    save_npz(sm.output[0], **with_provenance(arrays, rec))
     log.info("embedded %d texts → %s", len(arrays["ids"]), arrays["emb"].shape)

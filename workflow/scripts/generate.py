@@ -1,7 +1,10 @@
-"""Generate continuations for one shard of a dataset's prompts with one model and seed."""
+"""Generate continuations for one shard of a dataset's prompts with one model and seed,
+resuming from the shard's progress log (finished batches of an earlier attempt)."""
 
+from genmetrics import progress
 from genmetrics.generation import generate_shard
 from genmetrics.io import read_jsonl, write_json, write_jsonl
+from genmetrics.provenance import record
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
@@ -13,7 +16,13 @@ with log_to(sm.log[0]) as log:
         seed=int(sm.wildcards.seed),
         shard=int(sm.wildcards.shard),
         tokens_per_word_table=sm.input.tokens_per_word,
+        progress_path=sm.params.progress,
+    )
+    stats["provenance"] = record(
+        config={"generation": sm.params.settings, "seed": int(sm.wildcards.seed)},
+        inputs={k: sm.input[k] for k in ("prompts", "model", "tokens_per_word")},
     )
     write_jsonl(sm.output.texts, rows)
     write_json(sm.output.stats, stats)
-    log.info("generation: %s", stats)
+    progress.drop(sm.params.progress)
+    log.info("generation: %s", {k: v for k, v in stats.items() if k != "provenance"})

@@ -1,4 +1,4 @@
-"""Merge a model's generation shards (in prompt order) and sum their statistics."""
+"""Merge a model's generation shards into the dataset's prompt order and sum their statistics."""
 
 from genmetrics.generation import merge_shards
 from genmetrics.io import read_json, read_jsonl, write_json, write_jsonl
@@ -6,10 +6,13 @@ from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
-    rows, stats = merge_shards(
-        [read_jsonl(p, required=("id", "text")) for p in sm.input.texts],
-        [read_json(p) for p in sm.input.stats],
+    stats = [read_json(p) for p in sm.input.stats]
+    rows, merged = merge_shards(
+        [r["id"] for r in read_jsonl(sm.input.prompts, required=("id",))],
+        [read_jsonl(p, required=("id", "prompt_id", "text")) for p in sm.input.texts],
+        stats,
     )
+    merged["provenance"] = [s.get("provenance") for s in stats]  # one per shard
     write_jsonl(sm.output.texts, rows)
-    write_json(sm.output.stats, stats)
-    log.info("merged %d texts from %d shards", stats["texts"], stats["shards"])
+    write_json(sm.output.stats, merged)
+    log.info("merged %d texts from %d shards", merged["texts"], merged["shards"])

@@ -1,7 +1,9 @@
-"""Compute one metric entry for one (dataset, source) and write the score JSON."""
+"""Compute one metric entry for one (dataset, source) and write the score JSON (with its
+provenance: config, input hashes, versions, host/GPU/SLURM job, git commit)."""
 
 from genmetrics.io import write_json
 from genmetrics.plan import score_entry
+from genmetrics.provenance import DEFAULT_PACKAGES, loaded_packages, record
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
@@ -14,6 +16,11 @@ with log_to(sm.log[0]) as log:
         candidate=sm.input.candidate,
         reference=sm.input.get("reference"),
         group=sm.input.get("group", []),
+    )
+    rec["provenance"] = record(
+        config={"entry": sm.params.settings, "upstream": sm.params.upstream},
+        inputs={k: sm.input[k] for k in sm.input.keys()},
+        packages=[*DEFAULT_PACKAGES, *loaded_packages()],  # the reference packages it ran
     )
     write_json(sm.output[0], rec)
     log.info("%s", rec["values"])

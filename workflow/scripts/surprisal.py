@@ -2,7 +2,8 @@
 continuation is scored given its prompt (conditional surprisal)."""
 
 from genmetrics.features.surprisal import surprisal_source
-from genmetrics.io import read_jsonl, save_npz
+from genmetrics.io import read_jsonl, save_npz, with_provenance
+from genmetrics.provenance import record
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
@@ -11,5 +12,9 @@ with log_to(sm.log[0]) as log:
     arrays = surprisal_source(
         rows, sm.params.part, sm.params.source, sm.input.model, **sm.params.settings, progress=True
     )
-    save_npz(sm.output[0], **arrays)
+    rec = record(
+        config={"evaluator": sm.params.settings, "source": sm.params.source},
+        inputs={"texts": sm.input.texts, "model": sm.input.model},
+    )
+    save_npz(sm.output[0], **with_provenance(arrays, rec))
     log.info("surprisal of %d texts, %d tokens", len(arrays["ids"]), len(arrays["values"]))

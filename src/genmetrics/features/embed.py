@@ -68,10 +68,10 @@ def embed_texts(
 def _load(model: Any, kind: str, device: str) -> tuple[Any, Any]:
     if isinstance(model, tuple):
         return model
-    from genmetrics.models import load_causal_lm, load_encoder
+    from genmetrics.models import gpu_device_map, load_causal_lm, load_encoder
 
     if kind == "causal_lm":
-        return load_causal_lm(model, device=device)
+        return load_causal_lm(model, device=device, device_map=gpu_device_map(device))
     return load_encoder(model, device=device)
 
 

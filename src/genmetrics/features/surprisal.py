@@ -89,9 +89,11 @@ def surprisal_texts(
             if isinstance(model, tuple):
                 loaded.append(model)
             else:
-                from genmetrics.models import load_causal_lm
+                from genmetrics.models import gpu_device_map, load_causal_lm
 
-                loaded.append(load_causal_lm(model, device=device))
+                loaded.append(
+                    load_causal_lm(model, device=device, device_map=gpu_device_map(device))
+                )
         lm, tok = loaded[0]
         if contexts is None:
             pairs = [("", t) for t in batch_keys]

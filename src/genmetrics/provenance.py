@@ -1,0 +1,387 @@
+"""Provenance: where a result came from, and digests of the code that made it.
+
+:func:`record` is what a score JSON, a feature file or generation stats carry: the config as
+given, the sha256 of every input (model folders by content, model manifests with the content
+hash of the weights they point at), package versions, the host / SLURM job / GPUs it ran on
+and the git commit of the checkout.
+
+:func:`code_digest` is a Snakemake ``params:`` value: a hash of the *code* (the ``ast`` with
+docstrings dropped, so comments, docstrings and formatting do not count) of named modules and
+the modules they import from their own subpackage, so a rule reruns when that code changes.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.machinery
+import importlib.metadata as md
+import importlib.util
+import os
+import platform
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from genmetrics import GenmetricsError, __version__
+from genmetrics.models import MANIFEST, folder_sha256, model_fingerprint
+
+#: packages whose versions :func:`record` stores
+DEFAULT_PACKAGES = (
+    "genmetrics",
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "torch",
+    "transformers",
+    "accelerate",
+)
+
+#: SLURM variables stored by :func:`environment`: record key -> variables, first one set wins
+_SLURM_VARS = {
+    "job_id": ("SLURM_JOB_ID",),
+    "array_job_id": ("SLURM_ARRAY_JOB_ID",),
+    "partition": ("SLURM_JOB_PARTITION",),
+    "nodelist": ("SLURM_JOB_NODELIST",),
+    "gpus": ("SLURM_JOB_GPUS", "SLURM_STEP_GPUS"),
+    "cluster": ("SLURM_CLUSTER_NAME",),
+}
+
+_BLOCK = 1 << 20
+
+
+def sha256_file(path: str | Path) -> str:
+    """sha256 hex digest of a file's bytes, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_BLOCK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs
+
+
+def _path_digest(key: str, path: str | Path) -> dict[str, Any]:
+    """``{"path", "sha256"}`` of one input; model manifests add ``weights_sha256``."""
+    p = Path(path)
+    if not p.exists():
+        raise GenmetricsError(f"inputs.{key}: {p} not found")
+    try:
+        if p.is_dir():
+            if (p / "config.json").is_file():  # an HF model folder: hashed by content
+                return {"path": str(path), "sha256": folder_sha256(p)}
+            if (p / MANIFEST).is_file():  # a prepared model's folder: its manifest
+                return {
+                    "path": str(path),
+                    "sha256": sha256_file(p / MANIFEST),
+                    "weights_sha256": model_fingerprint(p),
+                }
+            raise GenmetricsError(
+                f"inputs.{key}: {p} is a folder but not a model folder (no config.json "
+                f"or {MANIFEST}); name its files instead"
+            )
+        out: dict[str, Any] = {"path": str(path), "sha256": sha256_file(p)}
+        if p.name == MANIFEST:
+            out["weights_sha256"] = model_fingerprint(p)
+        return out
+    except GenmetricsError as e:
+        if str(e).startswith(f"inputs.{key}:"):
+            raise
+        raise GenmetricsError(f"inputs.{key}: {p}: {e}") from None
+    except (OSError, ValueError, KeyError) as e:  # unreadable file, bad manifest JSON
+        raise GenmetricsError(f"inputs.{key}: {p}: {type(e).__name__}: {e}") from None
+
+
+def input_digests(
+    inputs: Mapping[str, str | Path | Sequence[str | Path]],
+) -> dict[str, Any]:
+    """sha256 of each named input: ``{"path", "sha256"}`` for a path, a list of those for a
+    list of paths. An HF model folder (``config.json``) is hashed by
+    :func:`genmetrics.models.folder_sha256`; a model manifest (``model.json``, or a folder
+    holding one) adds ``weights_sha256``, the content hash of the weights it points at
+    (:func:`genmetrics.models.model_fingerprint`). A missing path raises
+    :class:`GenmetricsError` naming the key."""
+    out: dict[str, Any] = {}
+    for key, value in inputs.items():
+        if isinstance(value, (str, os.PathLike)):
+            out[key] = _path_digest(key, value)
+        else:
+            out[key] = [_path_digest(f"{key}[{i}]", v) for i, v in enumerate(value)]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# code digests
+
+
+def _find_spec(name: str) -> importlib.machinery.ModuleSpec | None:
+    """The spec of module ``name``, found on the parents' search paths without importing them
+    (an already imported module gives its own spec)."""
+    mod = sys.modules.get(name)
+    if mod is not None and getattr(mod, "__spec__", None) is not None:
+        return mod.__spec__
+    parts = name.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError):
+        return None
+    for i in range(1, len(parts)):
+        if spec is None or spec.submodule_search_locations is None:
+            return None
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(
+                ".".join(parts[: i + 1]), list(spec.submodule_search_locations)
+            )
+        except (ImportError, ValueError):
+            return None
+    return spec
+
+
+def _is_package(spec: importlib.machinery.ModuleSpec) -> bool:
+    return spec.submodule_search_locations is not None
+
+
+def _source_file(spec: importlib.machinery.ModuleSpec | None) -> Path | None:
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin)
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    """Drop the docstring of the module and of every class and function (in place)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                node.body = body[1:]
+    return tree
+
+
+def _imports(tree: ast.AST, name: str, is_package: bool) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` of each import in a module (``names`` empty for ``import a.b``),
+    relative imports resolved against ``name``."""
+    package = name if is_package else name.rpartition(".")[0]
+    found: list[tuple[str, list[str]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, []) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".") if package else []
+                if node.level - 1 >= len(base):
+                    continue  # beyond the top-level package
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([module] if module else []))
+            if module:
+                found.append((module, [alias.name for alias in node.names]))
+    return found
+
+
+def _scope(name: str) -> str | None:
+    """The subpackage whose imports are followed: the first two components of ``name`` when
+    they name a package (``genmetrics.metrics``), else none (``genmetrics.generation``)."""
+    parts = name.split(".")
+    if len(parts) < 2:
+        return None
+    top = ".".join(parts[:2])
+    spec = _find_spec(top)
+    return top if spec is not None and _is_package(spec) else None
+
+
+def _closure(name: str) -> dict[str, str]:
+    """Module name -> normalised code (``ast.dump`` without docstrings) of ``name`` and of the
+    modules of its subpackage it imports (at any depth of the code), recursively."""
+    scope = _scope(name)
+    done: dict[str, str] = {}
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in done:
+            continue
+        spec = _find_spec(current)
+        path = _source_file(spec)
+        if path is None:
+            if current == name:
+                raise GenmetricsError(f"code_digest: no Python source found for module {name!r}")
+            continue  # a name imported from a module, not a module itself
+        tree = _strip_docstrings(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+        done[current] = ast.dump(tree)
+        if scope is None:
+            continue
+        for module, names in _imports(tree, current, _is_package(spec)):
+            if module != scope and not module.startswith(scope + "."):
+                continue
+            # ``from pkg import sub`` follows the submodule, not pkg/__init__.py; a name that
+            # is not a submodule (a function, a class) follows the module defining it
+            subs = [f"{module}.{n}" for n in names if n != "*"]
+            found = [m for m in subs if _source_file(_find_spec(m)) is not None]
+            todo.extend(found)
+            if not names or len(found) < len(names):
+                todo.append(module)
+    return done
+
+
+@functools.cache
+def code_digest(*modules: str) -> str:
+    """sha256 (first 16 hex characters) over (module name, ``ast.dump`` of its code with
+    docstrings dropped) of the named modules and, recursively, the modules of their own
+    subpackage they import, in sorted module-name order. Comments, docstrings and formatting
+    do not change it; any code change does. Cached per process."""
+    if not modules:
+        raise GenmetricsError("code_digest: name at least one module")
+    code: dict[str, str] = {}
+    for name in modules:
+        code.update(_closure(name))
+    h = hashlib.sha256()
+    for name in sorted(code):
+        h.update(f"{name}\0{code[name]}\n".encode())
+    return h.hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------------------------
+# environment
+
+
+def _default_repo() -> Path | None:
+    """``$GENMETRICS_REPO``, else the first folder above this file that holds ``.git``."""
+    env = os.environ.get("GENMETRICS_REPO")
+    if env:
+        return Path(env)
+    for parent in Path(__file__).resolve().parents:
+        if (parent / ".git").exists():
+            return parent
+    return None
+
+
+def _git(repo: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+@functools.cache
+def git_commit(repo: str | Path | None = None) -> dict[str, Any] | None:
+    """``{"commit", "dirty"}`` of the checkout at ``repo`` (default: ``$GENMETRICS_REPO``, else
+    the checkout holding the genmetrics source); dirty means tracked files changed. ``None``
+    when git is missing or ``repo`` is not a git checkout. Cached per process."""
+    path = Path(repo) if repo is not None else _default_repo()
+    if path is None:
+        return None
+    head = _git(path, "rev-parse", "HEAD")
+    if not head:
+        return None
+    status = _git(path, "status", "--porcelain", "--untracked-files=no")
+    return {"commit": head.strip(), "dirty": bool(status.strip()) if status is not None else None}
+
+
+def _slurm() -> dict[str, str] | None:
+    out = {}
+    for key, names in _SLURM_VARS.items():
+        value = next((os.environ[n] for n in names if os.environ.get(n)), None)
+        if value is not None:
+            out[key] = value
+    return out or None
+
+
+def _gpu_names() -> list[str]:
+    """Names of the CUDA devices, only when torch is already imported (never imports it)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    try:
+        if not torch.cuda.is_available():
+            return []
+        return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    except Exception:  # a broken driver must not fail the job that records it
+        return []
+
+
+def environment() -> dict[str, Any]:
+    """Where this process runs: host, platform, Python, SLURM job (``None`` outside SLURM),
+    ``CUDA_VISIBLE_DEVICES``, GPU names (when torch is loaded) and the git commit."""
+    return {
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "slurm": _slurm(),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "gpus": _gpu_names(),
+        "git": git_commit(),
+    }
+
+
+def package_versions(packages: Sequence[str] = DEFAULT_PACKAGES) -> dict[str, str]:
+    """Installed versions of ``packages`` (missing ones skipped) and of Python."""
+    out = {"python": platform.python_version()}
+    for pkg in packages:
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            if pkg == "genmetrics":  # run from a source tree that is not installed
+                out[pkg] = __version__
+    return out
+
+
+#: reference packages a metric may run (import name -> distribution); a score records the
+#: versions of those its job imported (:func:`loaded_packages`)
+REFERENCE_PACKAGES = {
+    "sacrebleu": "sacrebleu",
+    "rouge_score": "rouge-score",
+    "nltk": "nltk",
+    "faiss": "faiss-cpu",
+    "sklearn": "scikit-learn",
+    "scipy": "scipy",
+    "bert_score": "bert-score",
+    "sentence_transformers": "sentence-transformers",
+    "mauve": "mauve-text",
+    "prdc": "prdc",
+    "lexical_diversity": "lexical-diversity",
+    "diversity": "diversity",
+    "tiktoken": "tiktoken",
+    "pynndescent": "pynndescent",
+    "hnswlib": "hnswlib",
+}
+
+
+def loaded_packages(candidates: Mapping[str, str] = REFERENCE_PACKAGES) -> list[str]:
+    """Distributions of ``candidates`` whose module this process has imported (what a job
+    actually ran), sorted."""
+    return sorted({dist for mod, dist in candidates.items() if mod in sys.modules})
+
+
+def record(
+    *,
+    config: Mapping[str, Any],
+    inputs: Mapping[str, str | Path | Sequence[str | Path]],
+    packages: Sequence[str] = DEFAULT_PACKAGES,
+) -> dict[str, Any]:
+    """The provenance of a result: config as given, input digests, package versions,
+    environment and the UTC time (ISO 8601) it was recorded."""
+    return {
+        "config": dict(config),
+        "inputs": input_digests(inputs),
+        "versions": package_versions(packages),
+        "environment": environment(),
+        "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
