@@ -289,12 +289,11 @@ def _score_entries(out: str) -> set[str]:
     return {re.search(r"entry=([\w.-]+)", b)[1] for b in job_blocks(out, "score")}
 
 
-AGGREGATES = {
+AGGREGATES = {  # everything downstream of scores.csv (pr_curves reads only PRD scores)
     "aggregate",
     "correlation_heatmap",
     "pr_scatter",
     "length_analysis",
-    "pr_curves",
     "html_report",
     "all",
 }

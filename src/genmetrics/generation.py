@@ -335,10 +335,8 @@ def generate_shard(
     :func:`generate`'s. The caller deletes the log (:func:`genmetrics.progress.drop`) once
     the shard's outputs are written.
     """
-    import importlib.metadata as md
-
     from genmetrics.models import describe_device, model_fingerprint
-    from genmetrics.provenance import code_digest
+    from genmetrics.provenance import code_digest, package_versions
 
     s = GenerationSettings.of(settings)
     table = (
@@ -363,12 +361,6 @@ def generate_shard(
         weights = model_fingerprint(model) or str(model)
     dtype = str(next(lm.parameters()).dtype).removeprefix("torch.")
     device = describe_device(lm)
-    versions = {}
-    for pkg in ("torch", "transformers"):
-        try:
-            versions[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            pass
     prompts_digest = hashlib.sha256(
         json.dumps([[str(p["id"]), p["prompt"]] for p in prompts]).encode()
     ).hexdigest()
@@ -381,7 +373,7 @@ def generate_shard(
         weights=weights if weights is not None else repr(type(lm)),
         dtype=dtype,  # a resumed job on other hardware must not mix bf16 and fp32 batches
         device=device["name"],
-        versions=versions,
+        versions=package_versions(("torch", "transformers")),
         code=code_digest(*GENERATION_CODE),
     )
     with ProgressLog(progress_path, key) as log:

@@ -32,19 +32,14 @@ def model_identity(model: Any, cache_key: str | None = None) -> dict[str, Any] |
     A manifest or local folder is identified by its content hash; a hub id (no local files to
     hash) only by ``cache_key`` when the caller gives one (with the hub revision in it).
     """
-    import importlib.metadata as md
-
     from genmetrics.models import model_fingerprint
+    from genmetrics.provenance import package_versions
 
     fp = model_fingerprint(model)
     if fp is None and cache_key is None:
         return None
-    versions = {}
-    for pkg in ("torch", "transformers"):
-        try:
-            versions[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            pass
+    versions = package_versions(("torch", "transformers"))
+    del versions["python"]  # not part of the key (entries stay valid across Python patches)
     return {"weights_sha256": fp, "name": None if fp else cache_key, "versions": versions}
 
 
