@@ -104,9 +104,6 @@ rule pr_curves:
         "../workflow/scripts/pr_curves.py"
 
 
+# a target only (no work); figures and tables go to the cluster like every other job
 localrules:
-    spread_table,
-    sweep_figure,
     sweeps,
-    length_analysis,
-    pr_curves,
