@@ -1,11 +1,13 @@
 """Embed one source's texts (or their continuations, or the prompts) with one featurizer."""
 
+from genmetrics.devices import claim_gpus, gpus_requested
 from genmetrics.features.embed import embed_source
 from genmetrics.io import read_jsonl, save_npz, with_provenance
 from genmetrics.provenance import record
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
+claim_gpus(gpus_requested(sm.resources))  # a workstation: this job's own GPU(s)
 with log_to(sm.log[0]) as log:
     rows = read_jsonl(sm.input.texts)
     arrays = embed_source(

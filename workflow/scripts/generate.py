@@ -2,12 +2,14 @@
 resuming from the shard's progress log (finished batches of an earlier attempt)."""
 
 from genmetrics import progress
+from genmetrics.devices import claim_gpus, gpus_requested
 from genmetrics.generation import generate_shard
 from genmetrics.io import read_jsonl, write_json, write_jsonl
 from genmetrics.provenance import record
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
+claim_gpus(gpus_requested(sm.resources))  # a workstation: this job's own GPU(s)
 with log_to(sm.log[0]) as log:
     rows, stats = generate_shard(
         read_jsonl(sm.input.prompts, required=("id", "prompt")),

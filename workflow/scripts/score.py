@@ -1,12 +1,14 @@
 """Compute one metric entry for one (dataset, source) and write the score JSON (with its
 provenance: config, input hashes, versions, host/GPU/SLURM job, git commit)."""
 
+from genmetrics.devices import claim_gpus, gpus_requested
 from genmetrics.io import write_json
 from genmetrics.plan import score_entry
 from genmetrics.provenance import DEFAULT_PACKAGES, loaded_packages, record
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
+claim_gpus(gpus_requested(sm.resources))  # a workstation: this job's own GPU(s)
 with log_to(sm.log[0]) as log:
     rec = score_entry(
         sm.params.settings,

@@ -1,12 +1,14 @@
 """Per-token surprisal of one source's texts under one evaluator LM (ragged NPZ, nats); a
 continuation is scored given its prompt (conditional surprisal)."""
 
+from genmetrics.devices import claim_gpus, gpus_requested
 from genmetrics.features.surprisal import surprisal_source
 from genmetrics.io import read_jsonl, save_npz, with_provenance
 from genmetrics.provenance import record
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
+claim_gpus(gpus_requested(sm.resources))  # a workstation: this job's own GPU(s)
 with log_to(sm.log[0]) as log:
     rows = read_jsonl(sm.input.texts)
     arrays = surprisal_source(

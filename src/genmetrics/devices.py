@@ -1,0 +1,102 @@
+"""GPUs for a job on a workstation: Snakemake counts them (``--resources gpu=N``) but does not
+say which; SLURM does (``CUDA_VISIBLE_DEVICES``).
+
+:func:`claim_gpus` runs at the start of a GPU job's script, before torch touches CUDA. Under
+SLURM, or when ``CUDA_VISIBLE_DEVICES`` is already set, it does nothing. Otherwise it takes
+the first ``n`` GPUs that no other job holds, each by an exclusive ``flock`` on
+``<lock_dir>/gpu<i>.lock`` (held until the process exits, also when it is killed), and sets
+``CUDA_VISIBLE_DEVICES`` to them, so two jobs that Snakemake runs at once never share a GPU.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from genmetrics import GenmetricsError
+
+_log = logging.getLogger("genmetrics")
+_HELD: list[Any] = []  # open lock files: the claim lasts as long as the process
+
+
+def gpus_requested(resources: Mapping[str, Any]) -> int:
+    """GPUs a job asked for: resource ``gpu`` or the count in ``gres: gpu[:KIND]:N``."""
+    if resources.get("gpu"):
+        return int(resources["gpu"])
+    gres = str(resources.get("gres") or "")
+    for part in gres.split(","):
+        fields = part.strip().split(":")
+        if fields[0] == "gpu":
+            return int(fields[-1]) if len(fields) > 1 and fields[-1].isdigit() else 1
+    return 0
+
+
+def count_gpus() -> int:
+    """GPUs on this machine (``nvidia-smi -L``; 0 without it), without initialising CUDA."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return 0
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(line.startswith("GPU ") for line in out.splitlines())
+
+
+def claim_gpus(
+    n: int,
+    *,
+    total: int | None = None,
+    lock_dir: str | Path | None = None,
+    wait_s: float = 3600,
+    environ: Any = os.environ,
+) -> list[int] | None:
+    """Set ``CUDA_VISIBLE_DEVICES`` to ``n`` GPUs no other job holds; return their indices
+    (``None``: nothing to do — no GPU asked or present, under SLURM, or already set)."""
+    if n <= 0 or "SLURM_JOB_ID" in environ or "CUDA_VISIBLE_DEVICES" in environ:
+        return None
+    total = count_gpus() if total is None else total
+    if total == 0:
+        return None
+    if n > total:
+        raise GenmetricsError(f"the job asks {n} GPUs but this machine has {total}")
+    folder = Path(lock_dir or Path(tempfile.gettempdir()) / "genmetrics-gpus")
+    folder.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_s
+    while True:
+        held = []
+        for i in range(total):
+            fh = open(folder / f"gpu{i}.lock", "a+")  # noqa: SIM115 (kept open: the claim)
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.close()
+                continue
+            held.append((i, fh))
+            if len(held) == n:
+                break
+        if len(held) == n:
+            _HELD.extend(fh for _, fh in held)
+            gpus = [i for i, _ in held]
+            environ["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, gpus))
+            _log.info("claimed GPU(s) %s (locks in %s)", environ["CUDA_VISIBLE_DEVICES"], folder)
+            return gpus
+        for _, fh in held:  # not enough free: give back what was taken, try again
+            fh.close()
+        if time.monotonic() > deadline:
+            raise GenmetricsError(f"no {n} free GPU(s) of {total} within {wait_s:g} s ({folder})")
+        time.sleep(2)
+
+
+def release_gpus() -> None:
+    """Give back every GPU this process claimed (tests; a job's claim ends with it)."""
+    while _HELD:
+        _HELD.pop().close()

@@ -1,0 +1,41 @@
+"""GPUs on a workstation: each GPU job claims its own (genmetrics.devices)."""
+
+from __future__ import annotations
+
+import pytest
+
+from genmetrics import GenmetricsError
+from genmetrics.devices import claim_gpus, gpus_requested, release_gpus
+
+
+def test_gpus_requested_reads_gpu_or_gres():
+    assert gpus_requested({"gpu": 2, "gpu_model": "a100"}) == 2
+    assert gpus_requested({"gres": "gpu:v100:4"}) == 4
+    assert gpus_requested({"gres": "gpu:2"}) == 2 and gpus_requested({"gres": "gpu"}) == 1
+    assert gpus_requested({"mem_mb": 100}) == 0
+
+
+def test_jobs_claim_distinct_gpus_until_released(tmp_path):
+    first, second, third = {}, {}, {}
+    try:
+        assert claim_gpus(2, total=3, lock_dir=tmp_path, environ=first) == [0, 1]
+        assert first["CUDA_VISIBLE_DEVICES"] == "0,1"
+        assert claim_gpus(1, total=3, lock_dir=tmp_path, environ=second) == [2]
+        with pytest.raises(GenmetricsError, match="no 1 free GPU"):
+            claim_gpus(1, total=3, lock_dir=tmp_path, environ=third, wait_s=0)
+        assert "CUDA_VISIBLE_DEVICES" not in third
+        with pytest.raises(GenmetricsError, match="asks 4 GPUs but this machine has 3"):
+            claim_gpus(4, total=3, lock_dir=tmp_path, environ={})
+    finally:
+        release_gpus()
+    assert claim_gpus(3, total=3, lock_dir=tmp_path, environ=third) == [0, 1, 2]
+    release_gpus()
+
+
+def test_slurm_or_a_set_device_list_is_left_alone(tmp_path):
+    assert claim_gpus(1, total=2, lock_dir=tmp_path, environ={"SLURM_JOB_ID": "7"}) is None
+    env = {"CUDA_VISIBLE_DEVICES": "1"}
+    assert claim_gpus(1, total=2, lock_dir=tmp_path, environ=env) is None
+    assert env == {"CUDA_VISIBLE_DEVICES": "1"}
+    assert claim_gpus(1, total=0, lock_dir=tmp_path, environ={}) is None  # a CPU machine
+    assert claim_gpus(0, total=2, lock_dir=tmp_path, environ={}) is None
