@@ -186,3 +186,14 @@ def test_local_profile_counts_gpus(tmp_path):
         "--profile", str(REPO / "profiles" / "local"), "--configfile", config, cwd=tmp_path
     )
     assert all(r["gpu"] == "1" for r in _resources(out, "generate"))
+
+
+def test_an_unknown_gpu_kind_stops_the_plan_naming_its_key():
+    cfg = _config()
+    cfg["checkpoints"]["minilm"]["resources"] = {"gpu_kind": "h100"}
+    with pytest.raises(GenmetricsError, match=r"checkpoints\.minilm\.resources\.gpu_kind: 'h100'"):
+        load_plan(cfg, SCHEMA)
+    cfg = _config()
+    cfg["models"]["smollm2-pure"]["resources"] = {"gpu_kind": "h100"}
+    with pytest.raises(GenmetricsError, match=r"models\.smollm2-pure\.resources\.gpu_kind"):
+        load_plan(cfg, SCHEMA)

@@ -666,7 +666,7 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
             raise GenmetricsError(
                 f"analysis.sweep.metric: {name!r} is not a precision_recall entry"
             )
-    return Plan(
+    plan = Plan(
         cache=cfg["cache"].rstrip("/"),
         model_cache=model_cache,
         feature_cache=feature_cache,
@@ -681,6 +681,11 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
         cluster=cluster,
         notes=tuple(notes),
     )
+    # a GPU kind that resources.gpu_kinds lacks stops the dry run here, naming its key
+    for rule, table in (("embed", featurizers), ("surprisal", evaluators)):
+        for name in table:
+            plan.job_resources(rule, name)
+    return plan
 
 
 def _checkpoint(name: str, c: Mapping[str, Any]) -> Checkpoint:
@@ -728,12 +733,13 @@ def _model(
             f"({', '.join(ckpts) or 'none'})"
         )
     ck = ckpts[m["checkpoint"]]
-    res = job_resources(
+    checkpoint = checkpoints[m["checkpoint"]]
+    res = job_resources(  # the same call as Plan.job_resources("generate", name)
         "generate",
         cluster,
-        params_b=ck.get("params_b"),
-        dtype=ck["dtype"],
-        overrides=[ck.get("resources"), m.get("resources")],
+        params_b=checkpoint.params_b,
+        dtype=checkpoint.dtype,
+        overrides=[checkpoint.resources, m.get("resources")],
         where=f"{key}.resources",
     )
     settings = {
