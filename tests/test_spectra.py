@@ -1,0 +1,92 @@
+"""The spectral core of FACE / FACE-2 (genmetrics.metrics._spectra): known answers and an
+independent implementation of the FACEScore conventions written from the formulas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.interpolate import interp1d
+from scipy.spatial.distance import jensenshannon
+from scipy.stats import entropy, spearmanr
+
+from genmetrics import GenmetricsError
+from genmetrics.metrics._spectra import align, distances, spectrum
+
+
+def test_a_sinusoid_peaks_at_its_frequency():
+    for n in (64, 65):  # even and odd lengths
+        t = np.arange(n)
+        freq, values = spectrum(np.sin(2 * np.pi * 0.125 * t) + 3.0)
+        assert freq[0] == 0 and freq[-1] < 0.5 and len(freq) == n - n // 2
+        peak = freq[1:][np.argmax(values[1:])]  # past the mean's bin at 0
+        assert abs(peak - 0.125) <= 1 / n
+        assert values[0] == pytest.approx(3.0 * n)  # |sum x|: no 1/N scaling
+
+
+def test_identical_spectra_are_at_zero_distance():
+    rng = np.random.default_rng(0)
+    f, v = spectrum(rng.gamma(2.0, 1.5, size=101), preprocess="zscore")
+    a = align(f, v)
+    d = distances(a, a.copy())
+    for key in ("so", "corr", "spear"):
+        assert d[key] == pytest.approx(1.0)
+    for key in ("sam", "emd", "kl", "js"):
+        assert d[key] == pytest.approx(0.0, abs=1e-7)  # sam is 0, not NaN (clipped cosine)
+
+
+def test_short_empty_and_non_finite_sequences_are_refused_clearly():
+    f, v = spectrum([1.0, 2.0])  # one bin
+    with pytest.raises(GenmetricsError, match="1 bin"):
+        align(f, v)
+    with pytest.raises(GenmetricsError, match="non-empty"):
+        spectrum([])
+    with pytest.raises(GenmetricsError, match="NaN or inf"):
+        spectrum([1.0, np.nan, 2.0])
+
+
+def _facescore_reference(x1, x2, value):
+    """FACEScore, from the formulas (fft_utils.py, face_score.py, metrics.py)."""
+
+    def spec(x):
+        x = np.asarray(x, dtype=float)
+        n = len(x)
+        s = np.fft.fftshift(np.fft.fft(x))[n // 2 :]
+        s = np.abs(s) if value == "norm" else np.real(s)
+        idx = np.linspace(0, 0.5, len(s))
+        return interp1d(idx, s, fill_value="extrapolate")(np.linspace(0, 0.5, 1000))
+
+    s1, s2 = spec(x1), spec(x2)
+    a1, a2 = np.abs(s1), np.abs(s2)
+    c1, c2 = np.cumsum(a1) / np.cumsum(a1)[-1], np.cumsum(a2) / np.cumsum(a2)[-1]
+    cos = np.dot(s1 / np.linalg.norm(s1), s2 / np.linalg.norm(s2))
+    return {
+        "so": np.sum(np.minimum(a1, a2)) / np.sum(np.maximum(a1, a2)),
+        "corr": np.corrcoef(s1, s2)[0, 1],
+        "spear": spearmanr(s1, s2)[0],
+        "sam": np.arccos(cos) / np.pi,
+        "emd": np.sum(np.abs(c1 - c2)) / len(c1),
+        "kl": entropy(a2, np.where(a1 == 0, 1e-10, a1)),
+        "js": jensenshannon(a1, a2),
+    }
+
+
+@pytest.mark.parametrize("value", ["norm", "real"])
+@pytest.mark.parametrize("lengths", [(40, 57), (101, 100)])
+def test_agrees_with_the_facescore_formulas(value, lengths):
+    rng = np.random.default_rng(sum(lengths))
+    x1, x2 = (rng.gamma(2.0, 2.0, size=n) for n in lengths)
+    ours = distances(align(*spectrum(x1, value)), align(*spectrum(x2, value)))
+    want = _facescore_reference(x1, x2, value)
+    for key, v in want.items():
+        assert ours[key] == pytest.approx(v, abs=1e-9, rel=1e-9), key
+
+
+def test_face_alignment_uses_the_true_frequencies():
+    """FACE interpolates on fftfreq (0 ... (N/2-1)/N), FACEScore on the index: they differ
+    for a short spectrum and both extrapolate linearly past the last frequency."""
+    x = np.random.default_rng(1).gamma(2.0, 2.0, size=10)
+    f, v = spectrum(x)
+    face, score = align(f, v, "face"), align(f, v, "facescore")
+    want = interp1d(f, v, fill_value="extrapolate")(np.linspace(0, 0.5, 1000))
+    np.testing.assert_allclose(face, want, rtol=1e-12, atol=1e-12)
+    assert not np.allclose(face, score)
