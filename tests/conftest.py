@@ -18,6 +18,24 @@ os.environ.setdefault("GENMETRICS_CACHE", str(REPO / ".cache" / "genmetrics"))
 
 
 @pytest.fixture(scope="session")
+def _no_slurm_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("no_slurm")
+    (d / "scontrol").write_text("#!/bin/sh\necho 'no SLURM in this test' >&2\nexit 1\n")
+    (d / "scontrol").chmod(0o755)
+    return d
+
+
+@pytest.fixture(autouse=True)
+def _no_slurm_controller(request, monkeypatch, _no_slurm_dir):
+    """Snakemake imports the SLURM executor plugin at start, and the plugin runs
+    `scontrol show config`; where SLURM is installed but its controller is down (a CI image
+    after the SLURM test) that waits 9 s per Snakemake start. Tests not marked `slurm` do not
+    talk to SLURM, so they see an `scontrol` that fails at once."""
+    if "slurm" not in request.keywords:
+        monkeypatch.setenv("PATH", f"{_no_slurm_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.exists():
         pytest.skip("../shared/data is not present")

@@ -84,12 +84,15 @@ def markdown_table(metrics: list[dict[str, Any]]) -> str:
     """The README's metric table, generated from the registry (a test keeps README current)."""
     arrow = {"higher": "↑", "lower": "↓", None: ""}
     rows = [
-        "| metric | input | values (↑/↓ = better) | parameters (default) | matches | cite |",
+        "| metric | input | values (↑/↓ = better; no arrow: neither) | parameters (default) "
+        "| matches | cite |",
         "|---|---|---|---|---|---|",
     ]
     for m in metrics:
-        kind = m["input"] + (" (paired)" if m["paired"] else "")
-        vals = ", ".join(f"`{k}`{arrow[d]}" for k, d in m["values"].items() if d)
+        kind = m["input"] + (
+            " (paired)" if m["paired"] else " (paired by prompt, else sets)" if m["links"] else ""
+        )
+        vals = ", ".join(f"`{k}`{arrow[d]}" for k, d in m["values"].items())
         params = ", ".join(f"`{k}`={json.dumps(p['default'])}" for k, p in m["params"].items())
         rows.append(
             f"| `{m['name']}` | {kind} | {vals} | {params or '—'} | {m['upstream']} "

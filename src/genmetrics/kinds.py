@@ -365,3 +365,34 @@ def pair_rows(
             f"first {missing[0]!r}"
         )
     return [pos[str(r[link])] for r in cand_rows], list(range(len(cand_rows)))
+
+
+def link_groups(
+    ref_rows: Sequence[Mapping[str, Any]], cand_rows: Sequence[Mapping[str, Any]], where: str
+) -> list[list[int]] | None:
+    """For each candidate, the indices of every reference written for the same prompt; None
+    when the two sets share no prompt (the metric then compares sets).
+
+    A candidate's link is its ``prompt_id`` (or ``source_id``); a reference's is its own
+    ``prompt_id``/``source_id`` when every reference row has one (several human references
+    per prompt), else its ``id``. Nothing is paired silently: when some candidates find
+    their references and others do not, the error names ``where``, the count and the first.
+    """
+    link = next((k for k in ("prompt_id", "source_id") if all(k in r for r in cand_rows)), None)
+    if link is None or not ref_rows:
+        return None
+    ref_link = next((k for k in ("prompt_id", "source_id") if all(k in r for r in ref_rows)), "id")
+    by_key: dict[str, list[int]] = {}
+    for j, r in enumerate(ref_rows):
+        by_key.setdefault(str(r.get(ref_link)), []).append(j)
+    groups = [by_key.get(str(r[link]), []) for r in cand_rows]
+    missing = [str(r[link]) for r, g in zip(cand_rows, groups, strict=True) if not g]
+    if len(missing) == len(groups):
+        return None
+    if missing:
+        raise GenmetricsError(
+            f"{where}: {len(missing)} of {len(groups)} candidate(s) have a {link} that matches "
+            f"no reference {ref_link}, first {missing[0]!r}; the others do, so the sets look "
+            "meant to be paired"
+        )
+    return groups

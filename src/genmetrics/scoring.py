@@ -17,7 +17,7 @@ import numpy as np
 
 from genmetrics import GenmetricsError, __version__
 from genmetrics.clean import count_words
-from genmetrics.kinds import KINDS, TEXT_KINDS, pair_rows
+from genmetrics.kinds import KINDS, TEXT_KINDS, link_groups, pair_rows
 from genmetrics.metrics.registry import Metric, MetricResult, compute, get
 
 
@@ -61,19 +61,22 @@ def score_loaded(
 ) -> dict[str, Any]:
     """Score inputs already in memory (data of the metric's kind plus one row of metadata per
     item): a paired metric aligns candidates with references by ``prompt_id``/``source_id``
-    (:func:`pair_rows`, naming ``where`` in errors); returns the score record."""
+    (:func:`pair_rows`, naming ``where`` in errors), a linked one gets each candidate's
+    references (:func:`link_groups`); returns the score record."""
     metric = get(name)
     merged = metric.check_params(params)
     if metric.reference == "none":
         ref = ref_rows = None
-    unpaired = None
+    unpaired = links = None
+    if metric.links and ref is not None:
+        links = link_groups(ref_rows or [], cand_rows, where or name)
     if metric.paired and ref is not None:
         ri, ci = pair_rows(ref_rows or [], cand_rows, where or name)
         unpaired = len(ref_rows or []) - len(ri)
         ref, ref_rows = _take(ref, ri), _take(ref_rows, ri)
         cand, cand_rows = _take(cand, ci), _take(cand_rows, ci)
     t0 = time.perf_counter()
-    result = compute(name, cand, ref, merged)
+    result = compute(name, cand, ref, merged, links=links)
     seconds = time.perf_counter() - t0
     if unpaired is not None:
         result.n.setdefault("unpaired_reference", unpaired)

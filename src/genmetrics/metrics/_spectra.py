@@ -5,11 +5,15 @@ of Surprisal", Findings EMNLP 2025): the numerical core of the ``face`` metric.
 Spectrum (FACE ``run_fft.py``, FACEScore ``fft_utils.py``): ``X = fftshift(fft(x))``,
 ``f = fftshift(fftfreq(N))``, keep ``[N // 2:]`` (frequencies 0, 1/N, ... < 0.5; no window,
 no 1/N scaling); value ``norm`` = |X| or ``real`` = Re X. Optional per-sequence preprocessing:
-``zscore`` = (x - mean) / (population std + 1e-6), ``logzs`` = z-score of ln(x + 1).
+``log`` = ln(x + 1), then ``zscore`` = (x - mean) / (population std + 1e-6) (FACE's
+``logzs`` is both). Beyond the published tools (FACE-2 names spectral leakage as future work):
+a ``hann`` window before the FFT, or a Welch periodogram (``scipy.signal.welch``).
 
-Alignment onto 1,000 points of [0, 0.5] (linear interpolation, linear extrapolation):
-``face`` on each spectrum's true frequencies; ``facescore`` on its index
-(``linspace(0, 0.5, len(spectrum))``).
+Alignment onto 1,000 points of [0, 0.5] (linear interpolation, linear extrapolation, as
+``interp1d(fill_value="extrapolate")``): ``face`` on each spectrum's true frequencies;
+``facescore`` on its index (``linspace(0, 0.5, len(spectrum))``). Both are a linear map that
+depends only on the sequence length, so sequences are grouped by length and each group is
+aligned with one matrix product.
 
 Distances (FACEScore ``metrics.py`` unless said): SO = Σ min(|a|,|b|) / Σ max(|a|,|b|)
 (FACE: the same with trapezoid integrals over the grid); CORR = Pearson; SPEAR = Spearman;
@@ -33,70 +37,193 @@ GRID_POINTS = 1000
 VALUES = ("norm", "real")
 PREPROCESS = ("none", "zscore", "logzs")
 ALIGN = ("face", "facescore")
+METHODS = ("fft", "welch")
+WINDOWS = ("none", "hann")
 DISTANCES = ("so", "corr", "spear", "sam", "emd", "kl", "js")
+#: which way is better for each distance (similarities up, distances down)
+HIGHER_IS_BETTER = {"so": True, "corr": True, "spear": True}
 #: spectra of sequences shorter than this have one bin and cannot be aligned
 MIN_LENGTH = 3
 
 
+def _check(value: str, method: str, window: str) -> None:
+    if value not in VALUES or method not in METHODS or window not in WINDOWS:
+        raise GenmetricsError(
+            f"spectra: value in {VALUES}, method in {METHODS}, window in {WINDOWS}; got "
+            f"{value!r}, {method!r}, {window!r}"
+        )
+    if method == "welch" and value == "real":
+        raise GenmetricsError(
+            "spectra: method=welch gives a power spectrum (non-negative); value=real needs "
+            "method=fft"
+        )
+
+
+def _prepare(x: np.ndarray, log: bool, zscore: bool) -> np.ndarray:
+    """Per-row preprocessing of a (rows, length) block."""
+    if log:
+        x = np.log(x + 1)
+    if zscore:
+        x = (x - x.mean(axis=1, keepdims=True)) / (x.std(axis=1, keepdims=True) + 1e-6)
+    return x
+
+
+def _block_spectra(
+    x: np.ndarray,
+    value: str = "norm",
+    log: bool = False,
+    zscore: bool = False,
+    method: str = "fft",
+    window: str = "none",
+    segment: int = 64,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(frequencies [m], spectra [rows, m]) of a block of equal-length sequences."""
+    x = _prepare(np.asarray(x, dtype=np.float64), log, zscore)
+    n = x.shape[1]
+    if method == "welch":
+        from scipy.signal import welch
+
+        win = "hann" if window == "hann" else "boxcar"
+        return welch(x, window=win, nperseg=min(segment, n), axis=1)
+    if window == "hann":
+        from scipy.signal import get_window
+
+        x = x * get_window("hann", n)
+    freq = np.fft.fftshift(np.fft.fftfreq(n))[n // 2 :]
+    spec = np.fft.fftshift(np.fft.fft(x, axis=1), axes=1)[:, n // 2 :]
+    return freq, (np.abs(spec) if value == "norm" else spec.real)
+
+
 def spectrum(
-    x: Sequence[float], value: str = "norm", preprocess: str = "none"
+    x: Sequence[float],
+    value: str = "norm",
+    preprocess: str = "none",
+    method: str = "fft",
+    window: str = "none",
+    segment: int = 64,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(frequencies, values) of one surprisal sequence, as FACE's FFTProcessor."""
-    if value not in VALUES or preprocess not in PREPROCESS:
-        raise GenmetricsError(f"spectrum: value in {VALUES}, preprocess in {PREPROCESS}")
+    if preprocess not in PREPROCESS:
+        raise GenmetricsError(f"spectrum: preprocess in {PREPROCESS}, got {preprocess!r}")
+    _check(value, method, window)
     a = np.asarray(x, dtype=np.float64)
     if a.ndim != 1 or a.size == 0:
         raise GenmetricsError("spectrum: a non-empty 1-D sequence is needed")
     if not np.isfinite(a).all():
         raise GenmetricsError("spectrum: the sequence holds NaN or inf")
-    if preprocess == "logzs":
-        a = np.log(a + 1)
-    if preprocess in ("zscore", "logzs"):
-        a = (a - a.mean()) / (a.std() + 1e-6)
-    n = a.size
-    freq = np.fft.fftshift(np.fft.fftfreq(n))[n // 2 :]
-    spec = np.fft.fftshift(np.fft.fft(a))[n // 2 :]
-    return freq, (np.abs(spec) if value == "norm" else spec.real)
+    log, z = preprocess == "logzs", preprocess in ("zscore", "logzs")
+    freq, spec = _block_spectra(a[None, :], value, log, z, method, window, segment)
+    return freq, spec[0]
+
+
+def interp_matrix(x: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """W [len(grid), len(x)] with ``W @ y`` = ``interp1d(x, y, fill_value="extrapolate")(grid)``
+    (linear inside, the end segments extended outside)."""
+    m = x.size
+    j = np.clip(np.searchsorted(x, grid, side="right") - 1, 0, m - 2)
+    t = (grid - x[j]) / (x[j + 1] - x[j])
+    w = np.zeros((grid.size, m))
+    rows = np.arange(grid.size)
+    w[rows, j] = 1 - t
+    w[rows, j + 1] = t
+    return w
+
+
+def _grid_x(freq: np.ndarray, how: str) -> np.ndarray:
+    if how not in ALIGN:
+        raise GenmetricsError(f"align: one of {ALIGN}, got {how!r}")
+    return freq if how == "face" else np.linspace(0, 0.5, freq.size)
 
 
 def align(freq: np.ndarray, values: np.ndarray, how: str = "facescore") -> np.ndarray:
     """One spectrum on ``GRID_POINTS`` points of [0, 0.5] (linear, extrapolated)."""
-    if how not in ALIGN:
-        raise GenmetricsError(f"align: one of {ALIGN}, got {how!r}")
+    x = _grid_x(np.asarray(freq), how)
     if values.size < 2:
         raise GenmetricsError(f"align: a spectrum of {values.size} bin(s) cannot be interpolated")
-    x = freq if how == "face" else np.linspace(0, 0.5, values.size)
+    return interp_matrix(x, np.linspace(0, 0.5, GRID_POINTS)) @ values
+
+
+def aligned_spectra(
+    seqs: Sequence[np.ndarray],
+    value: str = "norm",
+    log: bool = False,
+    zscore: bool = False,
+    how: str = "facescore",
+    method: str = "fft",
+    window: str = "none",
+    segment: int = 64,
+) -> np.ndarray:
+    """[len(seqs), GRID_POINTS] aligned spectra, computed per group of equal lengths (one FFT
+    and one interpolation matrix per length). Every sequence needs ``MIN_LENGTH`` values."""
+    _check(value, method, window)
+    out = np.empty((len(seqs), GRID_POINTS))
     grid = np.linspace(0, 0.5, GRID_POINTS)
-    out = np.interp(grid, x, values)
-    # np.interp holds the end values; extrapolate linearly like interp1d(fill_value="extrapolate")
-    for mask, (i, j) in ((grid < x[0], (0, 1)), (grid > x[-1], (-2, -1))):
-        slope = (values[j] - values[i]) / (x[j] - x[i])
-        out[mask] = values[i] + slope * (grid[mask] - x[i])
+    lengths = np.array([len(s) for s in seqs], dtype=np.int64)
+    if lengths.size and lengths.min() < MIN_LENGTH:
+        i = int(np.argmin(lengths))
+        raise GenmetricsError(f"spectra: sequence {i} has {lengths[i]} value(s), < {MIN_LENGTH}")
+    for n in np.unique(lengths):
+        idx = np.flatnonzero(lengths == n)
+        block = np.stack([np.asarray(seqs[i], dtype=np.float64) for i in idx])
+        freq, spec = _block_spectra(block, value, log, zscore, method, window, segment)
+        out[idx] = spec @ interp_matrix(_grid_x(freq, how), grid).T
     return out
+
+
+def _rowwise_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+    return np.clip(r, -1.0, 1.0)
+
+
+def batch_distances(a: np.ndarray, b: np.ndarray, so: str = "facescore") -> dict[str, np.ndarray]:
+    """Every distance between rows of two [n, G] blocks of aligned spectra (row i vs row i);
+    ``so="face"``: trapezoid SO. Values as :func:`distances`, vectorised."""
+    from scipy.spatial.distance import jensenshannon
+    from scipy.stats import entropy, rankdata
+
+    a = np.atleast_2d(np.asarray(a, dtype=np.float64))
+    b = np.atleast_2d(np.asarray(b, dtype=np.float64))
+    pa, pb = np.abs(a), np.abs(b)
+    lo, hi = np.minimum(pa, pb), np.maximum(pa, pb)
+    if so == "face":
+        grid = np.linspace(0, 0.5, a.shape[1])
+        so_value = np.trapezoid(lo, grid, axis=1) / np.trapezoid(hi, grid, axis=1)
+    else:
+        so_value = lo.sum(axis=1) / hi.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cos = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    cdf_a = np.cumsum(pa, axis=1) / pa.sum(axis=1, keepdims=True)
+    cdf_b = np.cumsum(pb, axis=1) / pb.sum(axis=1, keepdims=True)
+    return {
+        "so": so_value,
+        "corr": _rowwise_pearson(a, b),
+        "spear": _rowwise_pearson(rankdata(a, axis=1), rankdata(b, axis=1)),
+        "sam": np.arccos(np.clip(cos, -1.0, 1.0)) / np.pi,
+        "emd": np.abs(cdf_a - cdf_b).sum(axis=1) / a.shape[1],
+        "kl": entropy(pb, np.where(pa == 0, 1e-10, pa), axis=1),
+        "js": jensenshannon(pa, pb, axis=1),
+    }
 
 
 def distances(a: np.ndarray, b: np.ndarray, so: str = "facescore") -> dict[str, float]:
     """Every distance between two aligned spectra (``so="face"``: trapezoid SO)."""
-    from scipy.spatial.distance import jensenshannon
-    from scipy.stats import entropy, pearsonr, spearmanr
+    return {k: float(v[0]) for k, v in batch_distances(a, b, so).items()}
 
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    lo, hi = np.minimum(np.abs(a), np.abs(b)), np.maximum(np.abs(a), np.abs(b))
-    if so == "face":
-        grid = np.linspace(0, 0.5, a.size)
-        so_value = float(np.trapezoid(lo, grid) / np.trapezoid(hi, grid))
-    else:
-        so_value = float(lo.sum() / hi.sum())
-    cos = float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
-    pa, pb = np.abs(a), np.abs(b)
-    cdf_a, cdf_b = np.cumsum(pa) / pa.sum(), np.cumsum(pb) / pb.sum()
-    return {
-        "so": so_value,
-        "corr": float(pearsonr(a, b)[0]),
-        "spear": float(spearmanr(a, b)[0]),
-        "sam": float(np.arccos(np.clip(cos, -1.0, 1.0)) / np.pi),
-        "emd": float(np.abs(cdf_a - cdf_b).sum() / a.size),
-        "kl": float(entropy(pb, np.where(pa == 0, 1e-10, pa))),
-        "js": float(jensenshannon(pa, pb)),
-    }
+
+def best_over_references(values: dict[str, np.ndarray], groups: np.ndarray, n: int) -> dict:
+    """Per candidate (0..n-1), the best value over its references (max for SO/CORR/SPEAR, min
+    for the distances, as the FACE-2 MT-Bench script): ``groups[k]`` = the candidate of pair
+    ``k``; a candidate without a pair gets -inf/inf."""
+    out = {}
+    for key, v in values.items():
+        if HIGHER_IS_BETTER.get(key, False):
+            best = np.full(n, -np.inf)
+            np.maximum.at(best, groups, v)
+        else:
+            best = np.full(n, np.inf)
+            np.minimum.at(best, groups, v)
+        out[key] = best
+    return out

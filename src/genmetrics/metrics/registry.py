@@ -22,7 +22,10 @@ A metric module registers its public function once; everything else is read from
   candidate rows with reference rows by ``prompt_id``/``source_id`` (any kind). ``part`` says
   which part of each generation the features are computed from (``text`` or only the
   ``continuation``); ``reference="prompts"`` compares each source with the dataset's prompts
-  (featurized the same way), e.g. coherence.
+  (featurized the same way), e.g. coherence. ``links=True``: the function also takes
+  ``links``, for each candidate the indices of every reference with the same prompt
+  (:func:`genmetrics.kinds.link_groups`), or ``None`` when the two sets share no prompt; the
+  metric then pairs where it can and compares sets otherwise (FACE).
 * **Models and assets**: a metric downloads nothing; what it needs comes from features
   (embed / surprisal rules) and from ``assets(params)``, the names of offline assets
   (:data:`genmetrics.assets.ASSETS`) that the workflow fetches in rules. The one metric that
@@ -44,7 +47,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -56,7 +59,7 @@ ReferenceMode = Literal["required", "none", "optional", "prompts"]
 HIGHER, LOWER = "higher", "lower"
 #: what ``params`` maps each name to: (constraint or constraints, one-line doc)
 ParamSpec = tuple[Constraint | tuple[Constraint, ...], str]
-_INPUT_ARGS = ("candidate", "reference")
+_INPUT_ARGS = ("candidate", "reference", "links")
 
 
 @dataclass
@@ -78,6 +81,7 @@ class Metric:
     params: Mapping[str, Param]
     description: str
     paired: bool = False
+    links: bool = False
     part: str = "text"
     aggregation: str = "corpus"
     upstream: str = ""
@@ -99,6 +103,7 @@ class Metric:
             "name": self.name,
             "input": self.input,
             "paired": self.paired,
+            "links": self.links,
             "part": self.part,
             "reference": self.reference,
             "values": dict(self.values),
@@ -124,6 +129,7 @@ def register(
     values: Mapping[str, str | None],
     params: Mapping[str, ParamSpec] | None = None,
     paired: bool = False,
+    links: bool = False,
     part: str = "text",
     aggregation: str = "corpus",
     upstream: str = "",
@@ -138,8 +144,10 @@ def register(
         raise ValueError(f"metric {name!r}: input must be one of {tuple(KINDS)}, got {input!r}")
     if reference not in ("required", "none", "optional", "prompts"):
         raise ValueError(f"metric {name!r}: bad reference mode {reference!r}")
-    if paired and reference == "none":
-        raise ValueError(f"metric {name!r}: a paired metric needs a reference")
+    if (paired or links) and reference == "none":
+        raise ValueError(f"metric {name!r}: a paired or linked metric needs a reference")
+    if paired and links:
+        raise ValueError(f"metric {name!r}: paired and links exclude each other")
     for v, d in values.items():
         if d not in (HIGHER, LOWER, None):
             raise ValueError(f"metric {name!r}: value {v!r} has bad direction {d!r}")
@@ -157,6 +165,7 @@ def register(
             params=_declare(name, func, params or {}),
             description=doc,
             paired=paired,
+            links=links,
             part=part,
             aggregation=aggregation,
             upstream=upstream,
@@ -240,8 +249,10 @@ def compute(
     candidate: Any,
     reference: Any = None,
     params: Mapping[str, Any] | None = None,
+    links: Sequence[Sequence[int]] | None = None,
 ) -> MetricResult:
-    """Run metric ``name`` on already-loaded inputs of its kind (see :mod:`genmetrics.kinds`)."""
+    """Run metric ``name`` on already-loaded inputs of its kind (see :mod:`genmetrics.kinds`);
+    ``links`` (metrics registered with ``links=True``): per candidate, its references' indices."""
     metric = get(name)
     merged = metric.check_params(params)
     if metric.reference in ("required", "prompts") and reference is None:
@@ -256,6 +267,10 @@ def compute(
                 f"metric {name!r} is paired: {len(kwargs['reference'])} references vs "
                 f"{len(kwargs['candidate'])} candidates"
             )
+    if metric.links:
+        kwargs["links"] = _check_links(name, links, kwargs)
+    elif links is not None:
+        raise GenmetricsError(f"metric {name!r} takes no links")
     out = metric.func(**kwargs, **merged)
     if not isinstance(out, MetricResult):
         out = MetricResult(values=dict(out))
@@ -263,4 +278,22 @@ def compute(
     unknown = sorted(set(out.values) - set(metric.values))
     if unknown:
         raise RuntimeError(f"metric {name!r} returned undeclared value(s) {unknown}")
+    return out
+
+
+def _check_links(
+    name: str, links: Sequence[Sequence[int]] | None, kwargs: Mapping[str, Any]
+) -> list[list[int]] | None:
+    """Links as lists of valid reference indices, one list per candidate (or None)."""
+    if links is None or "reference" not in kwargs:
+        return None
+    n_ref, n_cand = len(kwargs["reference"]), len(kwargs["candidate"])
+    out = [[int(j) for j in group] for group in links]
+    if len(out) != n_cand:
+        raise GenmetricsError(f"metric {name!r}: {len(out)} link groups for {n_cand} candidates")
+    for i, group in enumerate(out):
+        if not group or min(group) < 0 or max(group) >= n_ref:
+            raise GenmetricsError(
+                f"metric {name!r}: candidate {i} links to {group}, not to references 0..{n_ref - 1}"
+            )
     return out
