@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: agnews-experiment gpt2-decoding demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: agnews-experiment gpt2-decoding face-scaling face-real-data demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -71,3 +71,11 @@ agnews-experiment: install
 # Diversity scores of GPT-2 1.5B decoding settings (T=1, top-k 40, T=0.7); needs ../shared/data.
 gpt2-decoding: install
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/gpt2_decoding.yaml --directory results/gpt2-decoding
+
+# FACE-2 scaling check (Liu et al. 2025, Table 2) on the Fast-DetectGPT continuations; needs ../shared/data.
+face-scaling: install
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/face_scaling.yaml --directory results/face-scaling
+
+# FACE on stored surprisal (WebText vs GPT-2 samples; the FACE paper's size pairs), printing the tables.
+face-real-data: install-test
+	$(BIN)/python -m pytest -q -s tests/test_face_real_data.py

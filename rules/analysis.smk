@@ -104,6 +104,44 @@ rule pr_curves:
         "../workflow/scripts/pr_curves.py"
 
 
+rule scaling:
+    input:
+        unpack(plan("scaling_inputs")),
+    output:
+        table=RESULTS.scaling_table,
+        markdown=RESULTS.scaling_markdown,
+        figure=report(
+            RESULTS.scaling_figure,
+            caption="../workflow/report/scaling.rst",
+            category="Scaling (FACE-2)",
+        ),
+    log:
+        "results/logs/scaling.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        settings=plan("scaling_settings"),
+    script:
+        "../workflow/scripts/scaling.py"
+
+
+rule spectra_figure:
+    input:
+        TARGETS.face_scores,
+    output:
+        report(
+            RESULTS.spectra_figure,
+            caption="../workflow/report/spectra.rst",
+            category="Surprisal spectra (FACE)",
+        ),
+    log:
+        "results/logs/spectra_figure.log",
+    conda:
+        "../envs/plots.yaml"
+    script:
+        "../workflow/scripts/spectra_figure.py"
+
+
 # a target only (no work); figures and tables go to the cluster like every other job
 localrules:
     sweeps,

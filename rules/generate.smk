@@ -48,7 +48,7 @@ rule merge_generations:
 # Texts that already exist (another system's outputs, a labelled human subset) as a model.
 rule import_texts:
     input:
-        plan("imported_files"),
+        unpack(plan("imported_files")),
     output:
         RESULTS.generations,
     log:

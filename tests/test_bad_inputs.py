@@ -99,7 +99,15 @@ def good(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path
         emb=rng.normal(size=(30, 8)) + 0.3,
     )
     off, val = ragged_to_arrays([rng.gamma(2.0, 1.5, size=12) for _ in range(30)])
-    save_npz(d / "surprisal.npz", ids=[c["id"] for c in cands], offsets=off, values=val)
+    save_npz(
+        d / "surprisal.npz",
+        ids=[c["id"] for c in cands],
+        prompt_ids=[c["prompt_id"] for c in cands],
+        offsets=off,
+        values=val,
+    )
+    off, val = ragged_to_arrays([rng.gamma(2.0, 1.5, size=14) for _ in range(30)])
+    save_npz(d / "ref_surprisal.npz", ids=[r["id"] for r in refs], offsets=off, values=val)
     tags = ["DT", "NN", "VBD", "IN", "JJ"]
     write_jsonl(
         d / "pos.jsonl", [{"id": f"g{i}", "tags": list(rng.choice(tags, 12))} for i in range(30)]
@@ -107,7 +115,7 @@ def good(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path
     return {
         "texts": (d / "cand.jsonl", d / "ref.jsonl"),
         "embeddings": (d / "cand.npz", d / "ref.npz"),
-        "surprisal": (d / "surprisal.npz", None),
+        "surprisal": (d / "surprisal.npz", d / "ref_surprisal.npz"),
         "pos": (d / "pos.jsonl", None),
     }
 

@@ -253,6 +253,23 @@ def test_imported_texts_stand_in_for_generations(tmp_path):
     assert stats["output"] == 4
     assert all(r["prompt_id"] == r["src"] and r["finish_reason"] == "imported" for r in a)
     assert all(r["n_tokens"] is None for r in a)
+    # match_references: only the texts written for the dataset's (sampled) references
+    m, stats = import_texts("sys", {**spec, "clean": {}}, seed=0, prompt_ids={"p1", "p3", "x"})
+    assert [r["prompt_id"] for r in m] == ["p1", "p3"] and stats["not_in_references"] == 8
+    with pytest.raises(GenmetricsError, match="match_references: none of 10 texts"):
+        import_texts("sys", spec, seed=0, prompt_ids={"x"})
+
+
+def test_the_label_filter_on_a_list_field_needs_every_value():
+    from genmetrics.clean import clean_rows
+
+    rows = [
+        {"id": f"d{i}", "text": f"text number {i}", "by": ["a", "b"][: i % 3]} for i in range(6)
+    ]
+    kept, stats = clean_rows(rows, {"filter": {"by": "a"}}, where="datasets.h")
+    assert [r["id"] for r in kept] == ["d1", "d2", "d4", "d5"] and stats["filtered"] == 2
+    kept, _ = clean_rows(rows, {"filter": {"by": ["a", "b"]}}, where="datasets.h")
+    assert [r["id"] for r in kept] == ["d2", "d5"]
 
 
 def test_an_empty_answer_to_an_instruction_is_an_empty_text():

@@ -66,8 +66,8 @@ def jobs(plan) -> dict[tuple, object]:
                     )
                 else:
                     out["import_texts", ds, name, seed] = (
-                        plan.imported_texts(name),
-                        plan.imported_files(name),
+                        plan.imported_texts(ds, name),
+                        plan.imported_files(ds, name),
                     )
     for f in plan.featurizers:
         out["embed", f] = (plan.embed_settings(f), plan.featurizer_model(f))
@@ -92,7 +92,14 @@ def all_targets(plan) -> dict[str, set[str]]:
     t = plan.targets
     return {
         name: set(getattr(t, name))
-        for name in ("scores", "generation_stats", "spreads", "sweeps", "prd_scores")
+        for name in (
+            "scores",
+            "generation_stats",
+            "spreads",
+            "sweeps",
+            "prd_scores",
+            "face_scores",
+        )
     }
 
 
@@ -418,3 +425,53 @@ def test_an_entry_that_runs_an_encoder_gets_its_own_gpu_rule(tmp_path):
     assert not [
         b for b in jobs if re.search(r"^rule score:", b.strip(), re.M) and "homog_bert" in b
     ]
+
+
+def test_imported_texts_name_one_file_per_dataset(tmp_path):
+    """``{dataset}`` in a texts path: one model, a file per dataset (e.g. a domain each)."""
+    cfg = config()
+    cfg["datasets"]["bbc2"] = copy.deepcopy(cfg["datasets"]["bbc"])
+    path = str(tmp_path / "{dataset}.sys.jsonl")
+    cfg["models"]["sys"] = {"texts": {"source": {"kind": "local", "path": path}}}
+    plan = plan_of(cfg)
+    assert plan.imported_files("bbc", "sys") == {"texts": [str(tmp_path / "bbc.sys.jsonl")]}
+    assert plan.imported_files("bbc2", "sys") == {"texts": [str(tmp_path / "bbc2.sys.jsonl")]}
+    cfg["models"]["sys"]["texts"]["match_references"] = True  # the dataset's references too
+    files = plan_of(cfg).imported_files("bbc2", "sys")
+    assert files["references"] == "results/data/bbc2/references.jsonl"
+    spec = plan.imported_texts("bbc2", "sys")
+    assert spec["source"]["path"] == str(tmp_path / "bbc2.sys.jsonl")
+
+
+def test_scaling_settings_name_each_cell_and_refuse_bad_keys():
+    cfg = config()
+    cfg["metrics"]["face"] = {"evaluator": "smollm2", "params": {"value": "real"}}
+    cfg["analysis"] = {
+        "scaling": {
+            "families": {"f": {"smollm2-pure": 1, "gemma3-nucleus": 2}},
+            "metrics": ["face"],
+        }
+    }
+    s = plan_of(cfg).scaling_settings()
+    assert s["bootstrap"] == 200 and s["seed"] == 0  # schema defaults
+    assert s["entries"]["face"]["variant"] == "face (value=real)"
+    assert s["entries"]["face"]["evaluator"] == "smollm2"
+    cells = {(c["dataset"], c["model"]): c for c in s["cells"]}
+    assert set(cells) == {("bbc", "smollm2-pure"), ("bbc", "gemma3-nucleus")}
+    c = cells["bbc", "smollm2-pure"]
+    assert c["score"] == "results/scores/bbc/smollm2-pure/seed0/face.json"
+    assert c["reference"] == "results/features/surprisal/smollm2/bbc/references.npz"
+    bad = copy.deepcopy(cfg)
+    bad["analysis"]["scaling"]["families"]["f"]["nobody"] = 3
+    with pytest.raises(GenmetricsError, match=r"analysis.scaling.families.f: 'nobody' is not"):
+        plan_of(bad)
+    bad = copy.deepcopy(cfg)
+    bad["analysis"]["scaling"]["families"]["f"]["gemma3-nucleus"] = 1
+    with pytest.raises(GenmetricsError, match="sizes must differ"):
+        plan_of(bad)
+    bad = copy.deepcopy(cfg)
+    bad["analysis"]["scaling"]["metrics"] = ["nope"]
+    with pytest.raises(
+        GenmetricsError, match=r"analysis.scaling.metrics: 'nope' is not in metrics"
+    ):
+        plan_of(bad)

@@ -453,7 +453,20 @@ def test_end_to_end(e2e):
     assert len(tags) == len(refs) and all(
         len(t["tags"]) == len(r["text"].split()) for t, r in zip(tags, refs, strict=True)
     )
-    for fig in ("metric_correlation.png", "precision_recall.png", "length_correlation.png"):
+    # FACE: each generation against its own human text, spectra kept for the figure
+    face = json.loads((res / "scores/agnews/smollm2-pure/seed0/face.json").read_text())
+    assert face["extras"]["pairing"] == "prompt" and face["n"]["pairs"] == len(refs)
+    assert 0 < face["values"]["so"] <= 1 and len(face["extras"]["spectrum"]["freq"]) == 1000
+    # the scaling check: one cell, a bootstrap interval per (value, evaluator)
+    scaling = pd.read_csv(res / "analysis/scaling.csv")
+    assert set(scaling.metric) >= {"face (value=real, zscore=true): so", "perplexity: perplexity"}
+    assert (scaling.cells == 1).all() and (scaling.baseline == 0.5).all()
+    assert ((scaling.low <= scaling.high) & (scaling.low >= 0) & (scaling.high <= 1)).all()
+    ppl_row = scaling[scaling.metric == "perplexity: perplexity"].iloc[0]
+    assert ppl_row.valid == 1  # nucleus text has the lower perplexity (checked above)
+    assert "| random" in (res / "analysis/scaling.md").read_text()
+    figures = ("metric_correlation.png", "precision_recall.png", "length_correlation.png")
+    for fig in (*figures, "surprisal_spectra.png", "scaling.png"):
         assert (res / "figures" / fig).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = (res / "report.html").read_text()
     assert "<table" in html and "data:image/png;base64" in html

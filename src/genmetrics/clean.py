@@ -62,7 +62,8 @@ def clean_rows(
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Clean rows ``{"id", "text", ...}``; return (kept rows, counts of what was dropped).
 
-    Order: label filter (``filter: {field: [allowed values]}``) → normalise → drop empty → dedupe (exact, after normalisation) → length filter
+    Order: label filter (``filter: {field: [allowed values]}``; a list-valued field, e.g. the
+    models that continued a document, must contain every listed value) → normalise → drop empty → dedupe (exact, after normalisation) → length filter
     (min/max words) → truncate → seeded sample (``random.Random(seed).sample``, then original
     order kept).
     """
@@ -79,7 +80,7 @@ def clean_rows(
                 raise GenmetricsError(
                     f"{where}.clean.filter: rows have no field {field!r} (first id {missing[0]!r})"
                 )
-            rows = [r for r in rows if r[field] in allowed]
+            rows = [r for r in rows if _kept(r[field], allowed)]
         stats["filtered"] = stats["input"] - len(rows)
     seen: set[str] = set()
     seen_ids: set[str] = set()
@@ -135,3 +136,10 @@ def check_sizes(n: int, requirements: Sequence[Mapping[str, Any]], dataset: str)
             f"after cleaning"
             + (f"; also {len(short) - 1} other entr(ies)" if len(short) > 1 else "")
         )
+
+
+def _kept(value: Any, allowed: set[Any]) -> bool:
+    """The label filter: a scalar holds one of ``allowed``; a list contains all of them."""
+    if isinstance(value, list):
+        return allowed <= set(value)
+    return value in allowed

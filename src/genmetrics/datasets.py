@@ -47,19 +47,39 @@ def load_dataset(
 
 
 def import_texts(
-    name: str, spec: Mapping[str, Any], seed: int, cache: Path | None = None
+    name: str,
+    spec: Mapping[str, Any],
+    seed: int,
+    cache: Path | None = None,
+    prompt_ids: set[str] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Read ``models.<name>.texts`` as the generations of one seed: cleaned, filtered and
     sampled with ``seed`` (so seeds resample the texts), in the generation row format
     ``{"id", "text", "prompt_id", "n_tokens": None, "finish_reason": "imported", ...labels}``.
 
     ``prompt_id`` is the row's ``prompt_id_field`` when the spec names one, else its id.
-    Returns (rows, cleaning stats).
+    ``prompt_ids`` (``match_references``: the dataset's reference ids) keeps only the rows
+    whose prompt id is one of them, before cleaning; the stats count the others in
+    ``not_in_references``. Returns (rows, cleaning stats).
     """
     key = f"models.{name}.texts"
-    rows = load_dataset(name, spec, cache, key=key)
-    kept, stats = clean_rows(rows, {**spec.get("clean", {}), "seed": int(seed)}, where=key)
     pid = spec.get("prompt_id_field")
+    if pid:
+        spec = {**spec, "label_fields": list(dict.fromkeys([*spec.get("label_fields", []), pid]))}
+    rows = load_dataset(name, spec, cache, key=key)
+    dropped = 0
+    if prompt_ids is not None:
+        n = len(rows)
+        rows = [r for r in rows if str(r[pid] if pid else r["id"]) in prompt_ids]
+        dropped = n - len(rows)
+        if not rows:
+            raise GenmetricsError(
+                f"{key}.match_references: none of {n} texts has a prompt id among the "
+                f"dataset's {len(prompt_ids)} references"
+            )
+    kept, stats = clean_rows(rows, {**spec.get("clean", {}), "seed": int(seed)}, where=key)
+    if prompt_ids is not None:
+        stats = {**stats, "not_in_references": dropped}
     out = [
         {
             **r,

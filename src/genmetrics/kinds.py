@@ -173,9 +173,9 @@ def validate_surprisal(seqs: Any, what: str) -> list[np.ndarray]:
             a = np.asarray(s)
         except (ValueError, TypeError) as e:
             raise GenmetricsError(f"{what}: sequence {i} must be 1-D numbers ({e})") from None
-        if a.ndim != 1 or not np.issubdtype(a.dtype, np.number):
+        if a.ndim != 1 or a.dtype.kind not in "biufc":
             raise GenmetricsError(f"{what}: sequence {i} must be 1-D numbers, got {a.shape}")
-        if np.issubdtype(a.dtype, np.complexfloating):
+        if a.dtype.kind == "c":
             raise GenmetricsError(f"{what}: sequence {i} must be real numbers, got {a.dtype}")
         if not np.isfinite(a).all():
             raise GenmetricsError(f"{what}: sequence {i} has NaN/inf")

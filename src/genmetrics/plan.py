@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import json
 import math
 import os
 import re
@@ -84,6 +85,10 @@ class ResultPaths:
     correlation_figure: str = "results/figures/metric_correlation.png"
     pr_figure: str = "results/figures/precision_recall.png"
     pr_curves_figure: str = "results/figures/pr_curves.png"
+    spectra_figure: str = "results/figures/surprisal_spectra.png"
+    scaling_table: str = "results/analysis/scaling.csv"
+    scaling_markdown: str = "results/analysis/scaling.md"
+    scaling_figure: str = "results/figures/scaling.png"
     length_figure: str = "results/figures/length_correlation.png"
     sweep_figure: str = "results/figures/pr_sweep.png"
     report: str = "results/report.html"
@@ -169,9 +174,17 @@ class Model:
     def sources(self) -> list[str]:
         return [f"{self.name}/seed{s}" for s in self.seeds]
 
-    @property
-    def local_files(self) -> list[str]:
-        src = (self.texts or {}).get("source", {})
+    def texts_for(self, dataset: str) -> dict:
+        """The imported texts spec for one dataset (``{dataset}`` in the path filled in)."""
+        spec = dict(self.texts or {})
+        src = dict(spec.get("source", {}))
+        if "path" in src:
+            src["path"] = str(src["path"]).replace("{dataset}", dataset)
+        spec["source"] = src
+        return spec
+
+    def local_files(self, dataset: str) -> list[str]:
+        src = self.texts_for(dataset).get("source", {})
         return [src["path"]] if src.get("kind") == "local" else []
 
 
@@ -231,6 +244,7 @@ class Targets:
     spreads: tuple[str, ...]
     sweeps: tuple[str, ...]
     prd_scores: tuple[str, ...]
+    face_scores: tuple[str, ...]  # the first face entry's, for the spectra figure
     figures: tuple[str, ...]  # in the HTML report
     analyses: tuple[str, ...]
     all: tuple[str, ...]
@@ -249,6 +263,7 @@ class Plan:
     entries: dict[str, ScoreEntry]
     sweep: dict | None
     report: dict
+    scaling: dict | None = None  # analysis.scaling, checked
     cluster: dict = field(default_factory=dict)  # the config's resources: section
     notes: tuple[str, ...] = ()  # what the environment changed, for the run log
     targets: Targets = field(init=False)
@@ -381,11 +396,16 @@ class Plan:
         keys = dict(dataset=dataset, model=model, seed=seed)
         return [RESULTS.shard_stats.format(shard=i, **keys) for i in range(n)]
 
-    def imported_texts(self, model: str) -> dict:
-        return canonical(self.models[model].texts)
+    def imported_texts(self, dataset: str, model: str) -> dict:
+        return canonical(self.models[model].texts_for(dataset))
 
-    def imported_files(self, model: str) -> list[str]:
-        return self.models[model].local_files
+    def imported_files(self, dataset: str, model: str) -> dict[str, Any]:
+        """The texts file (when local) and, with ``match_references``, the dataset's
+        references, whose ids the texts are restricted to."""
+        out: dict[str, Any] = {"texts": self.models[model].local_files(dataset)}
+        if (self.models[model].texts or {}).get("match_references"):
+            out["references"] = RESULTS.references.format(dataset=dataset)
+        return out
 
     # -------------------------------------------------------------- cluster resources
 
@@ -544,6 +564,64 @@ class Plan:
             "candidate": e.input_path(dataset, source),
         }
 
+    def _scaling_cells(self) -> list[dict[str, Any]]:
+        members = {m for fam in self.scaling["families"].values() for m in fam}
+        cells = []
+        for name in self.scaling["metrics"]:
+            e = self.entries[name]
+            for ds in e.datasets:
+                for m in sorted(members):
+                    if ds not in self.models[m].datasets:
+                        continue
+                    src = self.models[m].sources()[0]
+                    cells.append(
+                        {
+                            "entry": name,
+                            "dataset": ds,
+                            "model": m,
+                            "score": RESULTS.score.format(dataset=ds, source=src, entry=name),
+                            "candidate": e.input_path(ds, src),
+                            "reference": e.input_path(ds, e.reference) if e.reference else None,
+                        }
+                    )
+        return cells
+
+    def scaling_inputs(self) -> dict[str, list[str]]:
+        """Every score the scaling analysis judges, and the inputs it resamples."""
+        cells = self._scaling_cells()
+        feats = {c[k] for c in cells for k in ("candidate", "reference") if c[k]}
+        return {"scores": [c["score"] for c in cells], "inputs": sorted(feats)}
+
+    def scaling_settings(self) -> dict:
+        """:func:`genmetrics.analysis.scaling.run_scaling`'s settings: families, bootstrap,
+        each entry's metric, params, evaluator and variant label, and the cells' files."""
+        from genmetrics.metrics import get
+
+        entries = {}
+        for name in self.scaling["metrics"]:
+            e = self.entries[name]
+            defaults = get(e.metric).defaults
+            changed = [
+                f"{k}={v if isinstance(v, str) else json.dumps(v)}"
+                for k, v in e.params.items()
+                if defaults[k] != v
+            ]
+            entries[name] = {
+                "metric": e.metric,
+                "params": e.params,
+                "evaluator": e.feature_model,
+                "variant": e.metric + (f" ({', '.join(changed)})" if changed else ""),
+            }
+        return canonical(
+            {
+                "families": self.scaling["families"],
+                "bootstrap": self.scaling["bootstrap"],
+                "seed": self.scaling["seed"],
+                "entries": entries,
+                "cells": self._scaling_cells(),
+            }
+        )
+
     def sweep_settings(self, entry: str) -> dict:
         return canonical({**self.sweep, "params": self.entries[entry].params})
 
@@ -586,11 +664,17 @@ class Plan:
                 if ds in m.datasets
             ]
         prd = self.score_targets(n for n, e in self.entries.items() if e.metric == "prd")
+        face = next((n for n, e in self.entries.items() if e.metric == "face"), None)
+        face_scores = self.score_targets([face]) if face else []
         figures = [RESULTS.correlation_figure, RESULTS.pr_figure]
         figures += [RESULTS.pr_curves_figure] if prd else []
+        figures += [RESULTS.spectra_figure] if face_scores else []
+        figures += [RESULTS.scaling_figure] if self.scaling else []
         figures += [RESULTS.length_figure]
         analyses = [RESULTS.length_table]
+        analyses += [RESULTS.scaling_table] if self.scaling else []
         analyses += [RESULTS.pr_curves_figure] if prd else []
+        analyses += [RESULTS.spectra_figure] if face_scores else []
         analyses += [RESULTS.spread_table] if spreads else []
         return Targets(
             scores=tuple(self.score_targets()),
@@ -598,6 +682,7 @@ class Plan:
             spreads=tuple(spreads),
             sweeps=tuple(sweeps),
             prd_scores=tuple(prd),
+            face_scores=tuple(face_scores),
             figures=tuple(figures),
             analyses=tuple(analyses),
             all=(
@@ -610,6 +695,37 @@ class Plan:
 
 
 # ------------------------------------------------------------------ building the plan
+
+
+def _scaling(
+    spec: Mapping[str, Any] | None, entries: Mapping[str, ScoreEntry], models: Mapping[str, Model]
+) -> dict | None:
+    """``analysis.scaling`` checked: members are models, metrics are entries whose scores the
+    analysis can recompute on resampled prompts."""
+    if not spec:
+        return None
+    key = "analysis.scaling"
+    for fam, members in spec["families"].items():
+        for m in members:
+            if m not in models:
+                raise GenmetricsError(f"{key}.families.{fam}: {m!r} is not in models")
+        if len(set(members.values())) != len(members):
+            raise GenmetricsError(f"{key}.families.{fam}: sizes must differ, got {members}")
+    names = list(spec.get("metrics") or entries)
+    for name in names:
+        if name not in entries:
+            raise GenmetricsError(f"{key}.metrics: {name!r} is not in metrics")
+        if entries[name].length_control != "none":
+            raise GenmetricsError(
+                f"{key}.metrics: {name!r} uses length_control; the analysis resamples each "
+                "source on its own and cannot recut texts to the shortest"
+            )
+    return {
+        "families": {f: dict(m) for f, m in spec["families"].items()},
+        "metrics": names,
+        "bootstrap": int(spec.get("bootstrap", 200)),
+        "seed": int(spec.get("seed", 0)),
+    }
 
 
 def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
@@ -678,6 +794,7 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
         entries=entries,
         sweep=dict(sweep) if sweep else None,
         report=dict(cfg["report"]),
+        scaling=_scaling(cfg["analysis"].get("scaling"), entries, models),
         cluster=cluster,
         notes=tuple(notes),
     )

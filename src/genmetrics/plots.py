@@ -173,3 +173,119 @@ def length_figure(corr: pd.DataFrame, path: str | Path, n_sources: int) -> None:
     ax.set_xlabel("Spearman correlation with mean length in words (across sources)")
     ax.set_title(f"Which scores follow text length? ({n_sources} sources; Shaib et al. 2024)")
     _save(fig, path)
+
+
+def _smooth(y: np.ndarray, width: int = 25) -> np.ndarray:
+    """Centred moving average (edges reflected), for readable spectra."""
+    pad = width // 2
+    padded = np.pad(y, pad, mode="reflect")
+    return np.convolve(padded, np.ones(width) / width, mode="valid")
+
+
+def surprisal_spectra(records: list[dict], path: str | Path) -> None:
+    """FACE surprisal spectra (Yang et al. 2023; Liu et al. 2025): per dataset, the mean
+    aligned spectrum of the human texts and of each model, smoothed, with a 95% band for the
+    mean (± 1.96 SD / √n); log-scaled when every value is positive (``value=norm``)."""
+    by_ds: dict[str, list[dict]] = {}
+    for rec in records:
+        if "spectrum" in (rec.get("extras") or {}):
+            by_ds.setdefault(rec["dataset"], []).append(rec)
+    n_panels = max(1, len(by_ds))
+    fig, axes = plt.subplots(1, n_panels, figsize=(6.0 * n_panels, 4.6), squeeze=False)
+    if not by_ds:
+        axes[0, 0].text(0.5, 0.5, "no face scores configured", ha="center", va="center")
+    cmap = plt.get_cmap("tab10")
+    for ax, (ds, recs) in zip(axes[0], sorted(by_ds.items()), strict=False):
+        recs = sorted(recs, key=lambda r: r["source"])
+        first = recs[0]
+        sp = first["extras"]["spectrum"]
+        freq = np.asarray(sp["freq"])
+        n_ref = first["n"].get("reference", 1) - first["n"].get("dropped_reference", 0)
+        curves = [("human (reference)", sp["reference_mean"], sp["reference_sd"], n_ref, "k")]
+        for i, rec in enumerate(recs):
+            s = rec["extras"]["spectrum"]
+            n_c = rec["n"].get("candidate", 1) - rec["n"].get("dropped_candidate", 0)
+            label = f"{rec['source']}  SO={rec['values']['so']:.3f}"
+            curves.append((label, s["candidate_mean"], s["candidate_sd"], n_c, cmap(i % 10)))
+        positive = all(min(c[1]) > 0 for c in curves)
+        for label, mean, sd, n, color in curves:
+            mean, half = np.asarray(mean), 1.96 * np.asarray(sd) / np.sqrt(max(n, 1))
+            ax.plot(freq, mean, color=color, lw=0.5, alpha=0.3)
+            ax.plot(freq, _smooth(mean), color=color, lw=1.6, label=label)
+            ax.fill_between(
+                freq, _smooth(mean - half), _smooth(mean + half), color=color, alpha=0.15
+            )
+        if positive:
+            ax.set_yscale("log")
+        p = first.get("params", {})
+        ax.set_title(
+            f"{ds}: surprisal spectra ({first.get('entry', 'face')}, value={p.get('value')}, "
+            f"zscore={p.get('zscore')}, align={p.get('align')})",
+            fontsize=9,
+        )
+        ax.set_xlabel("frequency (cycles per token)")
+        ax.set_ylabel("|X(f)|: amplitude" if p.get("value") == "norm" else "Re X(f)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(
+        "Spectra of per-token surprisal (FACE): closer to the human curve = more human-like "
+        "fluctuation; bands: 95% CI of the mean",
+        fontsize=10,
+    )
+    _save(fig, path)
+
+
+def valid_cell_figure(result: dict, path: str | Path) -> None:
+    """FACE-2's scaling check as a figure (Liu et al. 2025, Table 2): per metric, the share of
+    (family × dataset) cells where it orders models by size; a dot per evaluator LM, a bar for
+    their mean with its 95% paired-bootstrap interval, the random baseline dashed."""
+    table, summary = result["table"], result["summary"].copy()
+    summary = summary.sort_values("mean", na_position="first")
+    n = len(summary)
+    fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.32 * max(n, 1)))
+    if n == 0:
+        ax.text(0.5, 0.5, "no metric has a complete (family, dataset) cell", ha="center")
+    y = np.arange(n)
+    ax.barh(y, summary["mean"].fillna(0), color="#9ecae1", label="mean over evaluators")
+    cmap = plt.get_cmap("tab10")
+    evaluators = [e for e in table["evaluator"].dropna().unique()]
+    for k, ev in enumerate(evaluators):
+        sub = table[table["evaluator"] == ev].set_index("metric")["ratio"]
+        ax.plot(
+            [sub.get(m, np.nan) for m in summary["metric"]],
+            y,
+            "o",
+            color=cmap(k % 10),
+            ms=4,
+            label=f"evaluator/featurizer: {ev}",
+        )
+    no_eval = table[table["evaluator"].isna()].set_index("metric")["ratio"]
+    if len(no_eval):
+        ax.plot(
+            [no_eval.get(m, np.nan) for m in summary["metric"]],
+            y,
+            "o",
+            color="k",
+            ms=4,
+            label="text metric (no LM)",
+        )
+    for i, m in enumerate(summary["metric"]):
+        lo_hi = result.get("ci", {}).get(m)
+        if lo_hi is None:
+            rows = table[table["metric"] == m]
+            if len(rows) == 1 and np.isfinite(rows["low"].iloc[0]):
+                lo_hi = (rows["low"].iloc[0], rows["high"].iloc[0])
+        if lo_hi is not None:
+            ax.plot(lo_hi, [i, i], color="k", lw=1.2)
+    ax.axvline(
+        result["baseline"], ls="--", color="grey", label=f"random ({result['baseline']:.2f})"
+    )
+    ax.set_yticks(y)
+    ax.set_yticklabels(summary["metric"], fontsize=7)
+    ax.set_xlim(0, 1.02)
+    ax.set_xlabel("valid-cell ratio: share of (family × dataset) cells ordered larger ≻ smaller")
+    cells = int(table["cells"].max()) if len(table) else 0
+    ax.set_title(f"Does the metric rank bigger models higher? ({cells} cells; FACE-2 check)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    _save(fig, path)

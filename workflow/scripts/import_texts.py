@@ -1,11 +1,15 @@
 """Read existing texts as a model's "generations" (cleaned, filtered, resampled with the seed)."""
 
 from genmetrics.datasets import import_texts
-from genmetrics.io import write_jsonl
+from genmetrics.io import read_texts, write_jsonl
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
-    rows, stats = import_texts(sm.wildcards.model, sm.params.spec, int(sm.wildcards.seed))
+    refs = sm.input.get("references")
+    keep = {r["id"] for r in read_texts(refs, allow_empty=True)} if refs else None
+    rows, stats = import_texts(
+        sm.wildcards.model, sm.params.spec, int(sm.wildcards.seed), prompt_ids=keep
+    )
     write_jsonl(sm.output[0], rows)
     log.info("imported %d texts (%s)", len(rows), stats)

@@ -176,7 +176,18 @@ def face(
             f"face: no candidate is left with a reference of {MIN_LENGTH}+ values to pair with"
         )
     ci_a, rj_a = np.asarray(ci), np.asarray(rj)
-    per_pair = batch_distances(spec_r[rj_a], spec_c[ci_a], so)
+    if (
+        ci_a.size == len(spec_c) == len(spec_r)
+        and (ci_a == rj_a).all()
+        and (np.diff(ci_a) == 1).all()
+    ):
+        per_pair = batch_distances(spec_r, spec_c, so)  # one reference each, in order
+    else:
+        chunks = [
+            batch_distances(spec_r[rj_a[k : k + 4096]], spec_c[ci_a[k : k + 4096]], so)
+            for k in range(0, ci_a.size, 4096)  # gathers a chunk of pairs at a time
+        ]
+        per_pair = {key: np.concatenate([c[key] for c in chunks]) for key in DISTANCES}
     best = best_over_references(per_pair, ci_a, spec_c.shape[0])  # by kept-candidate row
     has_pair = np.zeros(spec_c.shape[0], dtype=bool)
     has_pair[ci_a] = True

@@ -1,0 +1,593 @@
+"""Scaling analysis: does a metric rank larger models of a family above smaller ones?
+
+FACE-2 (Liu et al., Findings EMNLP 2025, §5.2, Table 2). Conventions:
+
+* a *family* maps member model names to sizes (billions of parameters, larger = better
+  expected); sizes are distinct and a family has ≥ 2 members;
+* a *cell* is a (family, task) where every member has a value; it is *valid* for a metric when
+  the values, listed by increasing size, are strictly increasing (higher-is-better) or strictly
+  decreasing (lower-is-better); ties are not valid;
+* valid-cell ratio = #valid cells / #cells; the random baseline of a cell with k members is
+  1/k! (one of the k! orderings is valid), the baseline of a table is its mean over the cells.
+
+* :func:`is_valid` — one cell's validity;
+* :func:`valid_cell_table` — ratio per (metric, evaluator) from a tidy score table;
+* :func:`summarise_evaluators` — ratio per evaluator, mean and SD across evaluators;
+* :func:`bootstrap_valid_ratio` — paired bootstrap CI of the ratio over each cell's prompts;
+* :func:`format_table` — a markdown table like FACE-2 Table 2, random baseline last.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from genmetrics import GenmetricsError
+
+SCORE_COLUMNS = ("metric", "task", "model", "value")
+TABLE_COLUMNS = (
+    "metric",
+    "evaluator",
+    "cells",
+    "valid",
+    "ratio",
+    "baseline",
+    "skipped",
+    "cells_detail",
+    "skipped_detail",
+)
+NO_EVALUATOR = "ratio"  # column name of summarise_evaluators for rows without an evaluator
+VALID_MARK, INVALID_MARK = "✓", "✗"
+
+
+def is_valid(values_by_size: Sequence[float], higher_is_better: bool) -> bool:
+    """True when the values (listed by increasing model size) are strictly monotone.
+
+    Valid ⇔ v_1 < v_2 < … < v_k (``higher_is_better``) or v_1 > v_2 > … > v_k (otherwise);
+    any tie makes the cell invalid. Raises GenmetricsError for fewer than 2 values or a
+    non-finite value.
+    """
+    v = np.asarray(values_by_size, dtype=float)
+    if v.ndim != 1 or v.size < 2:
+        raise GenmetricsError(
+            f"is_valid: values_by_size needs >= 2 values in a 1-d sequence, got {values_by_size!r}"
+        )
+    if not np.all(np.isfinite(v)):
+        raise GenmetricsError(f"is_valid: values_by_size has a non-finite value: {v.tolist()}")
+    steps = np.diff(v)
+    return bool(np.all(steps > 0) if higher_is_better else np.all(steps < 0))
+
+
+def _check_families(
+    families: Mapping[str, Mapping[str, float]], where: str
+) -> dict[str, list[str]]:
+    """Validate families once; return each family's members sorted by increasing size."""
+    if not isinstance(families, Mapping) or not families:
+        raise GenmetricsError(f"{where}: need a non-empty mapping family -> {{model: size}}")
+    ordered: dict[str, list[str]] = {}
+    for fam, members in families.items():
+        if not isinstance(members, Mapping) or len(members) < 2:
+            raise GenmetricsError(
+                f"{where}: family {fam!r} needs >= 2 members as a mapping model -> size, "
+                f"got {members!r}"
+            )
+        sizes: dict[str, float] = {}
+        for model, size in members.items():
+            try:
+                s = float(size)
+            except (TypeError, ValueError):
+                s = math.nan
+            if not (math.isfinite(s) and s > 0):
+                raise GenmetricsError(
+                    f"{where}: family {fam!r}, model {model!r}: size must be a finite number > 0, "
+                    f"got {size!r}"
+                )
+            sizes[model] = s
+        if len(set(sizes.values())) < len(sizes):
+            raise GenmetricsError(
+                f"{where}: family {fam!r} has models of equal size, sizes must be distinct: {sizes}"
+            )
+        ordered[fam] = sorted(sizes, key=sizes.__getitem__)
+    return ordered
+
+
+def _check_direction(metric: str, directions: Mapping[str, bool], where: str) -> bool:
+    if metric not in directions:
+        raise GenmetricsError(
+            f"{where}: metric {metric!r} has no entry in directions "
+            f"(known: {sorted(map(str, directions))})"
+        )
+    hib = directions[metric]
+    if not isinstance(hib, (bool, np.bool_)):
+        raise GenmetricsError(
+            f"{where}: directions[{metric!r}] must be a bool (higher_is_better), got {hib!r}"
+        )
+    return bool(hib)
+
+
+def valid_cell_table(
+    scores: pd.DataFrame,
+    families: Mapping[str, Mapping[str, float]],
+    directions: Mapping[str, bool],
+) -> pd.DataFrame:
+    """Valid-cell ratio per (metric, evaluator): #valid cells / #cells (FACE-2 Table 2).
+
+    ``scores`` has columns ``metric, task, model, value`` and optionally ``evaluator`` (the
+    model that computes the metric, e.g. FACE's surprisal model); ``directions[metric]`` is
+    higher_is_better. Rows of models outside every family are ignored; a NaN value counts as
+    missing. For each (metric, evaluator) and each task it has scores for, a family whose
+    members all have a value forms a cell, judged by :func:`is_valid`; a family with some but
+    not all members present is counted in ``skipped`` (listed in ``skipped_detail`` with the
+    missing models); a family with no member present is not counted at all.
+
+    Columns: ``metric, evaluator`` (None when the column is absent or empty), ``cells,
+    valid, ratio`` (NaN with 0 cells), ``baseline`` (mean of 1/k! over the cells, NaN with
+    0 cells), ``skipped``, ``cells_detail`` (``family/task:✓`` or ``:✗``, ``"; "``-joined),
+    ``skipped_detail``. Rows in order of first appearance in ``scores``.
+
+    Raises GenmetricsError for a missing column, a metric not in ``directions``, an invalid
+    family (< 2 members, equal sizes), a non-numeric or infinite value, or duplicate scores
+    for the same (metric, evaluator, task, model).
+    """
+    where = "valid_cell_table"
+    if not isinstance(scores, pd.DataFrame):
+        raise GenmetricsError(f"{where}: scores must be a pandas DataFrame")
+    missing = [c for c in SCORE_COLUMNS if c not in scores.columns]
+    if missing:
+        raise GenmetricsError(
+            f"{where}: scores lacks column(s) {missing} (has {list(scores.columns)})"
+        )
+    ordered = _check_families(families, where)
+
+    df = scores.loc[:, [c for c in (*SCORE_COLUMNS, "evaluator") if c in scores.columns]].copy()
+    if "evaluator" not in df.columns:
+        df["evaluator"] = None
+    df["evaluator"] = df["evaluator"].astype(object).where(df["evaluator"].notna(), None)
+    try:
+        df["value"] = pd.to_numeric(df["value"], errors="raise").astype(float)
+    except (TypeError, ValueError) as exc:
+        raise GenmetricsError(f"{where}: column 'value' must be numeric ({exc})") from None
+    bad = df[np.isinf(df["value"])]
+    if len(bad):
+        r = bad.iloc[0]
+        raise GenmetricsError(
+            f"{where}: infinite value for metric {r['metric']!r}, task {r['task']!r}, "
+            f"model {r['model']!r}"
+        )
+    for metric in df["metric"].drop_duplicates():
+        _check_direction(metric, directions, where)
+
+    in_family = {m for members in ordered.values() for m in members}
+    df = df[df["model"].isin(in_family) & df["value"].notna()]
+    keys = ["metric", "evaluator", "task", "model"]
+    dup = df[df.duplicated(keys, keep=False)]
+    if len(dup):
+        r = dup.iloc[0]
+        raise GenmetricsError(
+            f"{where}: {int(dup.duplicated(keys).sum()) + 1} scores for metric {r['metric']!r}, "
+            f"evaluator {r['evaluator']!r}, task {r['task']!r}, model {r['model']!r}; "
+            f"expected one"
+        )
+
+    groups = scores.loc[:, ["metric"]].copy()
+    groups["evaluator"] = (
+        scores["evaluator"].astype(object).where(scores["evaluator"].notna(), None)
+        if "evaluator" in scores.columns
+        else None
+    )
+    rows = []
+    for metric, evaluator in groups.drop_duplicates().itertuples(index=False, name=None):
+        hib = bool(directions[metric])
+        sel = df[(df["metric"] == metric) & _same(df["evaluator"], evaluator)]
+        value = {(t, m): v for t, m, v in sel[["task", "model", "value"]].itertuples(index=False)}
+        tasks = sorted(set(sel["task"]), key=str)
+        detail, skipped, baselines, n_valid = [], [], [], 0
+        for fam, members in ordered.items():
+            for task in tasks:
+                absent = [m for m in members if (task, m) not in value]
+                if len(absent) == len(members):
+                    continue
+                if absent:
+                    skipped.append(f"{fam}/{task}(missing: {', '.join(absent)})")
+                    continue
+                ok = is_valid([value[task, m] for m in members], hib)
+                n_valid += ok
+                baselines.append(1.0 / math.factorial(len(members)))
+                detail.append(f"{fam}/{task}:{VALID_MARK if ok else INVALID_MARK}")
+        n_cells = len(detail)
+        rows.append(
+            {
+                "metric": metric,
+                "evaluator": evaluator,
+                "cells": n_cells,
+                "valid": n_valid,
+                "ratio": n_valid / n_cells if n_cells else math.nan,
+                "baseline": float(np.mean(baselines)) if n_cells else math.nan,
+                "skipped": len(skipped),
+                "cells_detail": "; ".join(detail),
+                "skipped_detail": "; ".join(skipped),
+            }
+        )
+    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+
+
+def _same(col: pd.Series, evaluator: Any) -> pd.Series:
+    return col.isna() if evaluator is None else col == evaluator
+
+
+def _fmt(x: float, digits: int) -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def summarise_evaluators(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
+    """Per metric: the ratio under each evaluator, and its mean and SD across evaluators.
+
+    ``table`` is :func:`valid_cell_table`'s output. Columns: ``metric``, one column per
+    evaluator (order of first appearance; rows without an evaluator go to a column named
+    ``"ratio"``), ``n_evaluators`` (evaluators with a finite ratio), ``mean``, ``sd`` (sample
+    SD, ddof=1, over the finite ratios; NaN with fewer than 2) and ``mean (SD)`` formatted as
+    FACE-2's appendix, ``"0.67 (0.12)"`` (``"0.67"`` alone when SD is NaN, ``"–"`` when the
+    mean is NaN). A metric/evaluator pair appearing twice raises GenmetricsError.
+    """
+    where = "summarise_evaluators"
+    missing = [c for c in ("metric", "evaluator", "ratio") if c not in table.columns]
+    if missing:
+        raise GenmetricsError(f"{where}: table lacks column(s) {missing}")
+    t = table.loc[:, ["metric", "evaluator", "ratio"]].copy()
+    t["evaluator"] = [NO_EVALUATOR if e is None or e != e else str(e) for e in t["evaluator"]]
+    dup = t[t.duplicated(["metric", "evaluator"], keep=False)]
+    if len(dup):
+        r = dup.iloc[0]
+        raise GenmetricsError(
+            f"{where}: metric {r['metric']!r}, evaluator {r['evaluator']!r} appears twice"
+        )
+    evaluators = list(dict.fromkeys(t["evaluator"]))
+    metrics = list(dict.fromkeys(t["metric"]))
+    wide = (
+        t.pivot(index="metric", columns="evaluator", values="ratio")
+        .reindex(index=metrics, columns=evaluators)
+        .astype(float)
+    )
+    wide.columns.name = None
+    ratios = wide.to_numpy()
+    finite = np.isfinite(ratios)
+    out = wide.reset_index()
+    out["n_evaluators"] = finite.sum(axis=1)
+    means, sds = [], []
+    for row, ok in zip(ratios, finite, strict=True):
+        r = row[ok]
+        means.append(float(r.mean()) if r.size else math.nan)
+        sds.append(float(r.std(ddof=1)) if r.size >= 2 else math.nan)
+    out["mean"] = means
+    out["sd"] = sds
+    out["mean (SD)"] = [
+        _fmt(m, digits) if not math.isfinite(s) else f"{_fmt(m, digits)} ({_fmt(s, digits)})"
+        for m, s in zip(means, sds, strict=True)
+    ]
+    return out
+
+
+def bootstrap_valid_ratio(
+    cells: Mapping[tuple[str, str], Mapping[str, Callable[[np.ndarray], float]]],
+    sizes: Mapping[str, Mapping[str, float]],
+    n_items: Mapping[tuple[str, str], int],
+    higher_is_better: bool,
+    n_boot: int,
+    seed: int,
+    *,
+    level: float = 0.95,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Paired percentile bootstrap of the valid-cell ratio over each cell's prompts.
+
+    ``cells[(family, task)][model]`` recomputes the model's metric value from an index array
+    into the cell's shared item list (the ``n_items[(family, task)]`` prompts every member
+    answered); ``sizes[family]`` = {model: size}, and each cell must have exactly the
+    family's members. Per replicate b = 1..n_boot, with ``rng = numpy.random.default_rng(seed)``:
+    for each cell in sorted key order draw ``idx = rng.integers(0, n, n)``, all draws done
+    before any recompute (so a failure does not shift later draws); call every member's
+    function with the same ``idx`` (paired: the same resampled prompts for every member);
+    judge the cell with :func:`is_valid`; replicate ratio = #valid / #cells. A replicate where
+    some recompute raises GenmetricsError (or returns a non-finite value) is skipped and
+    counted in ``failed``.
+
+    Returns ``replicates`` (ratios of the successful replicates, in order), ``low``/``high``
+    (percentile CI at ``level``), ``mean``, ``n_boot``, ``seed``, ``level``, ``failed``,
+    ``n_cells``, ``cell_valid_rate`` ({cell: fraction of successful replicates where it is
+    valid}). No point estimate: that is :func:`valid_cell_table`'s ratio. With every replicate
+    failed, low/high/mean are NaN. Same seed → same output.
+    """
+    where = "bootstrap_valid_ratio"
+    if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 1:
+        raise GenmetricsError(f"{where}: n_boot must be an integer >= 1, got {n_boot!r}")
+    if not (isinstance(level, (int, float)) and 0 < level < 1):
+        raise GenmetricsError(f"{where}: level must be in (0, 1), got {level!r}")
+    if not isinstance(higher_is_better, (bool, np.bool_)):
+        raise GenmetricsError(f"{where}: higher_is_better must be a bool, got {higher_is_better!r}")
+    if not cells:
+        raise GenmetricsError(f"{where}: no cells")
+    ordered = _check_families(sizes, where)
+
+    plan: list[tuple[tuple[str, str], int, list[Callable[[np.ndarray], float]]]] = []
+    for key in sorted(cells):
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise GenmetricsError(f"{where}: cell key {key!r} is not a (family, task) pair")
+        fam = key[0]
+        if fam not in ordered:
+            raise GenmetricsError(f"{where}: cell {key!r}: family {fam!r} is not in sizes")
+        funcs = cells[key]
+        if set(funcs) != set(ordered[fam]):
+            raise GenmetricsError(
+                f"{where}: cell {key!r} has members {sorted(funcs)}, family {fam!r} has "
+                f"{ordered[fam]}; a cell needs every member"
+            )
+        if key not in n_items:
+            raise GenmetricsError(f"{where}: n_items has no entry for cell {key!r}")
+        n = n_items[key]
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+            raise GenmetricsError(f"{where}: n_items[{key!r}] must be an integer >= 1, got {n!r}")
+        plan.append((key, int(n), [funcs[m] for m in ordered[fam]]))
+
+    rng = np.random.default_rng(seed)
+    hib = bool(higher_is_better)
+    replicates: list[float] = []
+    valid_counts = np.zeros(len(plan))
+    failed = 0
+    for _ in tqdm(range(n_boot), desc="bootstrap valid-cell ratio", disable=not progress):
+        draws = [rng.integers(0, n, n) for _, n, _ in plan]
+        try:
+            ok = np.array(
+                [
+                    is_valid([float(f(idx)) for f in funcs], hib)
+                    for (_, _, funcs), idx in zip(plan, draws, strict=True)
+                ]
+            )
+        except GenmetricsError:
+            failed += 1
+            continue
+        valid_counts += ok
+        replicates.append(float(ok.mean()))
+
+    reps = np.asarray(replicates, dtype=float)
+    if reps.size:
+        low, high = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
+        low, high, mean = float(low), float(high), float(reps.mean())
+    else:
+        low = high = mean = math.nan
+    return {
+        "replicates": reps,
+        "low": low,
+        "high": high,
+        "mean": mean,
+        "n_boot": int(n_boot),
+        "seed": seed,
+        "level": float(level),
+        "failed": failed,
+        "n_cells": len(plan),
+        "cell_valid_rate": {
+            key: (float(c / reps.size) if reps.size else math.nan)
+            for (key, _, _), c in zip(plan, valid_counts, strict=True)
+        },
+    }
+
+
+def format_table(
+    summary: pd.DataFrame,
+    baseline: float,
+    *,
+    ci: Mapping[str, Any] | None = None,
+    digits: int = 2,
+    level: float = 0.95,
+) -> str:
+    """Markdown table like FACE-2 Table 2: rows metrics, columns evaluators and ``mean (SD)``.
+
+    ``summary`` is :func:`summarise_evaluators`'s output. ``ci`` (optional) maps metric →
+    ``(low, high)`` or a :func:`bootstrap_valid_ratio` result; it adds a column
+    ``{level:.0%} CI`` written ``[low, high]`` (``–`` for metrics without one). The last row,
+    ``random``, holds ``baseline`` (e.g. valid_cell_table's ``baseline``) in every ratio column.
+    """
+    where = "format_table"
+    if "metric" not in summary.columns or "mean (SD)" not in summary.columns:
+        raise GenmetricsError(f"{where}: summary must come from summarise_evaluators")
+    try:
+        base = float(baseline)
+    except (TypeError, ValueError):
+        raise GenmetricsError(f"{where}: baseline must be a number, got {baseline!r}") from None
+    start = list(summary.columns).index("metric") + 1
+    stop = list(summary.columns).index("n_evaluators")
+    evaluators = list(summary.columns[start:stop])
+    header = ["metric", *map(str, evaluators), "mean (SD)"]
+    ci_col = f"{level:.0%} CI"
+    if ci is not None:
+        unknown = sorted(set(map(str, ci)) - set(map(str, summary["metric"])))
+        if unknown:
+            raise GenmetricsError(f"{where}: ci has metric(s) {unknown} not in summary")
+        header.append(ci_col)
+
+    body = []
+    for _, r in summary.iterrows():
+        row = [str(r["metric"]), *(_fmt(r[e], digits) for e in evaluators), r["mean (SD)"]]
+        if ci is not None:
+            row.append(_fmt_ci(ci.get(r["metric"]), digits, r["metric"]))
+        body.append(row)
+    random_row = ["random", *(_fmt(base, digits) for _ in evaluators), _fmt(base, digits)]
+    if ci is not None:
+        random_row.append("–")
+    body.append(random_row)
+
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(header), sep, *(line(b) for b in body)])
+
+
+def _fmt_ci(value: Any, digits: int, metric: str) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, Mapping):
+        if "low" not in value or "high" not in value:
+            raise GenmetricsError(f"format_table: ci[{metric!r}] lacks 'low'/'high'")
+        low, high = value["low"], value["high"]
+    else:
+        try:
+            low, high = value
+        except (TypeError, ValueError):
+            raise GenmetricsError(
+                f"format_table: ci[{metric!r}] must be (low, high) or a bootstrap result, "
+                f"got {value!r}"
+            ) from None
+    return f"[{_fmt(float(low), digits)}, {_fmt(float(high), digits)}]"
+
+
+# ------------------------------------------------------------------ the workflow's analysis
+
+
+def _items(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[int]]:
+    """Row indices per prompt (``prompt_id``/``source_id``) of one source's rows."""
+    key = next((k for k in ("prompt_id", "source_id") if rows and all(k in r for r in rows)), None)
+    if key is None:
+        raise GenmetricsError(
+            "scaling: bootstrapping over prompts needs a prompt_id on every text "
+            "(generations have one; imported texts take it from prompt_id_field)"
+        )
+    out: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        out.setdefault(str(r[key]), []).append(i)
+    return out
+
+
+class _Recompute:
+    """One entry's metric recomputed on resampled prompts of one (task, model), memoised by
+    the index array (every value of the entry reuses the same recomputation)."""
+
+    def __init__(self, entry: Mapping[str, Any], cell: Mapping[str, Any]):
+        from genmetrics.kinds import KINDS
+        from genmetrics.metrics import get
+
+        self.metric = get(entry["metric"])
+        self.params = entry["params"]
+        kind = KINDS[self.metric.input]
+        self.cand, self.rows = kind.load(cell["candidate"], "candidate")
+        self.ref = self.ref_rows = None
+        if cell.get("reference"):
+            self.ref, self.ref_rows = kind.load(cell["reference"], "reference")
+        self.by_item = _items(self.rows)
+        self.memo: dict[bytes, dict[str, float]] = {}
+
+    def values(self, items: Sequence[str], idx: np.ndarray) -> dict[str, float]:
+        key = idx.tobytes()
+        if key not in self.memo:
+            from genmetrics.scoring import _take, score_loaded
+
+            take = [i for k in idx for i in self.by_item[items[k]]]
+            rec = score_loaded(
+                self.metric.name,
+                _take(self.cand, take),
+                [self.rows[i] for i in take],
+                self.ref,
+                self.ref_rows,
+                self.params,
+            )
+            self.memo[key] = rec["values"]
+        return self.memo[key]
+
+
+def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str, Any]:
+    """The scaling analysis of a workflow run (``settings`` from :meth:`Plan.scaling_settings`):
+    the valid-cell table per (variant: value, evaluator) from the score records, a paired
+    bootstrap CI per row over each cell's shared prompts (``bootstrap`` replicates; 0: none),
+    the summary across evaluators and its markdown table.
+
+    Returns ``{"table", "summary", "markdown", "baseline"}``; ``table`` has one row per
+    (metric value, evaluator) with ``low``/``high``/``failed`` bootstrap columns.
+    """
+    from genmetrics.io import read_json
+    from genmetrics.metrics import get
+    from genmetrics.metrics.registry import HIGHER
+
+    families = settings["families"]
+    entries = settings["entries"]
+    rows, directions, labels = [], {}, {}
+    for c in settings["cells"]:
+        ent = entries[c["entry"]]
+        declared = get(ent["metric"]).values
+        for name, value in read_json(c["score"])["values"].items():
+            if declared.get(name) is None:
+                continue  # neither direction is better (a length, a count)
+            label = f"{ent['variant']}: {name}"
+            directions[label] = declared[name] == HIGHER
+            labels[label] = (c["entry"], name)
+            rows.append(
+                {
+                    "metric": label,
+                    "evaluator": ent["evaluator"],
+                    "task": c["dataset"],
+                    "model": c["model"],
+                    "value": value,
+                }
+            )
+    scores = pd.DataFrame(rows, columns=["metric", "evaluator", "task", "model", "value"])
+    table = valid_cell_table(scores, families, directions)
+    n_boot = int(settings["bootstrap"])
+    table["low"] = table["high"] = np.nan
+    table["failed"] = 0
+    replicates: dict[str, list[np.ndarray]] = {}
+    if n_boot > 0:
+        by_entry: dict[str, dict[tuple[str, str], _Recompute]] = {}
+        for c in settings["cells"]:
+            by_entry.setdefault(c["entry"], {})[(c["dataset"], c["model"])] = _Recompute(
+                entries[c["entry"]], c
+            )
+        for pos, row in table.iterrows():
+            if not row["cells"]:
+                continue
+            entry, name = labels[row["metric"]]
+            rec = by_entry[entry]
+            cells, n_items = {}, {}
+            for fam, members in families.items():
+                for task in sorted({t for (t, m) in rec if m in members}):
+                    if not all((task, m) in rec for m in members):
+                        continue
+                    shared = sorted(set.intersection(*(set(rec[task, m].by_item) for m in members)))
+                    if not shared:
+                        raise GenmetricsError(
+                            f"scaling: {fam}/{task}: the members share no prompt to resample"
+                        )
+                    n_items[fam, task] = len(shared)
+                    cells[fam, task] = {
+                        m: (lambda idx, r=rec[task, m], s=shared, v=name: r.values(s, idx)[v])
+                        for m in members
+                    }
+            boot = bootstrap_valid_ratio(
+                cells,
+                families,
+                n_items,
+                directions[row["metric"]],
+                n_boot,
+                int(settings["seed"]),
+                progress=progress,
+            )
+            table.loc[pos, ["low", "high", "failed"]] = [boot["low"], boot["high"], boot["failed"]]
+            replicates.setdefault(row["metric"], []).append(boot["replicates"])
+    summary = summarise_evaluators(table)
+    ci = {}
+    for metric, reps in replicates.items():
+        if len({len(r) for r in reps}) == 1 and len(reps[0]):  # mean over evaluators, per draw
+            mean = np.mean(np.stack(reps), axis=0)
+            ci[metric] = tuple(np.quantile(mean, [0.025, 0.975]))
+    baseline = float(table["baseline"].dropna().iloc[0]) if table["baseline"].notna().any() else 0.0
+    return {
+        "table": table,
+        "summary": summary,
+        "markdown": format_table(summary, baseline, ci=ci or None),
+        "baseline": baseline,
+        "ci": ci,
+    }

@@ -1,0 +1,9 @@
+"""Surprisal-spectra figure (FACE) from the first face entry's scores."""
+
+from genmetrics.io import read_json
+from genmetrics.plots import surprisal_spectra
+from genmetrics.runlog import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]):
+    surprisal_spectra([read_json(p) for p in sm.input], sm.output[0])
