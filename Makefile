@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: agnews-experiment gpt2-decoding face-scaling face-real-data demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -79,3 +79,7 @@ face-scaling: install
 # FACE on stored surprisal (WebText vs GPT-2 samples; the FACE paper's size pairs), printing the tables.
 face-real-data: install-test
 	$(BIN)/python -m pytest -q -s tests/test_face_real_data.py
+
+# FACE vs human A/B judgments (contrastive search, RankGen) with SmolLM2 surprisal; needs ../shared/data.
+face-agreement: install-test
+	$(BIN)/python -m pytest -q -s -m slow tests/test_face_agreement.py

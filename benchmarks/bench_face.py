@@ -44,6 +44,7 @@ from scipy.stats import entropy, spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from bench_distribution import best_of  # noqa: E402  (this folder is on sys.path)
 from face_oracle import facescore_reference  # noqa: E402
 
 from genmetrics.metrics import compute  # noqa: E402
@@ -107,15 +108,6 @@ def official_style(human, model, value):
     return out
 
 
-def best_of(fn, repeat: int):
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return out, min(times)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10_000)
@@ -145,7 +137,7 @@ def main() -> int:
             return compute("face", model[:m], human[:m], params=params, links=links[:m])
 
         ours_sub()  # warm-up (imports)
-        res, t_ours = best_of(ours_sub, args.repeat)
+        t_ours, res = best_of(ours_sub, args.repeat)
 
         t0 = time.perf_counter()
         oracle = [facescore_reference(human[i], model[i], value, True) for i in range(m)]
@@ -184,8 +176,8 @@ def main() -> int:
             b = aligned_spectra(model, value=value, zscore=True)
             return batch_distances(a, b)
 
-        res_full, t_full = best_of(ours_full, args.repeat)
-        _, t_core = best_of(core_full, args.repeat)
+        t_full, res_full = best_of(ours_full, args.repeat)
+        t_core, _ = best_of(core_full, args.repeat)
         full[value] = (t_full, t_core, t_ref * args.n / m, res_full.values)
         ok &= t_ref * args.n / m / t_full >= GOAL_SPEEDUP  # the goal at --n pairs too
 

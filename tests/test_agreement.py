@@ -233,3 +233,28 @@ def test_spearman_matches_scipy_on_returned_strengths():
     y = [r["metric_bt"][k] for k in s]
     assert r["spearman"] == pytest.approx(stats.spearmanr(x, y).statistic)
     assert r["item_agreement"] == pytest.approx(0.9)
+
+
+def test_face_judgments_prefer_the_text_whose_spectrum_is_nearer_the_human_one():
+    """Item by item: a text drawn from the human's own process beats one with its values
+    shuffled in time (same values, no memory); mean surprisal is then a tie-free coin."""
+    from genmetrics.analysis.agreement import face_judgments
+
+    rng = np.random.default_rng(0)
+
+    def ar1(n, phi=0.85):
+        x = np.zeros(n)
+        for t in range(1, n):
+            x[t] = phi * x[t - 1] + rng.normal()
+        return np.abs(x) + 1.0
+
+    human = [ar1(300) for _ in range(12)]
+    close = [ar1(300) for _ in range(12)]
+    shuffled = [rng.permutation(ar1(300)) for _ in range(12)]
+    j = face_judgments(close, shuffled, human, {"pairing": "prompt"})
+    assert j["corr"].count("a") >= 11 and j["ensemble3"].count("a") >= 10
+    flipped = face_judgments(shuffled, close, human)
+    assert flipped["corr"] == [{"a": "b", "b": "a", "tie": "tie"}[o] for o in j["corr"]]
+    assert len(j["mean_surprisal"]) == 12
+    short = face_judgments([np.array([1.0, 2.0])] + close[1:], shuffled, human)
+    assert short["so"][0] == "tie"  # no spectrum for a 2-value text

@@ -206,3 +206,16 @@ def test_welch_refuses_signed_values():
     rng = np.random.default_rng(9)
     with pytest.raises(GenmetricsError, match="welch"):
         compute("face", _seqs(rng, 3), _seqs(rng, 3), {"method": "welch", "value": "real"})
+
+
+def test_a_flat_spectrum_is_counted_not_averaged_in_as_nan():
+    rng = np.random.default_rng(10)
+    human, model = _seqs(rng, 6), _seqs(rng, 6)
+    model[2] = np.full(40, 3.0)  # z-scored: all zeros, so CORR and KL are undefined
+    res = compute("face", model, human, {"zscore": True}, links=[[i] for i in range(6)])
+    assert res.n["undefined_candidate"] == 1 and res.extras["per_candidate"]["corr"][2] is None
+    assert all(np.isfinite(v) for v in res.values.values())
+    keep = [0, 1, 3, 4, 5]
+    want = _mean_oracle([human[i] for i in keep], [model[i] for i in keep], zscore=True)
+    for key, v in want.items():
+        assert res.values[key] == pytest.approx(v, abs=1e-9), key

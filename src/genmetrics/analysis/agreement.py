@@ -13,7 +13,7 @@ Outcomes are ``"a"`` (system_a preferred), ``"b"`` (system_b preferred) or ``"ti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -349,3 +349,44 @@ def agreement(
         "level": level,
         "note": "; ".join(notes) if notes else None,
     }
+
+
+def face_judgments(
+    surprisal_a: Sequence[np.ndarray],
+    surprisal_b: Sequence[np.ndarray],
+    surprisal_human: Sequence[np.ndarray],
+    params: Mapping[str, Any] | None = None,
+) -> dict[str, list[str]]:
+    """Per item, which of two texts each FACE distance prefers (FACE-2 §5.3): text a_i and
+    text b_i are each compared with the human text h_i of the same item (the ``face`` metric
+    paired by item), and :func:`genmetrics.metrics.face.judge` picks the closer one, for
+    every distance and the Ensemble-3/5 votes. ``mean_surprisal`` is FACE-2's baseline: the
+    text with the lower mean surprisal wins. An item whose text has fewer than 3 surprisal
+    values (no spectrum) is a tie for every FACE distance."""
+    from genmetrics.metrics import compute
+    from genmetrics.metrics.face import judge
+
+    n = len(surprisal_human)
+    if not len(surprisal_a) == len(surprisal_b) == n:
+        raise GenmetricsError(
+            f"face_judgments: {len(surprisal_a)} a, {len(surprisal_b)} b and {n} human texts"
+        )
+    links = [[i] for i in range(n)]
+    per = {
+        side: compute("face", seqs, surprisal_human, params, links=links).extras["per_candidate"]
+        for side, seqs in (("a", surprisal_a), ("b", surprisal_b))
+    }
+    nan = float("nan")
+    out: dict[str, list[str]] = {}
+    for i in range(n):
+        va = {k: nan if v[i] is None else v[i] for k, v in per["a"].items()}
+        vb = {k: nan if v[i] is None else v[i] for k, v in per["b"].items()}
+        for key, outcome in judge(va, vb).items():
+            out.setdefault(key, []).append(outcome)
+    mean = [
+        [float(np.mean(s)) if len(s) else nan for s in seqs] for seqs in (surprisal_a, surprisal_b)
+    ]
+    out["mean_surprisal"] = [
+        "a" if x < y else "b" if y < x else "tie" for x, y in zip(*mean, strict=True)
+    ]
+    return out

@@ -244,6 +244,11 @@ def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _block_distances(a: np.ndarray, b: np.ndarray, so: str) -> dict[str, np.ndarray]:
+    with np.errstate(invalid="ignore", divide="ignore"):  # a flat spectrum gives NaN, counted
+        return _block_distances_raw(a, b, so)
+
+
+def _block_distances_raw(a: np.ndarray, b: np.ndarray, so: str) -> dict[str, np.ndarray]:
     pa, pb = np.abs(a), np.abs(b)
     sa, sb = pa.sum(axis=1), pb.sum(axis=1)
     lo = np.minimum(pa, pb)
@@ -289,6 +294,7 @@ def best_over_references(values: dict[str, np.ndarray], groups: np.ndarray, n: i
     ``k``; a candidate without a pair gets -inf/inf."""
     out = {}
     for key, v in values.items():
+        v = np.where(np.isnan(v), -np.inf if HIGHER_IS_BETTER.get(key, False) else np.inf, v)
         if HIGHER_IS_BETTER.get(key, False):
             best = np.full(n, -np.inf)
             np.maximum.at(best, groups, v)

@@ -116,7 +116,9 @@ def face(
     values); the FACE-2 experiments used ``value=real``; ``align=face`` gives FACE's
     true-frequency alignment and trapezoid SO. ``n`` counts dropped short sequences
     (``dropped_candidate``/``dropped_reference``), candidates left without a reference
-    (``unpaired_candidate``) and the pairs scored; ``extras`` holds the mean ± SD spectra (for
+    (``unpaired_candidate``), candidates whose spectrum is flat (a constant sequence,
+    z-scored: no correlation, no distribution; ``undefined_candidate``, left out of the means)
+    and the pairs scored; ``extras`` holds the mean ± SD spectra (for
     the figure), how the sets were compared and, when paired, each candidate's values.
     """
     cand = [np.asarray(s)[:max_length] for s in candidate]
@@ -197,11 +199,20 @@ def face(
     for key, v in best.items():
         full = np.full(len(cand), np.nan)
         full[np.flatnonzero(keep_c)[has_pair]] = v[has_pair]
-        per_candidate[key] = [None if np.isnan(x) else float(x) for x in full]
+        per_candidate[key] = [float(x) if np.isfinite(x) else None for x in full]
     extras["pairing"] = "prompt"
     extras["per_candidate"] = per_candidate
+    # a flat spectrum (a constant sequence, z-scored) has no correlation or distribution:
+    # such candidates are counted and left out of the means, never averaged in as NaN
+    undefined = np.zeros(spec_c.shape[0], dtype=bool)
+    for v in best.values():
+        undefined |= ~np.isfinite(v)
+    n["undefined_candidate"] = int((undefined & has_pair).sum())
+    ok = has_pair & ~undefined
+    if not ok.any():
+        raise GenmetricsError("face: every paired candidate has a flat (all-zero) spectrum")
     return MetricResult(
-        values={k: float(np.mean(v[has_pair])) for k, v in best.items()}, extras=extras, n=n
+        values={k: float(np.mean(v[ok])) for k, v in best.items()}, extras=extras, n=n
     )
 
 
