@@ -191,11 +191,19 @@ def surprisal_spectra(records: list[dict], path: str | Path) -> None:
         if "spectrum" in (rec.get("extras") or {}):
             by_ds.setdefault(rec["dataset"], []).append(rec)
     n_panels = max(1, len(by_ds))
-    fig, axes = plt.subplots(1, n_panels, figsize=(6.0 * n_panels, 4.6), squeeze=False)
+    ncols = min(2, n_panels)
+    nrows = -(-n_panels // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(6.4 * ncols, 4.6 * nrows), squeeze=False, layout="constrained"
+    )
+    for ax in axes.flat[n_panels:]:
+        ax.set_visible(False)
     if not by_ds:
         axes[0, 0].text(0.5, 0.5, "no face scores configured", ha="center", va="center")
     cmap = plt.get_cmap("tab10")
-    for ax, (ds, recs) in zip(axes[0], sorted(by_ds.items()), strict=False):
+    p: dict = {}
+    entry = "face"
+    for ax, (ds, recs) in zip(axes.flat, sorted(by_ds.items()), strict=False):
         recs = sorted(recs, key=lambda r: r["source"])
         first = recs[0]
         sp = first["extras"]["spectrum"]
@@ -217,19 +225,17 @@ def surprisal_spectra(records: list[dict], path: str | Path) -> None:
             )
         if positive:
             ax.set_yscale("log")
-        p = first.get("params", {})
-        ax.set_title(
-            f"{ds}: surprisal spectra ({first.get('entry', 'face')}, value={p.get('value')}, "
-            f"zscore={p.get('zscore')}, align={p.get('align')})",
-            fontsize=9,
-        )
+        p, entry = first.get("params", {}), first.get("entry", "face")
+        ax.set_title(f"dataset: {ds}", fontsize=10)
         ax.set_xlabel("frequency (cycles per token)")
         ax.set_ylabel("|X(f)|: amplitude" if p.get("value") == "norm" else "Re X(f)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle(
-        "Spectra of per-token surprisal (FACE): closer to the human curve = more human-like "
-        "fluctuation; bands: 95% CI of the mean",
+        "Spectra of per-token surprisal (FACE, Yang et al. 2023): closer to the human curve = "
+        "more human-like fluctuation; bands: 95% CI of the mean\n"
+        f"score entry {entry}: value={p.get('value')}, zscore={p.get('zscore')}, "
+        f"align={p.get('align')}, method={p.get('method')}, window={p.get('window')}",
         fontsize=10,
     )
     _save(fig, path)
