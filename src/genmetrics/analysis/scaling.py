@@ -468,17 +468,23 @@ class _Recompute:
     """One entry's metric recomputed on resampled prompts of one (task, model), memoised by
     the index array (every value of the entry reuses the same recomputation)."""
 
-    def __init__(self, entry: Mapping[str, Any], cell: Mapping[str, Any]):
+    def __init__(self, entry: Mapping[str, Any], cell: Mapping[str, Any], loaded: dict):
         from genmetrics.kinds import KINDS
         from genmetrics.metrics import get
 
         self.metric = get(entry["metric"])
         self.params = entry["params"]
         kind = KINDS[self.metric.input]
-        self.cand, self.rows = kind.load(cell["candidate"], "candidate")
+
+        def load(path: str, role: str) -> tuple[Any, Any]:  # a file shared by entries: once
+            if (kind.name, path) not in loaded:
+                loaded[kind.name, path] = kind.load(path, role)
+            return loaded[kind.name, path]
+
+        self.cand, self.rows = load(cell["candidate"], "candidate")
         self.ref = self.ref_rows = None
         if cell.get("reference"):
-            self.ref, self.ref_rows = kind.load(cell["reference"], "reference")
+            self.ref, self.ref_rows = load(cell["reference"], "reference")
         self.by_item = _items(self.rows)
         self.memo: dict[bytes, dict[str, float]] = {}
 
@@ -542,9 +548,10 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
     replicates: dict[str, list[np.ndarray]] = {}
     if n_boot > 0:
         by_entry: dict[str, dict[tuple[str, str], _Recompute]] = {}
+        loaded: dict = {}  # (kind, path) -> (data, rows): references shared across entries
         for c in settings["cells"]:
             by_entry.setdefault(c["entry"], {})[(c["dataset"], c["model"])] = _Recompute(
-                entries[c["entry"]], c
+                entries[c["entry"]], c, loaded
             )
         for pos, row in table.iterrows():
             if not row["cells"]:
