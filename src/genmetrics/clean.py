@@ -63,9 +63,9 @@ def clean_rows(
     """Clean rows ``{"id", "text", ...}``; return (kept rows, counts of what was dropped).
 
     Order: label filter (``filter: {field: [allowed values]}``; a list-valued field, e.g. the
-    models that continued a document, must contain every listed value) → normalise → drop empty → dedupe (exact, after normalisation) → length filter
-    (min/max words) → truncate → seeded sample (``random.Random(seed).sample``, then original
-    order kept).
+    models that continued a document, must contain every listed value) → normalise → drop
+    empty → dedupe (exact, after normalisation) → length filter (min/max words) → truncate →
+    seeded sample (``random.Random(seed).sample``, then original order kept).
     """
     opts = {**CLEAN_DEFAULTS, **(options or {})}
     unknown = set(opts) - set(CLEAN_DEFAULTS)
