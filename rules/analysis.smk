@@ -110,19 +110,31 @@ rule scaling:
     output:
         table=RESULTS.scaling_table,
         markdown=RESULTS.scaling_markdown,
-        figure=report(
+    log:
+        "results/logs/scaling.log",
+    conda:
+        "../envs/metrics.yaml"
+    params:
+        settings=plan("scaling_settings"),
+    script:
+        "../workflow/scripts/scaling.py"
+
+
+rule scaling_figure:
+    input:
+        RESULTS.scaling_table,
+    output:
+        report(
             RESULTS.scaling_figure,
             caption="../workflow/report/scaling.rst",
             category="Scaling (FACE-2)",
         ),
     log:
-        "results/logs/scaling.log",
+        "results/logs/scaling_figure.log",
     conda:
         "../envs/plots.yaml"
-    params:
-        settings=plan("scaling_settings"),
     script:
-        "../workflow/scripts/scaling.py"
+        "../workflow/scripts/scaling_figure.py"
 
 
 rule spectra_figure:

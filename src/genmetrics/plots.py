@@ -241,12 +241,21 @@ def surprisal_spectra(records: list[dict], path: str | Path) -> None:
     _save(fig, path)
 
 
-def valid_cell_figure(result: dict, path: str | Path) -> None:
-    """FACE-2's scaling check as a figure (Liu et al. 2025, Table 2): per metric, the share of
+def valid_cell_figure(table: pd.DataFrame, path: str | Path) -> None:
+    """FACE-2's scaling check as a figure (Liu et al. 2025, Table 2), from the scaling table
+    (:func:`genmetrics.analysis.scaling.run_scaling`): per metric, the share of
     (family × dataset) cells where it orders models by size; a dot per evaluator LM, a bar for
     their mean with its 95% paired-bootstrap interval, the random baseline dashed."""
-    table, summary = result["table"], result["summary"].copy()
-    summary = summary.sort_values("mean", na_position="first")
+    from genmetrics.analysis.scaling import summarise_evaluators
+
+    summary = summarise_evaluators(table).sort_values("mean", na_position="first")
+    ci = {
+        m: (lo, hi)
+        for m, lo, hi in zip(table["metric"], table["mean_low"], table["mean_high"], strict=True)
+        if np.isfinite(lo)
+    }
+    known = table["baseline"].dropna()
+    baseline = float(known.iloc[0]) if len(known) else 0.0
     n = len(summary)
     fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.32 * max(n, 1)))
     if n == 0:
@@ -276,16 +285,14 @@ def valid_cell_figure(result: dict, path: str | Path) -> None:
             label="text metric (no LM)",
         )
     for i, m in enumerate(summary["metric"]):
-        lo_hi = result.get("ci", {}).get(m)
+        lo_hi = ci.get(m)
         if lo_hi is None:
             rows = table[table["metric"] == m]
             if len(rows) == 1 and np.isfinite(rows["low"].iloc[0]):
                 lo_hi = (rows["low"].iloc[0], rows["high"].iloc[0])
         if lo_hi is not None:
             ax.plot(lo_hi, [i, i], color="k", lw=1.2)
-    ax.axvline(
-        result["baseline"], ls="--", color="grey", label=f"random ({result['baseline']:.2f})"
-    )
+    ax.axvline(baseline, ls="--", color="grey", label=f"random ({baseline:.2f})")
     ax.set_yticks(y)
     ax.set_yticklabels(summary["metric"], fontsize=7)
     ax.set_xlim(0, 1.02)

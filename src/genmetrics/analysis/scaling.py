@@ -512,8 +512,9 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
     bootstrap CI per row over each cell's shared prompts (``bootstrap`` replicates; 0: none),
     the summary across evaluators and its markdown table.
 
-    Returns ``{"table", "summary", "markdown", "baseline"}``; ``table`` has one row per
-    (metric value, evaluator) with ``low``/``high``/``failed`` bootstrap columns.
+    Returns ``{"table", "summary", "markdown", "baseline", "ci"}``; ``table`` has one row per
+    (metric value, evaluator) with ``low``/``high``/``failed`` bootstrap columns and the
+    interval of the mean over evaluators (``mean_low``/``mean_high``).
     """
     from genmetrics.io import read_json
     from genmetrics.metrics import get
@@ -590,6 +591,9 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
         if len({len(r) for r in reps}) == 1 and len(reps[0]):  # mean over evaluators, per draw
             mean = np.mean(np.stack(reps), axis=0)
             ci[metric] = tuple(np.quantile(mean, [0.025, 0.975]))
+    # the CI of the mean over evaluators, on every row of its metric (for the figure)
+    table["mean_low"] = [ci.get(m, (np.nan, np.nan))[0] for m in table["metric"]]
+    table["mean_high"] = [ci.get(m, (np.nan, np.nan))[1] for m in table["metric"]]
     baseline = float(table["baseline"].dropna().iloc[0]) if table["baseline"].notna().any() else 0.0
     return {
         "table": table,

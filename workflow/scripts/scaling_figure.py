@@ -1,0 +1,10 @@
+"""Scaling figure (FACE-2 valid-cell ratio) from the scaling table."""
+
+import pandas as pd
+
+from genmetrics.plots import valid_cell_figure
+from genmetrics.runlog import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]):
+    valid_cell_figure(pd.read_csv(sm.input[0]), sm.output[0])
