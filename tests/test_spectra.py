@@ -24,7 +24,7 @@ def test_a_sinusoid_peaks_at_its_frequency():
 
 def test_identical_spectra_are_at_zero_distance():
     rng = np.random.default_rng(0)
-    f, v = spectrum(rng.gamma(2.0, 1.5, size=101), preprocess="zscore")
+    f, v = spectrum(rng.gamma(2.0, 1.5, size=101), zscore=True)
     a = align(f, v)
     d = distances(a, a.copy())
     for key in ("so", "corr", "spear"):

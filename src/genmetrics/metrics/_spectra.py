@@ -35,7 +35,6 @@ from genmetrics import GenmetricsError
 
 GRID_POINTS = 1000
 VALUES = ("norm", "real")
-PREPROCESS = ("none", "zscore", "logzs")
 ALIGN = ("face", "facescore")
 METHODS = ("fft", "welch")
 WINDOWS = ("none", "hann")
@@ -98,22 +97,20 @@ def _block_spectra(
 def spectrum(
     x: Sequence[float],
     value: str = "norm",
-    preprocess: str = "none",
+    log: bool = False,
+    zscore: bool = False,
     method: str = "fft",
     window: str = "none",
     segment: int = 64,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(frequencies, values) of one surprisal sequence, as FACE's FFTProcessor."""
-    if preprocess not in PREPROCESS:
-        raise GenmetricsError(f"spectrum: preprocess in {PREPROCESS}, got {preprocess!r}")
     _check(value, method, window)
     a = np.asarray(x, dtype=np.float64)
     if a.ndim != 1 or a.size == 0:
         raise GenmetricsError("spectrum: a non-empty 1-D sequence is needed")
     if not np.isfinite(a).all():
         raise GenmetricsError("spectrum: the sequence holds NaN or inf")
-    log, z = preprocess == "logzs", preprocess in ("zscore", "logzs")
-    freq, spec = _block_spectra(a[None, :], value, log, z, method, window, segment)
+    freq, spec = _block_spectra(a[None, :], value, log, zscore, method, window, segment)
     return freq, spec[0]
 
 
