@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -83,3 +83,12 @@ face-real-data: install-test
 # FACE vs human A/B judgments (contrastive search, RankGen) with SmolLM2 surprisal; needs ../shared/data.
 face-agreement: install-test
 	$(BIN)/python -m pytest -q -s -m slow tests/test_face_agreement.py
+
+# OmniInput toy validation (Liu et al. §3.2): digit GPT-2, exact enumeration vs Wang-Landau
+# (uniform and gradient proposals) and Monte Carlo at equal budgets -> results/omniinput/toy/validation.json
+omniinput-toy: install
+	$(BIN)/snakemake --cores $(CORES) omniinput_toy
+
+# The toy and the SmolLM2 run (8-token inputs, judge-LM annotator): PR curves and samples per bin
+omniinput: install
+	$(BIN)/snakemake --cores $(CORES) omniinput

@@ -23,6 +23,7 @@ include: "rules/features.smk"
 include: "rules/metrics.smk"
 include: "rules/analysis.smk"
 include: "rules/report.smk"
+include: "rules/omniinput.smk"
 
 
 rule all:

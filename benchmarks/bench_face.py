@@ -47,11 +47,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from bench_distribution import best_of  # noqa: E402  (this folder is on sys.path)
 from face_oracle import facescore_reference  # noqa: E402
 
+from genmetrics.devices import available_cpus  # noqa: E402
 from genmetrics.metrics import compute  # noqa: E402
 from genmetrics.metrics._spectra import (  # noqa: E402
     DISTANCES,
     aligned_spectra,
-    available_cpus,
     batch_distances,
 )
 

@@ -258,7 +258,8 @@ def test_budget_stop():
 
 def _brute_force_logq(toy: LinearToy, x: np.ndarray, ln_s: np.ndarray, bins: Bins) -> np.ndarray:
     """softmax over every single-token change (i, v ≠ x_i) of (S(bin z) − S(bin z'))/2, with
-    z' evaluated exactly (the linear toy's first-order estimate is exact)."""
+    z' evaluated exactly (the linear toy's first-order estimate is exact) and clipped to the
+    window (a move estimated outside counts as landing in the edge bin)."""
     z = toy(x[None])[0]
     v_size, length = toy.vocab_size, toy.length
     logits = np.full(length * v_size, -np.inf)
@@ -268,9 +269,8 @@ def _brute_force_logq(toy: LinearToy, x: np.ndarray, ln_s: np.ndarray, bins: Bin
                 continue
             y = x.copy()
             y[i] = v
-            b = bins.index(toy(y[None]))[0]
-            if b >= 0:
-                logits[i * v_size + v] = (ln_s[bins.index(z)] - ln_s[b]) / 2
+            b = bins.index(np.clip(toy(y[None]), bins.lo, bins.hi))[0]
+            logits[i * v_size + v] = (ln_s[bins.index(z)] - ln_s[b]) / 2
     m = logits.max()
     return logits - m - math.log(np.exp(logits - m).sum())
 
@@ -278,7 +278,7 @@ def _brute_force_logq(toy: LinearToy, x: np.ndarray, ln_s: np.ndarray, bins: Bin
 def test_gradient_proposal_against_brute_force():
     toy = LinearToy(3, 4, seed=5)
     lo, hi = toy.bounds()
-    bins = Bins((lo + hi) / 2, hi, 6)  # moves to low z leave the window (-inf)
+    bins = Bins((lo + hi) / 2, hi, 6)  # moves to low z leave the window (edge bin's S)
     ln_s = np.random.default_rng(1).normal(0, 2, 6)
     seqs = all_sequences(3, 4)
     seqs = seqs[bins.index(toy(seqs)) >= 0]
@@ -290,7 +290,12 @@ def test_gradient_proposal_against_brute_force():
         stay = np.arange(4) * 3 + x
         assert np.all(logq[w, stay] == -np.inf)
         np.testing.assert_allclose(logq[w], _brute_force_logq(toy, x, ln_s, bins), atol=1e-12)
-    assert np.isneginf(logq).sum() > 7 * 4  # moves out of the window are never proposed
+    # only the stay moves are impossible: a move estimated out of the window is still proposed
+    assert np.isneginf(logq).sum() == 7 * 4
+    neighbours = np.array(
+        [np.where(np.arange(4) == i, v, x) for x in seqs for i in range(4) for v in range(3)]
+    )
+    assert (toy(neighbours) < bins.lo).any()  # the case the clipping is about occurs here
     mixed = gradient_log_proposal(seqs, z, g, ln_s, bins, uniform_mix=0.1)
     np.testing.assert_allclose(np.exp(mixed).sum(axis=1), 1.0, rtol=1e-12)
     moves = np.isfinite(mixed)  # every non-stay move, each with at least ε / (L (V - 1))

@@ -100,3 +100,11 @@ def release_gpus() -> None:
     """Give back every GPU this process claimed (tests; a job's claim ends with it)."""
     while _HELD:
         _HELD.pop().close()
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity: a SLURM job's or taskset's share)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)

@@ -261,6 +261,18 @@ def _load_pos(path: Path) -> tuple[list[list[str]], Rows]:
     return tag_texts([r["text"] for r in rows]), rows
 
 
+def _load_density(path: Path) -> tuple[Any, Rows]:
+    from genmetrics.omniinput.curves import read_density
+
+    return read_density(path), []
+
+
+def _validate_density(d: Any, what: str) -> Any:
+    from genmetrics.omniinput.curves import validate_density
+
+    return validate_density(d, what)
+
+
 @dataclass(frozen=True)
 class Kind:
     """One input kind: how it is stored, loaded, checked and where the workflow writes it."""
@@ -320,6 +332,15 @@ KINDS: dict[str, Kind] = {
             _load_pos,
             validate_pos,
             "results/features/pos/{dataset}/{source}.jsonl",
+        ),
+        # an annotated density of states over a model's input space (OmniInput, Liu et al.):
+        # {dataset} is the omniinput run; not a text source
+        Kind(
+            "density",
+            ".npz",
+            _load_density,
+            _validate_density,
+            "results/omniinput/{dataset}/density.npz",
         ),
     )
 }

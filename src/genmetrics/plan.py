@@ -36,6 +36,7 @@ from typing import Any
 from genmetrics import GenmetricsError
 from genmetrics.generation import GenerationSettings
 from genmetrics.kinds import KINDS, PARTS, TEXT_KINDS, texts_path
+from genmetrics.omniinput.settings import OMNI, PROPOSALS, OmniPlan, omni_plan
 from genmetrics.provenance import code_digest
 from genmetrics.resources import JobResources, job_resources, resource_keys
 
@@ -45,12 +46,21 @@ FEATURE_CODE = {
     "embed": ("genmetrics.features.embed",),
     "surprisal": ("genmetrics.features.surprisal",),
 }
+#: modules whose code decides the OmniInput results (their digest is a params value)
+OMNI_CODE = (
+    "genmetrics.omniinput.sampler",
+    "genmetrics.omniinput.digits",
+    "genmetrics.omniinput.lm",
+    "genmetrics.omniinput.toy",
+    "genmetrics.omniinput.validation",
+)
 #: the wildcard that names what a GPU rule's job loads
 _RULE_WILDCARD = {
     "generate": "model",
     "embed": "featurizer",
     "surprisal": "evaluator",
     "score_with_model": "entry",
+    "omni_sample": "run",
 }
 PROMPTS = "prompts"
 #: assets the ``pos_tags`` rule needs (genmetrics.assets.ASSETS)
@@ -248,6 +258,8 @@ class Targets:
     figures: tuple[str, ...]  # in the HTML report
     analyses: tuple[str, ...]
     all: tuple[str, ...]
+    omniinput: tuple[str, ...] = ()  # not in all: `snakemake omniinput`
+    omniinput_toy: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -264,6 +276,7 @@ class Plan:
     sweep: dict | None
     report: dict
     scaling: dict | None = None  # analysis.scaling, checked
+    omniinput: OmniPlan | None = None  # omniinput:, checked
     cluster: dict = field(default_factory=dict)  # the config's resources: section
     notes: tuple[str, ...] = ()  # what the environment changed, for the run log
     targets: Targets = field(init=False)
@@ -304,6 +317,8 @@ class Plan:
             ),
             "seed": r"\d+",
             "shard": r"\d+",
+            "run": names_pattern(self.omniinput.runs if self.omniinput else {}),
+            "proposal": "|".join(PROPOSALS),
             "source": rf"(?:{REFERENCES}|{PROMPTS}|(?:{models})/seed\d+)(?:\.(?:{parts}))?",
         }
 
@@ -421,6 +436,14 @@ class Plan:
             fm = (self.featurizers if rule == "embed" else self.evaluators)[name]
             ck = self.checkpoints[fm.checkpoint]
             layers, dtype, where = [ck.resources], "float32", f"checkpoints.{ck.name}"
+        elif rule == "omni_sample":
+            run = self.omni.runs[name]
+            ck = self.checkpoints[run.checkpoint]
+            layers, dtype, where = (
+                [ck.resources, run.resources],
+                "float32",
+                f"omniinput.runs.{name}",
+            )
         else:  # score_with_model: a small encoder (BERTScore), sized by the rule's settings
             ck, layers, dtype, where = None, [], "float32", f"resources.rules.{rule}"
         return job_resources(
@@ -545,6 +568,46 @@ class Plan:
         from genmetrics.generation import GENERATION_CODE
 
         return code_digest(*{"generate": GENERATION_CODE, **FEATURE_CODE}[rule])
+
+    # -------------------------------------------------------------- OmniInput
+
+    @property
+    def omni(self) -> OmniPlan:
+        if self.omniinput is None:
+            raise GenmetricsError("the config has no omniinput: section")
+        return self.omniinput
+
+    def omni_toy_settings(self) -> dict[str, Any]:
+        """The toy's settings with the code digest of the modules that compute it."""
+        assert self.omni.toy is not None
+        return {**self.omni.toy, "code": code_digest(*OMNI_CODE)}
+
+    def omni_toy_results(self) -> dict[str, str]:
+        return self.omni.toy_results()
+
+    def omni_run_model(self, run: str) -> str:
+        return self.manifest(self.omni.runs[run].checkpoint)
+
+    def omni_run_settings(self, run: str) -> dict[str, Any]:
+        return {**self.omni.runs[run].settings(), "code": code_digest(*OMNI_CODE)}
+
+    def omni_annotator(self, run: str) -> dict[str, Any]:
+        return self.omni.runs[run].annotator
+
+    def omni_direction(self, run: str) -> str:
+        return self.omni.runs[run].direction
+
+    def omni_annotator_inputs(self, run: str) -> dict[str, str]:
+        """What the annotate job reads besides the samples: the judge LM or the raters' CSV."""
+        a = self.omni.runs[run].annotator
+        if a["kind"] == "judge_lm":
+            return {"judge": self.manifest(a["checkpoint"])}
+        if a["kind"] == "csv":
+            return {"scores": a["path"]}
+        return {}
+
+    def omni_scores(self) -> list[str]:
+        return [OMNI.run_score.format(run=r) for r in self.omni.runs]
 
     def spread_inputs(self, dataset: str, model: str, entry: str) -> dict:
         e = self.entries[entry]
@@ -676,7 +739,10 @@ class Plan:
         analyses += [RESULTS.pr_curves_figure] if prd else []
         analyses += [RESULTS.spectra_figure] if face_scores else []
         analyses += [RESULTS.spread_table] if spreads else []
+        omni = self.omniinput
         return Targets(
+            omniinput=tuple(omni.targets) if omni else (),
+            omniinput_toy=tuple(omni.toy_targets) if omni else (),
             scores=tuple(self.score_targets()),
             generation_stats=tuple(gen_stats),
             spreads=tuple(spreads),
@@ -795,6 +861,7 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
         sweep=dict(sweep) if sweep else None,
         report=dict(cfg["report"]),
         scaling=_scaling(cfg["analysis"].get("scaling"), entries, models),
+        omniinput=omni_plan(cfg.get("omniinput"), checkpoints),
         cluster=cluster,
         notes=tuple(notes),
     )
@@ -917,6 +984,11 @@ def _entry(
         metric = get(e.get("metric", name))
     except GenmetricsError as err:
         raise GenmetricsError(f"{key}.metric: {err}") from None
+    if metric.input == "density":
+        raise GenmetricsError(
+            f"{key}: {metric.name} scores a model's input space, not texts; configure it under "
+            "omniinput.runs (README, OmniInput)"
+        )
     params = metric.check_params(e["params"], where=f"{key}.params")
     kind = KINDS[metric.input]
     feature_model = None

@@ -121,23 +121,31 @@ class ProgressLog:
 
     def _lock(self) -> None:
         assert self.path is not None
-        lock = _lock_path(self.path)
-        fh = open(lock, "a+", encoding="utf-8")  # noqa: SIM115 (kept open while the job runs)
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            holder = fh.read().strip() or "unknown"
-            fh.close()
-            raise GenmetricsError(
-                f"{self.path}: another job is working on this shard ({holder}); wait for it or "
-                "cancel it (squeue --me; scancel JOBID) before starting this one again"
-            ) from None
+        self._lock_fh = hold_lock(self.path, "shard")
+
+
+def hold_lock(path: Path, what: str = "file") -> Any:
+    """Take the exclusive ``flock`` on ``<path>.lock`` for this process (written with the
+    holder's host, pid and SLURM job) and return the open lock file: closing it releases the
+    lock. A second job on the same ``path`` gets a GenmetricsError naming the holder."""
+    lock = _lock_path(Path(path))
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(lock, "a+", encoding="utf-8")  # noqa: SIM115 (kept open while the job runs)
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
         fh.seek(0)
-        fh.truncate()
-        fh.write(_holder() + "\n")
-        fh.flush()
-        self._lock_fh = fh
+        holder = fh.read().strip() or "unknown"
+        fh.close()
+        raise GenmetricsError(
+            f"{path}: another job is working on this {what} ({holder}); wait for it or "
+            "cancel it (squeue --me; scancel JOBID) before starting this one again"
+        ) from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(_holder() + "\n")
+    fh.flush()
+    return fh
 
 
 def _lock_path(path: Path) -> Path:

@@ -1,6 +1,6 @@
 """What a GPU job asks of a cluster, derived from the config (``resources:`` and checkpoints).
 
-A GPU job (generate, embed, surprisal, score_with_model) gets a GPU kind (``a100``, ``v100``,
+A GPU job (generate, embed, surprisal, score_with_model, omni_sample) gets a GPU kind (``a100``, ``v100``,
 ... from ``resources.gpu_kinds``), a GPU count, CPUs, memory and a runtime:
 
 * weights = ``params_b`` × bytes per parameter in the job's precision (generation with
@@ -27,9 +27,15 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 
-GPU_RULES = ("generate", "embed", "surprisal", "score_with_model")
+GPU_RULES = ("generate", "embed", "surprisal", "score_with_model", "omni_sample")
 #: minutes of a first attempt, per rule (runtime grows with the attempt)
-RUNTIME = {"generate": 240, "embed": 60, "surprisal": 60, "score_with_model": 60}
+RUNTIME = {
+    "generate": 240,
+    "embed": 60,
+    "surprisal": 60,
+    "score_with_model": 60,
+    "omni_sample": 240,
+}
 BASE_MEM_MB = 8000
 BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 #: GPU memory needed per GB of weights (activations, KV cache, CUDA context)

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from genmetrics import GenmetricsError
+from genmetrics.devices import available_cpus
 
 GRID_POINTS = 1000
 VALUES = ("norm", "real")
@@ -224,16 +225,6 @@ def batch_distances(a: np.ndarray, b: np.ndarray, so: str = "facescore") -> dict
     if not parts:
         return {k: np.zeros(0) for k in DISTANCES}
     return {k: np.concatenate([p[k] for p in parts]) for k in DISTANCES}
-
-
-def available_cpus() -> int:
-    """CPUs this process may run on (its affinity: a SLURM job's or taskset's share)."""
-    import os
-
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:

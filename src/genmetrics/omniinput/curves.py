@@ -9,6 +9,8 @@ edge ≥ λ selected (Σ_{z≥λ}). Sums are done in log space (ρ can be e^1000
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -101,3 +103,75 @@ def aupr(ln_rho: np.ndarray, r: np.ndarray, bins: Bins, direction: str = "low") 
     p = np.concatenate([[p[0]], p[order]])
     rec = np.concatenate([[0.0], rec[order]])
     return float(np.sum(np.diff(rec) * (p[1:] + p[:-1]) / 2))
+
+
+@dataclass(frozen=True)
+class Density:
+    """An annotated density of states: what the ``omniinput`` metric scores.
+
+    ``ln_rho`` per bin (−inf: empty), ``r`` per bin (NaN where no sample was scored; must be
+    in [0, 1] in populated bins), ``counts`` = scored samples per bin, ``ln_space`` = ln |Ω|,
+    ``direction`` low (z ≤ λ selects) or high.
+    """
+
+    bins: Bins
+    ln_rho: np.ndarray
+    r: np.ndarray
+    counts: np.ndarray
+    ln_space: float
+    direction: str = "low"
+
+    def __len__(self) -> int:
+        """The number of scored samples (a score record's ``n.candidate``)."""
+        return int(np.sum(self.counts))
+
+
+def write_density(path: Any, d: Density) -> None:
+    """The density as an ``.npz`` (atomic, no pickle)."""
+    from genmetrics.io import save_npz
+
+    save_npz(
+        path,
+        ln_rho=d.ln_rho,
+        r=d.r,
+        counts=d.counts,
+        bins=np.array([d.bins.lo, d.bins.hi, d.bins.n], np.float64),
+        ln_space=np.array(d.ln_space),
+        direction=np.array(d.direction),
+    )
+
+
+def read_density(path: Any) -> Density:
+    from genmetrics.io import load_npz
+
+    a = load_npz(path, required=("ln_rho", "r", "counts", "bins", "ln_space", "direction"))
+    lo, hi, n = (float(v) for v in a["bins"])
+    return validate_density(
+        Density(
+            bins=Bins(lo, hi, int(n)),
+            ln_rho=a["ln_rho"],
+            r=a["r"],
+            counts=a["counts"],
+            ln_space=float(a["ln_space"]),
+            direction=str(a["direction"]),
+        ),
+        str(path),
+    )
+
+
+def validate_density(d: Any, what: str) -> Density:
+    """Check a :class:`Density` (shapes, r in [0, 1] where populated); errors name ``what``."""
+    if not isinstance(d, Density):
+        raise GenmetricsError(f"{what}: expected an OmniInput density, got {type(d).__name__}")
+    try:
+        ln_rho, r, _ = _check(d.ln_rho, d.r, d.bins, d.direction)
+    except GenmetricsError as e:
+        raise GenmetricsError(f"{what}: {e}") from None
+    counts = np.asarray(d.counts)
+    if counts.shape != (d.bins.n,) or (counts < 0).any():
+        raise GenmetricsError(f"{what}: counts must be {d.bins.n} non-negative values")
+    if not np.isfinite(ln_rho).any():
+        raise GenmetricsError(f"{what}: no populated bin")
+    if not math.isfinite(d.ln_space) or np.logaddexp.reduce(ln_rho) > d.ln_space + 1e-6:
+        raise GenmetricsError(f"{what}: ln_space {d.ln_space} is below ln Σρ")
+    return d

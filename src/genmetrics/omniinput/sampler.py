@@ -29,8 +29,10 @@ Proposals (``proposal``):
 * ``"gradient"``: Gibbs-with-Gradients (Grathwohl et al. 2021) on the one-hot input, as GWL
   (Liu et al. 2023). With g = ∂z/∂onehot (from ``grad_f``), the first-order change of z for
   token v at position i is Δ_{i,v} = g_{i,v} − g_{i,x_i}; the estimated log-target change is
-  d_{i,v} = S(bin(z)) − S(bin(z + Δ_{i,v})) (bin look-up in the current S, −inf outside the
-  window); q(i, v | x) = softmax over (i, v) of d/2 with the stay moves v = x_i excluded
+  d_{i,v} = S(bin(z)) − S(bin(clip(z + Δ_{i,v}))) (bin look-up in the current S; an estimate
+  beyond the window counts as its edge bin, because it is only a first-order guess: giving such
+  moves probability 0 would strand a walker whose reverse moves are all estimated outside, and a
+  move that really leaves the window is rejected anyway); q(i, v | x) = softmax over (i, v) of d/2 with the stay moves v = x_i excluded
   (if every move is −inf: uniform over the non-stay moves). The reverse q(x | x′) is computed
   at x′ with its own gradient. ``uniform_mix`` = ε mixes in ε of the uniform proposal
   (default 0: plain GWG).
@@ -143,6 +145,8 @@ class WLResult:
     one_over_t_from: int | None
     acceptance_rate: float
     proposal: str = "uniform"
+    vocab_size: int = 0  # Ω = V^L
+    length: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
     def save(self, path: str | Path) -> None:
@@ -164,6 +168,8 @@ class WLResult:
             "one_over_t_from": self.one_over_t_from,
             "acceptance_rate": self.acceptance_rate,
             "proposal": self.proposal,
+            "vocab_size": self.vocab_size,
+            "length": self.length,
         }
         save_npz(
             path,
@@ -175,6 +181,33 @@ class WLResult:
             sample_counts=np.array([len(s) for s in self.samples], np.int64),
             meta=np.array(json.dumps(scalars)),
         )
+
+
+def read_result(path: str | Path) -> WLResult:
+    """A :class:`WLResult` written by :meth:`WLResult.save` (no pickle)."""
+    a = load_npz(path, required=("ln_rho", "ln_S", "histogram", "visits", "samples", "meta"))
+    try:
+        meta = json.loads(str(a["meta"]))
+        bins = Bins(**meta.pop("bins"))
+    except (ValueError, TypeError, KeyError) as e:
+        raise GenmetricsError(f"{path}: not a Wang-Landau result ({e})") from None
+    n = bins.n
+    for k in ("ln_rho", "ln_S", "histogram", "visits", "sample_counts"):
+        if k not in a or a[k].shape != (n,):
+            raise GenmetricsError(f"{path}: {k!r} must have one value per bin ({n})")
+    pad, counts = a["samples"], a["sample_counts"]
+    if pad.ndim != 3 or pad.shape[0] != n or (counts > pad.shape[1]).any():
+        raise GenmetricsError(f"{path}: 'samples' has shape {pad.shape} for {n} bins")
+    samples = [pad[b, : int(c)].astype(np.int64) for b, c in enumerate(counts)]
+    return WLResult(
+        bins=bins,
+        ln_rho=a["ln_rho"].astype(np.float64),
+        ln_S=a["ln_S"].astype(np.float64),
+        histogram=a["histogram"],
+        visits=a["visits"],
+        samples=samples,
+        **meta,
+    )
 
 
 def _log_softmax_rows(logits: np.ndarray) -> np.ndarray:
@@ -194,9 +227,9 @@ def gradient_log_proposal(
 ) -> np.ndarray:
     """log q(i, v | x) for every walker, flattened to (walkers, L·V) (index i·V + v).
 
-    Δ_{i,v} = g_{i,v} − g_{i,x_i}; d_{i,v} = S(bin(z)) − S(bin(z + Δ_{i,v})) (−inf outside the
-    window); q = softmax(d / 2) over (i, v) with the stay moves v = x_i at −inf; a walker with
-    every move at −inf gets the uniform proposal over its L(V − 1) non-stay moves. With
+    Δ_{i,v} = g_{i,v} − g_{i,x_i}; d_{i,v} = S(bin(z)) − S(bin(clip(z + Δ_{i,v}, lo, hi)));
+    q = softmax(d / 2) over (i, v) with the stay moves v = x_i at −inf; a walker with every
+    move at −inf (NaN gradients) gets the uniform proposal over its L(V − 1) non-stay moves. With
     ``uniform_mix`` ε: q = (1 − ε) q + ε uniform. A walker outside the window (z not in a bin)
     gets −inf everywhere (it is never at such a state; used for rejected reverse moves).
     """
@@ -208,7 +241,7 @@ def gradient_log_proposal(
     delta = grad - g_cur[:, :, None]
     b = bins.index(z)
     s_cur = np.where(b >= 0, ln_S[np.maximum(b, 0)], np.nan)
-    be = bins.index(z[:, None, None] + delta)
+    be = bins.index(np.clip(z[:, None, None] + delta, bins.lo, bins.hi))
     d = np.where(be >= 0, s_cur[:, None, None] - ln_S[np.maximum(be, 0)], -np.inf)
     stay = np.zeros((w, length, v_size), bool)
     stay[rows, cols, tokens] = True
@@ -500,6 +533,7 @@ def wang_landau(
     seed: int = 0,
     checkpoint: str | Path | None = None,
     checkpoint_every: int = 1000,
+    checkpoint_key: str | None = None,
     stop_after_evaluations: int | None = None,
     progress: bool = False,
 ) -> WLResult:
@@ -507,7 +541,9 @@ def wang_landau(
 
     ``check_every`` and ``checkpoint_every`` count steps (one move per walker each);
     ``max_evaluations`` and ``stop_after_evaluations`` count sequences evaluated. Every random
-    draw comes from ``np.random.default_rng(seed)``.
+    draw comes from ``np.random.default_rng(seed)``. ``checkpoint_key`` (the workflow's hash of
+    the model, settings and code): a checkpoint written under another key is not resumed but
+    started afresh (without a key, a checkpoint of other settings is an error).
     """
     _check_args(
         vocab_size,
@@ -545,12 +581,9 @@ def wang_landau(
     )
     ckpt = Path(checkpoint) if checkpoint is not None else None
     ln_f, stages, one_over_t_from = float(ln_f_start), 0, None
-    if ckpt is not None and ckpt.exists():
-        arrays = load_npz(ckpt, required=("state",))
-        try:
-            state = json.loads(str(arrays.pop("state")))
-        except json.JSONDecodeError as e:
-            raise GenmetricsError(f"{ckpt}: checkpoint 'state' is not JSON ({e.msg})") from None
+    arrays, state = _read_checkpoint(ckpt, checkpoint_key)
+    if arrays is not None:
+        assert ckpt is not None
         for key, value in settings.items():
             if state.get("settings", {}).get(key) != value:
                 raise GenmetricsError(
@@ -572,6 +605,7 @@ def wang_landau(
         if ckpt is None:
             return
         state = {
+            "key": checkpoint_key,
             "settings": settings,
             "rng": rng.bit_generator.state,
             "ln_f": ln_f,
@@ -584,6 +618,15 @@ def wang_landau(
         }
         save_npz(ckpt, **walk.arrays(), state=np.array(json.dumps(state)))
 
+    from tqdm.auto import tqdm
+
+    bar = tqdm(
+        total=max_evaluations,
+        initial=walk.evaluations,
+        desc=f"Wang-Landau ({proposal})",
+        unit="eval",
+        disable=not progress,
+    )
     stopped = ""
     while True:
         if ln_f < ln_f_final:
@@ -595,7 +638,9 @@ def wang_landau(
         if stop_after_evaluations is not None and walk.evaluations >= stop_after_evaluations:
             stopped = "interrupted"
             break
+        before = walk.evaluations
         walk.step(ln_f)
+        bar.update(walk.evaluations - before)
         if one_over_t_from is not None:
             ln_f = walk.visited.sum() / walk.walker_steps  # 1/t
         elif walk.iterations % check_every == 0:
@@ -617,8 +662,27 @@ def wang_landau(
                     )
         if ckpt is not None and walk.iterations % checkpoint_every == 0:
             save()
+    bar.close()
     save()
     return _result(walk, ln_f, stopped, stages, one_over_t_from)
+
+
+def _read_checkpoint(
+    ckpt: Path | None, key: str | None
+) -> tuple[dict[str, np.ndarray] | None, dict[str, Any]]:
+    """(arrays, state) of a checkpoint to resume, or (None, {}) when there is none to resume
+    (no file, or one written under another ``key``)."""
+    if ckpt is None or not ckpt.exists():
+        return None, {}
+    arrays = load_npz(ckpt, required=("state",))
+    try:
+        state = json.loads(str(arrays.pop("state")))
+    except json.JSONDecodeError as e:
+        raise GenmetricsError(f"{ckpt}: checkpoint 'state' is not JSON ({e.msg})") from None
+    if key is not None and state.get("key") != key:
+        _log.info("wang_landau: %s was written for other settings; starting afresh", ckpt)
+        return None, {}
+    return arrays, state
 
 
 def _result(
@@ -648,6 +712,8 @@ def _result(
         one_over_t_from=one_over_t_from,
         acceptance_rate=walk.accepted / walk.walker_steps if walk.walker_steps else float("nan"),
         proposal=walk.proposal,
+        vocab_size=walk.V,
+        length=walk.L,
     )
 
 

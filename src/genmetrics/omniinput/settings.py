@@ -1,0 +1,169 @@
+"""The ``omniinput:`` config section checked and resolved for the workflow: the toy validation
+and the language-model runs, their result paths and targets (rules/omniinput.smk)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from genmetrics import GenmetricsError
+
+PROPOSALS = ("uniform", "gradient", "monte_carlo")
+
+
+@dataclass(frozen=True)
+class OmniPaths:
+    """Result paths (Snakemake patterns) of the OmniInput rules."""
+
+    toy_model: str = "results/omniinput/toy/model"
+    toy_exact: str = "results/omniinput/toy/exact.npz"
+    toy_result: str = "results/omniinput/toy/{proposal}.npz"
+    # kept across attempts, outside the outputs (Snakemake deletes those of a failed job)
+    toy_checkpoint: str = "results/omniinput/toy/progress/{proposal}.ckpt.npz"
+    toy_validation: str = "results/omniinput/toy/validation.json"
+    toy_figure: str = "results/figures/omniinput_toy.png"
+    run_result: str = "results/omniinput/{run}/sampler.npz"
+    run_checkpoint: str = "results/omniinput/{run}/progress/sampler.ckpt.npz"
+    run_samples: str = "results/omniinput/{run}/samples.csv"
+    run_annotations: str = "results/omniinput/{run}/annotations.csv"
+    run_density: str = "results/omniinput/{run}/density.npz"
+    run_score: str = "results/omniinput/{run}/score.json"
+    runs_table: str = "results/omniinput/scores.csv"
+    runs_figure: str = "results/figures/omniinput_pr.png"
+
+
+OMNI = OmniPaths()
+
+
+@dataclass(frozen=True)
+class OmniRun:
+    """One language model's input space V^length, sampled and annotated."""
+
+    name: str
+    checkpoint: str
+    length: int
+    bins: dict[str, Any]
+    proposal: str
+    budget: int
+    sampler: dict[str, Any]
+    annotator: dict[str, Any]
+    direction: str
+    seed: int
+    resources: dict[str, Any] | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """Everything that decides the sampler's output (a params value of its rule)."""
+        return {
+            "checkpoint": self.checkpoint,
+            "length": self.length,
+            "bins": self.bins,
+            "proposal": self.proposal,
+            "budget": self.budget,
+            "sampler": self.sampler,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True)
+class OmniPlan:
+    toy: dict[str, Any] | None
+    runs: dict[str, OmniRun] = field(default_factory=dict)
+
+    @property
+    def toy_targets(self) -> list[str]:
+        return [OMNI.toy_validation, OMNI.toy_figure] if self.toy else []
+
+    @property
+    def run_targets(self) -> list[str]:
+        if not self.runs:
+            return []
+        samples = [OMNI.run_samples.format(run=r) for r in self.runs]
+        return [*samples, OMNI.runs_table, OMNI.runs_figure]
+
+    @property
+    def targets(self) -> list[str]:
+        return self.toy_targets + self.run_targets
+
+    def toy_results(self) -> dict[str, str]:
+        assert self.toy is not None
+        return {p: OMNI.toy_result.format(proposal=p) for p in self.toy["proposals"]}
+
+
+def omni_plan(section: Mapping[str, Any] | None, checkpoints: Mapping[str, Any]) -> OmniPlan | None:
+    """``omniinput`` (schema-checked, defaults filled) resolved; errors name the config key."""
+    if not section:
+        return None
+    toy = dict(section["toy"]) if section.get("toy") is not None else None
+    if toy is not None:
+        m = toy["model"]
+        if m["d_model"] % m["heads"]:
+            raise GenmetricsError(
+                f"omniinput.toy.model.d_model ({m['d_model']}) must be a multiple of heads "
+                f"({m['heads']})"
+            )
+        size = toy["vocab_size"] ** toy["length"]
+        if size > toy["max_sequences"]:
+            raise GenmetricsError(
+                f"omniinput.toy: vocab_size^length = {toy['vocab_size']}^{toy['length']} = "
+                f"{size:.4g} inputs is too many to enumerate for the exact check (max_sequences "
+                f"= {toy['max_sequences']:.4g}); shrink vocab_size or length"
+            )
+    runs = {}
+    for name, r in section.get("runs", {}).items():
+        key = f"omniinput.runs.{name}"
+        if r["checkpoint"] not in checkpoints:
+            raise GenmetricsError(
+                f"{key}.checkpoint: {r['checkpoint']!r} is not in checkpoints "
+                f"({', '.join(checkpoints)})"
+            )
+        bins = dict(r["bins"])
+        if not bins["lo"] < bins["hi"]:
+            raise GenmetricsError(f"{key}.bins: need lo < hi, got lo={bins['lo']}, hi={bins['hi']}")
+        runs[name] = OmniRun(
+            name=name,
+            checkpoint=r["checkpoint"],
+            length=r["length"],
+            bins=bins,
+            proposal=r["proposal"],
+            budget=r["budget"],
+            sampler=dict(r["sampler"]),
+            annotator=_annotator(key + ".annotator", r.get("annotator"), checkpoints),
+            direction=r["direction"],
+            seed=r["seed"],
+            resources=r.get("resources"),
+        )
+    return OmniPlan(toy=toy, runs=runs)
+
+
+def _annotator(key: str, a: Mapping[str, Any] | None, checkpoints: Mapping[str, Any]) -> dict:
+    if a is None:
+        raise GenmetricsError(
+            f"{key}: missing; say who scores the samples: kind judge_lm (with checkpoint), "
+            "rule (with rule: module:function) or csv (with path)"
+        )
+    a = dict(a)
+    kind = a["kind"]
+    need = {"judge_lm": "checkpoint", "rule": "rule", "csv": "path"}[kind]
+    if not a.get(need):
+        raise GenmetricsError(f"{key}.{need}: required with kind: {kind}")
+    extra = (
+        {"checkpoint", "rule", "path", "template", "params"}
+        - {need}
+        - ({"template"} if kind == "judge_lm" else set())
+        - ({"params"} if kind == "rule" else set())
+    )
+    given = sorted(k for k in extra if a.get(k))
+    if given:
+        raise GenmetricsError(f"{key}: {', '.join(given)} not used with kind: {kind}")
+    if kind == "judge_lm" and a["checkpoint"] not in checkpoints:
+        raise GenmetricsError(f"{key}.checkpoint: {a['checkpoint']!r} is not in checkpoints")
+    if kind == "rule" and (":" not in a["rule"] or a["rule"].count(":") != 1):
+        raise GenmetricsError(f"{key}.rule: {a['rule']!r} is not module:function")
+    if kind == "csv" and not Path(a["path"]).is_file():
+        raise GenmetricsError(
+            f"{key}.path: {a['path']} is not a file (export the samples first: snakemake "
+            "results/omniinput/RUN/samples.csv, fill the score column)"
+        )
+    return a
