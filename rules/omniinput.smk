@@ -63,6 +63,8 @@ rule omni_validate:
         "results/logs/omniinput/validate.log",
     conda:
         "../envs/generate.yaml"
+    params:
+        code=PLAN.omni_code(),
     script:
         "../workflow/scripts/omni_validate.py"
 
@@ -116,6 +118,8 @@ rule omni_export:
         "results/logs/omniinput/{run}/export.log",
     conda:
         "../envs/generate.yaml"
+    params:
+        code=PLAN.omni_code(),
     script:
         "../workflow/scripts/omni_export.py"
 
@@ -134,6 +138,7 @@ rule omni_annotate:
         "../envs/generate.yaml"
     params:
         annotator=plan("omni_annotator"),
+        code=PLAN.omni_code(),
     script:
         "../workflow/scripts/omni_annotate.py"
 
@@ -151,6 +156,7 @@ rule omni_score:
         "../envs/metrics.yaml"
     params:
         direction=plan("omni_direction"),
+        code=PLAN.omni_code(),
     script:
         "../workflow/scripts/omni_score.py"
 

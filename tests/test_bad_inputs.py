@@ -112,7 +112,16 @@ def good(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path
     write_jsonl(
         d / "pos.jsonl", [{"id": f"g{i}", "tags": list(rng.choice(tags, 12))} for i in range(30)]
     )
+    from genmetrics.omniinput.curves import Density, write_density
+    from genmetrics.omniinput.sampler import Bins
+
+    counts = rng.integers(1, 1000, size=6).astype(float)
+    write_density(
+        d / "density.npz",
+        Density(Bins(0.0, 6.0, 6), np.log(counts), rng.uniform(0, 1, 6), np.full(6, 5), 9.0),
+    )
     return {
+        "density": (d / "density.npz", None),
         "texts": (d / "cand.jsonl", d / "ref.jsonl"),
         "embeddings": (d / "cand.npz", d / "ref.npz"),
         "surprisal": (d / "surprisal.npz", d / "ref_surprisal.npz"),

@@ -105,6 +105,18 @@ def _inputs(kind: str, seed: int):
     if kind == "pos":
         tags = ["DT", "NN", "VBD", "IN", "JJ", "NNS", "."]
         return [list(rng.choice(tags, size=int(rng.integers(5, 30)))) for _ in range(20)]
+    if kind == "density":  # OmniInput: an annotated density of states over 10^4 inputs
+        from genmetrics.omniinput.curves import Density
+        from genmetrics.omniinput.sampler import Bins
+
+        counts = rng.integers(1, 2000, size=8).astype(float)
+        return Density(
+            bins=Bins(0.0, 8.0, 8),
+            ln_rho=np.log(counts),
+            r=rng.uniform(0, 1, size=8),
+            counts=np.full(8, 10),
+            ln_space=np.log(1e4) + np.log(counts.sum() / 1e4 + 1),
+        )
     if kind == "records":
         texts = _texts(seed)
         return [{"prompt": t[:20] or "the", "continuation": t[20:]} for t in texts]

@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -595,3 +596,37 @@ def test_model_vs_model_comparison_dag(tmp_path):
     counts = job_counts(out)
     assert counts["generate"] == 8 and "surprisal" not in counts
     assert "references.npz" not in out  # the human texts are not featurized
+
+
+# ---------------------------------------------------------------------------- OmniInput
+
+
+@pytest.mark.e2e
+def test_offline_omniinput(offline_run):
+    """`snakemake omniinput` on the .test config: the toy validation (trained, enumerated,
+    three estimators) and a run on the tiny LM annotated by a rule, through the same rules a
+    cluster runs; a second call has nothing to do."""
+    work, env, _ = offline_run
+    snakemake("--configfile", str(TEST_CONFIG), "--cores", "2", "omniinput", cwd=work, env=env)
+    val = json.loads((work / "results/omniinput/toy/validation.json").read_text())
+    assert val["space_size"] == 1000 and sum(val["exact_counts"]) == 1000
+    assert set(val["proposals"]) == {"uniform", "gradient", "monte_carlo"}
+    for kind, e in val["proposals"].items():
+        assert e["model_evaluations"] <= 4000, kind
+        assert e["bins_reached"] == e["bins_populated_exact"], (kind, e)
+        assert e["max_abs_log_rho_error"] < 1.0, (kind, e)  # a 4,000-evaluation budget
+    scores = pd.read_csv(work / "results/omniinput/scores.csv")
+    assert set(scores.run) == {"tiny-L3"}
+    values = scores.set_index("name").value
+    assert 0 <= values["precision"] <= 1 and values["bins_populated"] >= 1
+    rows = pd.read_csv(work / "results/omniinput/tiny-L3/samples.csv", keep_default_na=False)
+    with np.load(work / "results/omniinput/tiny-L3/sampler.npz", allow_pickle=False) as a:
+        assert len(rows) == int(a["sample_counts"].sum()) > 0
+    assert (rows.score == "").all()  # for raters to fill
+    for fig in ("omniinput_toy.png", "omniinput_pr.png"):
+        assert (work / "results/figures" / fig).stat().st_size > 10_000
+    assert not list((work / "results/omniinput").rglob("*.ckpt.npz"))  # dropped when done
+    again = snakemake(
+        "-n", "--configfile", str(TEST_CONFIG), "--cores", "2", "omniinput", cwd=work, env=env
+    )
+    assert "Nothing to be done" in again.stdout + again.stderr

@@ -46,14 +46,9 @@ FEATURE_CODE = {
     "embed": ("genmetrics.features.embed",),
     "surprisal": ("genmetrics.features.surprisal",),
 }
-#: modules whose code decides the OmniInput results (their digest is a params value)
-OMNI_CODE = (
-    "genmetrics.omniinput.sampler",
-    "genmetrics.omniinput.digits",
-    "genmetrics.omniinput.lm",
-    "genmetrics.omniinput.toy",
-    "genmetrics.omniinput.validation",
-)
+#: the OmniInput code (the jobs module imports the whole subpackage, whose modules the digest
+#: follows): any change to it reruns the OmniInput jobs
+OMNI_CODE = ("genmetrics.omniinput.jobs", "genmetrics.metrics.omniinput")
 #: the wildcard that names what a GPU rule's job loads
 _RULE_WILDCARD = {
     "generate": "model",
@@ -580,7 +575,11 @@ class Plan:
     def omni_toy_settings(self) -> dict[str, Any]:
         """The toy's settings with the code digest of the modules that compute it."""
         assert self.omni.toy is not None
-        return {**self.omni.toy, "code": code_digest(*OMNI_CODE)}
+        return {**self.omni.toy, "code": self.omni_code()}
+
+    def omni_code(self) -> str:
+        """Digest of the OmniInput code (a params value: a code change reruns its jobs)."""
+        return code_digest(*OMNI_CODE)
 
     def omni_toy_results(self) -> dict[str, str]:
         return self.omni.toy_results()
@@ -589,7 +588,7 @@ class Plan:
         return self.manifest(self.omni.runs[run].checkpoint)
 
     def omni_run_settings(self, run: str) -> dict[str, Any]:
-        return {**self.omni.runs[run].settings(), "code": code_digest(*OMNI_CODE)}
+        return {**self.omni.runs[run].settings(), "code": self.omni_code()}
 
     def omni_annotator(self, run: str) -> dict[str, Any]:
         return self.omni.runs[run].annotator

@@ -409,6 +409,12 @@ def omniinput_runs_figure(records: dict[str, dict], path: str | Path) -> None:
         p = np.array([np.nan if v is None else v for v in c["precision"]], float)
         rc = np.array([np.nan if v is None else v for v in c["recall"]], float)
         label = f"{run} (AUPR {rec['values']['aupr']:.3f})"
+        sampler = rec.get("extras", {}).get("sampler", {})
+        if sampler and not sampler.get("converged", True):
+            label += (
+                f"\nnot converged: {sampler['model_evaluations']:,} evaluations, "
+                f"{sampler['stages']} ln f halvings"
+            )
         axes[0].plot(rc, p, "-o", ms=3, color=cmap(k % 10), label=label)
         axes[1].plot(lam, p, "-o", ms=3, color=cmap(k % 10), label=run)
     axes[0].set_xlabel("recall (share of accepted inputs selected)")

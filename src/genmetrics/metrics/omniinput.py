@@ -41,9 +41,14 @@ from genmetrics.params import Const, Interval
         ),
     },
     upstream="none public; the formulas of Liu et al.",
-    citation="Liu et al. (OmniInput)",
+    citation="Liu et al. (2023), OmniInput",
 )
 def omniinput(candidate: Density, *, threshold: float | None = None) -> MetricResult:
+    """Precision and recall over a model's whole input space (OmniInput, Liu et al. 2023),
+    from an annotated Wang–Landau density of states; AUPR over every bin edge.
+
+    See the module docstring for the formulas and the threshold convention.
+    """
     d = candidate
     curve = precision_recall_curve(d.ln_rho, d.r, d.bins, d.direction)
     lam = curve["lambda"]

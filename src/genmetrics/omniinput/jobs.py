@@ -332,7 +332,27 @@ def score_run(
         direction=direction,
     )
     write_density(density_out, density)
-    return score_files("omniinput", density_out)
+    rec = score_files("omniinput", density_out)
+    converged = res.stopped == "converged" or res.one_over_t_from is not None
+    rec.setdefault("extras", {})["sampler"] = {
+        "proposal": res.proposal,
+        "model_evaluations": res.model_evaluations,
+        "stopped": res.stopped,
+        "stages": res.stages,
+        "final_ln_f": res.final_ln_f,
+        "acceptance_rate": res.acceptance_rate,
+        "bins_reached": res.bins_reached,
+        "converged": converged,
+    }
+    if not converged:
+        _log.warning(
+            "%s: the sampler stopped at its budget after %d ln f halving(s) (ln f = %.3g): "
+            "ln ρ̂ is not converged; raise the run's budget",
+            result,
+            res.stages,
+            res.final_ln_f,
+        )
+    return rec
 
 
 def summarise_runs(scores: list[str], table: str | Path, figure: str | Path) -> None:
