@@ -19,17 +19,22 @@ rule correlation_heatmap:
     input:
         RESULTS.scores,
     output:
-        report(
+        figure=report(
             RESULTS.correlation_figure,
             caption="../workflow/report/heatmap.rst",
             category="Metric correlations",
         ),
+        table=RESULTS.correlation_table,
     log:
         "results/logs/correlation_heatmap.log",
     conda:
         "../envs/plots.yaml"
     params:
         method=PLAN.report["correlation"],
+        # not a schema default: plan.report stays the config's report: section as written
+        cluster=PLAN.report["cluster"],
+        n_boot=1000,
+        seed=0,
     script:
         "../workflow/scripts/correlation_heatmap.py"
 

@@ -88,6 +88,7 @@ class ResultPaths:
     sweep: str = "results/analysis/sweep/{dataset}/{source}/{entry}.csv"
     length_table: str = "results/analysis/length_correlation.csv"
     correlation_figure: str = "results/figures/metric_correlation.png"
+    correlation_table: str = "results/analysis/metric_correlation.csv"
     pr_figure: str = "results/figures/precision_recall.png"
     pr_curves_figure: str = "results/figures/pr_curves.png"
     spectra_figure: str = "results/figures/surprisal_spectra.png"

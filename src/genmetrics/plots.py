@@ -20,38 +20,158 @@ def _save(fig, path: str | Path) -> None:
     plt.close(fig)
 
 
-def correlation_heatmap(corr: pd.DataFrame, path: str | Path, method: str, n_sources: int) -> None:
-    """Annotated heatmap of metric–metric correlations (−1 blue … +1 red)."""
-    k = max(len(corr), 1)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.62 * k, 1.0 + 0.55 * k))
-    if corr.empty:
-        ax.text(
-            0.5,
-            0.5,
-            "fewer than 3 sources with varying scores:\nno correlation to show",
-            ha="center",
-            va="center",
+def correlation_heatmap(
+    table: pd.DataFrame,
+    path: str | Path,
+    method: str,
+    cluster: bool = True,
+    min_points: int | None = None,
+    bold_from: int = 10,
+) -> None:
+    """One heatmap panel per scope of :func:`genmetrics.analysis.correlation.correlation_table`
+    (each dataset, then ``pooled``) for ``method``: lower triangle, −1 blue … +1 red (RdBu,
+    colour-blind safe), each cell annotated with r and, smaller, its bootstrap interval.
+
+    Only the table's ``in_figure`` pairs (the headline scores) are drawn when there are any;
+    scores with no defined correlation in any drawn panel (fewer than ``min_points`` sources
+    with both scores, or constant) are listed under the figure instead. r is in bold when its
+    interval excludes 0 and it rests on at least ``bold_from`` sources (with fewer, the
+    bootstrap itself is unreliable: a perfect ±1 stays ±1 in every resample). ``cluster``:
+    metrics ordered by hierarchical clustering on 1 − |r| (mean over the drawn panels), else
+    in the table's order. A scope with fewer than ``min_points`` sources says so in words
+    instead of drawing a matrix.
+    """
+    import textwrap
+    import warnings
+
+    from genmetrics.analysis.correlation import (
+        MIN_POINTS,
+        POOLED,
+        cluster_order,
+        correlation_matrix,
+    )
+
+    min_points = MIN_POINTS if min_points is None else min_points
+    label = method.capitalize()
+    t = table[table["method"] == method]
+    if t["in_figure"].astype(bool).any():
+        t = t[t["in_figure"].astype(bool)]
+    scopes = list(dict.fromkeys(t["scope"]))
+    points = {s: int(t.loc[t["scope"] == s, "n_points"].iloc[0]) for s in scopes}
+    drawn = [s for s in scopes if points[s] >= min_points]
+    names = list(dict.fromkeys([*t["metric_a"], *t["metric_b"]]))
+    hidden: list[str] = []
+    if drawn:
+        stack = np.stack(
+            [
+                correlation_matrix(t, s, method).reindex(index=names, columns=names).to_numpy()
+                for s in drawn
+            ]
         )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # pairs undefined everywhere
+            mean_abs = np.nanmean(np.abs(stack), axis=0)
+        defined = np.isfinite(stack).any(axis=(0, 2))
+        hidden = [m for m, ok in zip(names, defined, strict=True) if not ok]
+        names = [m for m, ok in zip(names, defined, strict=True) if ok]
+        mean_abs = pd.DataFrame(mean_abs[np.ix_(defined, defined)], index=names, columns=names)
+        if cluster:
+            names = cluster_order(mean_abs)
+    k = len(names)
+    n_total = sum(points[s] for s in scopes if s != POOLED)
+    side = max(4.5, 1.8 + 0.8 * max(k - 1, 1))
+    ncols = max(1, int(np.ceil(np.sqrt(len(scopes)))))  # panels in a near-square grid
+    nrows = max(1, -(-len(scopes) // ncols))
+    fig, axes = plt.subplots(
+        nrows,
+        ncols,
+        figsize=(side * ncols + 1.4, side * nrows + 1.2),
+        squeeze=False,
+        layout="constrained",
+    )
+    cmap = plt.get_cmap("RdBu_r")
+    norm = matplotlib.colors.Normalize(vmin=-1, vmax=1)
+    for ax in axes.flat[len(scopes) :]:
         ax.set_axis_off()
-    else:
-        im = ax.imshow(corr.values, cmap="RdBu_r", vmin=-1, vmax=1)
-        ax.set_xticks(range(k), corr.columns, rotation=45, ha="right")
-        ax.set_yticks(range(k), corr.index)
-        for i in range(k):
-            for j in range(k):
-                v = corr.values[i, j]
-                if np.isfinite(v):
-                    ax.text(
-                        j,
-                        i,
-                        f"{v:.2f}",
-                        ha="center",
-                        va="center",
-                        fontsize=8,
-                        color="white" if abs(v) > 0.6 else "black",
-                    )
-        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label=f"{method} correlation")
-    ax.set_title(f"How metrics agree across {n_sources} scored sources ({method})")
+    if not scopes:
+        axes[0, 0].text(0.5, 0.5, "no scores to correlate", ha="center", va="center")
+        axes[0, 0].set_axis_off()
+    for ax, scope in zip(axes.flat, scopes, strict=False):
+        n = points[scope]
+        what = f"{n} scored sources" if n != 1 else "1 scored source"
+        if scope == POOLED:
+            title = f"All datasets pooled: {what}\n(each score z-scored within its dataset)"
+        else:
+            title = f"Dataset {scope}: {what}"
+        ax.set_title(title, fontsize=11)
+        if n < min_points or k < 2:
+            reason = (
+                f"{what}: too few for a correlation (need ≥ {min_points})"
+                if n < min_points
+                else "no pair of scores with a defined correlation"
+            )
+            ax.text(0.5, 0.5, reason, ha="center", va="center", fontsize=11)
+            ax.set_axis_off()
+            continue
+        r, low, high, cnt = (
+            correlation_matrix(t, scope, method, c)
+            .reindex(index=names, columns=names)
+            .to_numpy(dtype=float)
+            for c in ("r", "low", "high", "n")
+        )
+        rgba = np.ones((k, k, 4))
+        for i in range(1, k):
+            for j in range(i):
+                v = r[i, j]
+                if not np.isfinite(v):
+                    rgba[i, j] = (0.88, 0.88, 0.88, 1.0)
+                    few = np.isfinite(cnt[i, j]) and cnt[i, j] < min_points
+                    note = f"n={int(cnt[i, j])}" if few else "constant"
+                    ax.text(j, i, note, ha="center", va="center", fontsize=6.5, color="0.35")
+                    continue
+                rgba[i, j] = cmap(norm(v))
+                colour = "white" if abs(v) > 0.6 else "black"
+                lo, hi = low[i, j], high[i, j]
+                sure = np.isfinite(lo) and (lo > 0 or hi < 0) and cnt[i, j] >= bold_from
+                ax.text(
+                    j,
+                    i - 0.14,
+                    f"{v:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8.5,
+                    color=colour,
+                    fontweight="bold" if sure else "normal",
+                )
+                ci = f"[{lo:.1f}, {hi:.1f}]" if np.isfinite(lo) else "no interval"
+                ax.text(j, i + 0.24, ci, ha="center", va="center", fontsize=6.2, color=colour)
+        ax.imshow(rgba, interpolation="nearest")
+        ax.set_xlim(-0.5, k - 1.5)
+        ax.set_ylim(k - 0.5, 0.5)
+        ax.set_xticks(range(k - 1), names[:-1], rotation=45, ha="right", fontsize=9)
+        ax.set_yticks(range(1, k), names[1:], fontsize=9)
+        ax.spines[:].set_visible(False)
+    if drawn and k >= 2:
+        fig.colorbar(
+            matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap),
+            ax=axes.ravel().tolist(),
+            shrink=0.5,
+            label=f"{label} correlation (−1: opposite, 0: unrelated, +1: together)",
+        )
+    fig.suptitle(
+        f"How metric scores move together across {n_total} scored sources "
+        f"(model × seed points): {label} correlation\n"
+        "each cell: correlation and, below, its 95% bootstrap interval; bold: interval "
+        f"excludes 0 with ≥ {bold_from} sources; grey: fewer than {min_points} sources "
+        "or a constant score",
+        fontsize=12,
+    )
+    if hidden:
+        note = (
+            f"Not shown (fewer than {min_points} sources with both scores, or constant, "
+            f"in every panel): {', '.join(hidden)}"
+        )
+        fig.supxlabel(textwrap.fill(note, 40 + int(14 * side * ncols)), fontsize=9)
     _save(fig, path)
 
 

@@ -1,13 +1,22 @@
-"""Heatmap of correlations between all configured scores across sources."""
+"""Correlations between the scores across sources (per dataset and pooled), with bootstrap
+intervals: the table of every pair and method, and the heatmap of the configured method."""
 
 import pandas as pd
 
-from genmetrics.analysis.correlation import metric_correlation, wide_scores
+from genmetrics.analysis.correlation import correlation_table
+from genmetrics.io import atomic_path
 from genmetrics.plots import correlation_heatmap
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     df = pd.read_csv(sm.input[0])
-    corr = metric_correlation(df, sm.params.method)
-    correlation_heatmap(corr, sm.output[0], sm.params.method, len(wide_scores(df)))
+    table = correlation_table(df, n_boot=sm.params.n_boot, seed=sm.params.seed)
+    with atomic_path(sm.output.table, suffix=".tmp.csv") as tmp:
+        table.to_csv(tmp, index=False)
+    correlation_heatmap(table, sm.output.figure, sm.params.method, cluster=sm.params.cluster)
+    few = table[table["too_few"]]
+    print(
+        f"{len(table)} correlations ({table['scope'].nunique()} scopes); "
+        f"{len(few)} with too few points"
+    )

@@ -1,11 +1,23 @@
-"""Collect score JSONs into the tidy table and correlate metrics across sources."""
+"""Collect score JSONs into the tidy table and correlate metrics across sources.
+
+* :func:`collect_scores` — the tidy table (``results/scores.csv``, columns :data:`COLUMNS`);
+  :func:`wide_scores` — one row per scored source, one column per score.
+* :func:`correlation_table` — Pearson, Spearman and Kendall correlation between every pair of
+  scores across the points (one point = one scored source: dataset, model, seed; the human
+  references count as a source where they are scored), per dataset and pooled across datasets
+  (within-dataset z-scores, :func:`pooled_scores`), with the number of points behind each cell
+  and a bootstrap 95% interval (``results/analysis/metric_correlation.csv``).
+* :func:`metric_correlation` — one correlation matrix over every source (kept for callers).
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from genmetrics.io import read_json
@@ -51,13 +63,19 @@ def wide_scores(df: pd.DataFrame) -> pd.DataFrame:
     Columns are named by the value (``precision``) or, where two metric entries share a value
     name, by the entry (``pos_compression_ratio``) or ``entry.value``.
     """
+    return _wide_with_keys(df)[0]
+
+
+def _wide_with_keys(df: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+    """:func:`wide_scores` and, per column, its (entry, value name)."""
     d = df.copy()
     d["seed"] = pd.to_numeric(d["seed"]).astype("Int64").astype("string").fillna("")
     d["score"] = d["entry"] + "\t" + d["name"]
     wide = d.pivot_table(index=["dataset", "model", "seed"], columns="score", values="value")
     wide = wide.reindex(columns=sorted(wide.columns, key=_column_order(d)))
+    keys = [tuple(c.split("\t", 1)) for c in wide.columns]
     wide.columns = _short_names(list(wide.columns))
-    return wide
+    return wide, keys
 
 
 def _column_order(d: pd.DataFrame):
@@ -119,6 +137,314 @@ def metric_correlation(
     wide = wide.loc[:, wide.notna().sum() >= 3]
     wide = wide.loc[:, wide.nunique() > 1]
     return wide.corr(method=method)
+
+
+METHODS = ("pearson", "spearman", "kendall")
+#: fewest points (pairwise complete) for which a correlation is reported at all: with 3 points
+#: a rank correlation can only be ±1 or ±0.5, which looks like a finding and is noise
+MIN_POINTS = 4
+POOLED = "pooled"
+TABLE_COLUMNS = [
+    "scope",
+    "method",
+    "metric_a",
+    "metric_b",
+    "r",
+    "low",
+    "high",
+    "n",
+    "n_boot_used",
+    "n_points",
+    "too_few",
+    "in_figure",
+]
+
+
+def select_values(df: pd.DataFrame, values: str = "directed") -> pd.DataFrame:
+    """Rows of the tidy table to correlate.
+
+    ``directed``: values whose registered direction is "higher" or "lower" (the headline
+    scores; lengths, counts, standard deviations and other values without a better direction
+    are left out; values of metrics that are not registered are kept). ``headline``: the
+    curated :data:`HEADLINE` subset (:func:`headline`). ``all``: every value.
+    """
+    if values == "all":
+        return df
+    if values == "headline":
+        return headline(df)
+    if values != "directed":
+        raise ValueError(f"values: expected 'directed', 'headline' or 'all', got {values!r}")
+    from genmetrics.metrics import all_metrics
+
+    known = all_metrics()
+    keep = [
+        metric not in known or known[metric].values.get(name) is not None
+        for metric, name in zip(df["metric"], df["name"], strict=True)
+    ]
+    return df[keep]
+
+
+def pooled_scores(wide: pd.DataFrame) -> pd.DataFrame:
+    """Within-dataset z-scores of :func:`wide_scores`: each score minus its mean over the
+    dataset's sources, divided by its standard deviation there (ddof=1).
+
+    This is how the "pooled" scope combines datasets: a score's level and spread differ from
+    one dataset to the next (perplexity of news vs. stories), and correlating raw values
+    across datasets would mostly measure those differences between datasets (two scores that
+    both happen to be higher on one dataset look correlated). After standardising, the pooled
+    correlation measures how scores move together *within* datasets, every dataset weighted
+    by its number of sources. A score that is constant within a dataset, or observed there
+    for a single source, has no z-score (missing) on that dataset.
+    """
+    datasets = wide.index.get_level_values("dataset").to_numpy()
+    z = _zscore(wide.to_numpy(dtype=float), datasets)
+    return pd.DataFrame(z, index=wide.index, columns=wide.columns)
+
+
+def correlation_table(
+    df: pd.DataFrame,
+    methods: Sequence[str] = METHODS,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    values: str = "directed",
+    min_points: int = MIN_POINTS,
+) -> pd.DataFrame:
+    """Correlation between every pair of scores across the scored sources, with uncertainty.
+
+    ``df`` is the tidy table (:data:`COLUMNS`); ``values`` picks the scores
+    (:func:`select_values`). One row per (scope, method, pair of scores), columns
+    :data:`TABLE_COLUMNS`:
+
+    * ``scope``: a dataset (its sources only) or ``"pooled"`` (every dataset's sources after
+      within-dataset z-scoring, :func:`pooled_scores`; only with more than one dataset);
+    * ``r``: the point estimate of ``pandas.DataFrame.corr(method)`` (Kendall: tau-b), over the
+      sources where both scores are present (pairwise complete); ``n``: their number;
+      ``n_points``: the sources in the scope;
+    * ``low``/``high``: percentile bootstrap interval (``level``, default 95%): ``n_boot``
+      resamples of the scope's sources with replacement (pooled: within each dataset, then
+      z-scored again), seeded by ``seed``, the same resamples for every method and pair. A
+      resample where either score is constant has no correlation and is skipped;
+      ``n_boot_used`` counts the usable ones, and with fewer than half usable there is no
+      interval (NaN);
+    * ``too_few``: fewer than ``min_points`` pairwise complete sources: no correlation is
+      reported (``r``, ``low``, ``high`` are NaN);
+    * ``in_figure``: both scores are in the curated :data:`HEADLINE` subset drawn in the
+      heatmap (the table has every pair).
+    """
+    methods = list(methods)
+    for m in methods:
+        if m not in METHODS:
+            raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {m!r}")
+    sel = select_values(df, values)
+    if sel.empty:
+        return pd.DataFrame(columns=TABLE_COLUMNS)
+    wide, keys = _wide_with_keys(sel)
+    shown = set(zip(*(headline(sel)[c] for c in ("entry", "name")), strict=True))
+    figure = np.array([k in shown for k in keys])
+    names = list(wide.columns)
+    datasets = wide.index.get_level_values("dataset").to_numpy()
+    scopes = [(str(ds), datasets == ds, False) for ds in dict.fromkeys(datasets)]
+    if len(scopes) > 1:
+        scopes.append((POOLED, np.ones(len(wide), bool), True))
+    raw = wide.to_numpy(dtype=float)
+    k = len(names)
+    a_idx, b_idx = np.triu_indices(k, 1)
+    frames = []
+    for i, (scope, rows, pooled) in enumerate(scopes):
+        x, strata = raw[rows], datasets[rows]
+        xs = _zscore(x, strata) if pooled else x
+        present = (~np.isnan(xs)).astype(float)
+        n = present.T @ present
+        point = {
+            m: pd.DataFrame(xs).corr(method=m).to_numpy(dtype=float).reshape(k, k) for m in methods
+        }
+        boot = _bootstrap(x, strata if pooled else None, methods, n_boot, [seed, i])
+        for m in methods:
+            r = point[m]
+            reps = boot.get(m)
+            if reps is None:
+                low = high = np.full((k, k), np.nan)
+                used = np.zeros((k, k), int)
+            else:
+                used = (~np.isnan(reps)).sum(axis=0)
+                low, high = _percentile_interval(reps, level)
+                enough = used >= max(1, n_boot / 2)
+                low, high = np.where(enough, low, np.nan), np.where(enough, high, np.nan)
+            few = n < min_points
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "scope": scope,
+                        "method": m,
+                        "metric_a": [names[a] for a in a_idx],
+                        "metric_b": [names[b] for b in b_idx],
+                        "r": np.where(few, np.nan, r)[a_idx, b_idx],
+                        "low": np.where(few, np.nan, low)[a_idx, b_idx],
+                        "high": np.where(few, np.nan, high)[a_idx, b_idx],
+                        "n": n[a_idx, b_idx].astype(int),
+                        "n_boot_used": used[a_idx, b_idx].astype(int),
+                        "n_points": int(rows.sum()),
+                        "too_few": few[a_idx, b_idx],
+                        "in_figure": figure[a_idx] & figure[b_idx],
+                    }
+                )
+            )
+    if not frames:
+        return pd.DataFrame(columns=TABLE_COLUMNS)
+    return pd.concat(frames, ignore_index=True)[TABLE_COLUMNS]
+
+
+def correlation_matrix(table: pd.DataFrame, scope: str, method: str, column: str = "r"):
+    """One scope's and method's ``column`` (``r``, ``low``, ``high``, ``n``) of
+    :func:`correlation_table` as a symmetric matrix (metrics in the table's order; the
+    diagonal is NaN, or the pairs' maximum ``n`` for ``n``)."""
+    t = table[(table["scope"] == scope) & (table["method"] == method)]
+    names = list(dict.fromkeys([*t["metric_a"], *t["metric_b"]]))
+    order = {m: i for i, m in enumerate(names)}
+    out = np.full((len(names), len(names)), np.nan)
+    ia, ib = t["metric_a"].map(order).to_numpy(), t["metric_b"].map(order).to_numpy()
+    out[ia, ib] = out[ib, ia] = t[column].to_numpy(dtype=float)
+    return pd.DataFrame(out, index=names, columns=names)
+
+
+def cluster_order(matrix: pd.DataFrame) -> list[str]:
+    """Metrics ordered by average-linkage hierarchical clustering on 1 − |r| (scipy
+    ``linkage``, optimal leaf ordering): scores that move together end up next to each
+    other. Undefined correlations count as 0 (distance 1)."""
+    from scipy.cluster.hierarchy import leaves_list, linkage
+    from scipy.spatial.distance import squareform
+
+    names = list(matrix.index)
+    if len(names) < 3:
+        return names
+    d = 1 - np.abs(np.nan_to_num(matrix.to_numpy(dtype=float), nan=0.0))
+    d = np.clip((d + d.T) / 2, 0, 1)
+    np.fill_diagonal(d, 0)
+    z = linkage(squareform(d, checks=False), method="average", optimal_ordering=True)
+    return [names[i] for i in leaves_list(z)]
+
+
+def _zscore(x: np.ndarray, strata: np.ndarray) -> np.ndarray:
+    """Each column z-scored within each stratum (ddof=1); constant or single values → NaN."""
+    out = np.full_like(x, np.nan, dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for s in dict.fromkeys(strata):
+            rows = strata == s
+            sub = x[rows]
+            mean = np.nanmean(sub, axis=0)
+            sd = np.nanstd(sub, axis=0, ddof=1)
+            varies = np.nanmax(sub, axis=0) > np.nanmin(sub, axis=0)
+            z = (sub - mean) / np.where(varies, sd, np.nan)
+            out[rows] = z
+    return out
+
+
+def _bootstrap(
+    x: np.ndarray, strata: np.ndarray | None, methods: list[str], n_boot: int, seed
+) -> dict[str, np.ndarray]:
+    """``n_boot`` correlation matrices per method over resampled rows (within strata, then
+    z-scored within strata, when ``strata`` is given); NaN where undefined."""
+    n = len(x)
+    if n_boot <= 0 or n < 2:
+        return {}
+    rng = np.random.default_rng(seed)
+    groups = (
+        [np.arange(n)]
+        if strata is None
+        else [np.flatnonzero(strata == s) for s in dict.fromkeys(strata)]
+    )
+    out = {m: np.empty((n_boot, x.shape[1], x.shape[1])) for m in methods}
+    for b in range(n_boot):
+        idx = np.concatenate([rng.choice(g, size=len(g), replace=True) for g in groups])
+        xb = x[idx] if strata is None else _zscore(x[idx], strata[idx])
+        for m in methods:
+            out[m][b] = _corr_matrix(xb, m)
+    return out
+
+
+def _percentile_interval(reps: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    alpha = (1 - level) / 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells
+        low, high = np.nanquantile(reps, [alpha, 1 - alpha], axis=0)
+    return low, high
+
+
+def _corr_matrix(x: np.ndarray, method: str) -> np.ndarray:
+    """Pairwise-complete correlation matrix of the columns of ``x`` (NaN = missing), as
+    ``pandas.DataFrame.corr(method)`` computes it, vectorised for the bootstrap: Pearson on
+    the values, Spearman = Pearson on average ranks within each pair's complete rows,
+    Kendall tau-b. NaN where a column is constant over the pair's rows (or < 2 rows)."""
+    x = np.asarray(x, dtype=float)
+    present = ~np.isnan(x)
+    if method == "pearson":
+        return _pearson(x, present)
+    if method == "spearman":
+        if present.all():
+            from scipy.stats import rankdata
+
+            return _pearson(rankdata(x, axis=0), present)
+        return _spearman_pairwise(x, present)
+    if method == "kendall":
+        return _kendall(x, present)
+    raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+
+
+def _pearson(x: np.ndarray, present: np.ndarray) -> np.ndarray:
+    w = present.astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mu = np.nan_to_num(np.nanmean(x, axis=0))
+    xc = np.where(present, x - mu, 0.0)
+    n = w.T @ w  # [a, b]: rows where both are present
+    sx = xc.T @ w  # [a, b]: sum of a over those rows
+    sxx = (xc**2).T @ w
+    sxy = xc.T @ xc
+    return _finish(n, sx, sx.T, sxx, sxx.T, sxy)
+
+
+def _finish(n, su, sv, suu, svv, suv) -> np.ndarray:
+    """Pearson r from pairwise sums; NaN where either side has no spread."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cov = suv - su * sv / n
+        vu = suu - su**2 / n
+        vv = svv - sv**2 / n
+        r = cov / np.sqrt(vu * vv)
+    bad = (n < 2) | (vu <= 1e-10 * suu) | (vv <= 1e-10 * svv)
+    return np.clip(np.where(bad, np.nan, r), -1.0, 1.0)
+
+
+def _spearman_pairwise(x: np.ndarray, present: np.ndarray) -> np.ndarray:
+    w = present.astype(float)
+    x0 = np.where(present, x, 0.0)
+    both = w[:, None, :] * w[None, :, :]  # (i, j, a): rows i and j both have a
+    step = (1 + np.sign(x0[:, None, :] - x0[None, :, :])) / 2 * both
+    # average rank of row i in column a among the rows where a and b are both present:
+    # 0.5 + #{j: x_j < x_i} + #{j: x_j == x_i} / 2 (j = i included)
+    rank = 0.5 + np.einsum("ija,jb->abi", step, w)
+    other = rank.transpose(1, 0, 2)  # [a, b, i]: rank of row i in column b, same rows
+    keep = w.T[:, None, :] * w.T[None, :, :]  # [a, b, i]
+    n = keep.sum(-1)
+    su, sv = (keep * rank).sum(-1), (keep * other).sum(-1)
+    suu, svv = (keep * rank**2).sum(-1), (keep * other**2).sum(-1)
+    suv = (keep * rank * other).sum(-1)
+    return _finish(n, su, sv, suu, svv, suv)
+
+
+def _kendall(x: np.ndarray, present: np.ndarray) -> np.ndarray:
+    w = present.astype(float)
+    x0 = np.where(present, x, 0.0)
+    both = w[:, None, :] * w[None, :, :]  # (i, j, a)
+    sign = np.sign(x0[:, None, :] - x0[None, :, :]) * both
+    concord = np.einsum("ija,ijb->ab", sign, sign)  # 2 × (concordant − discordant pairs)
+    untied = np.einsum("ija,ijb->ab", sign**2, both)  # 2 × pairs untied in a, both present
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = concord / np.sqrt(untied * untied.T)
+    bad = (untied == 0) | (untied.T == 0)
+    return np.clip(np.where(bad, np.nan, tau), -1.0, 1.0)
 
 
 def seed_summary(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,257 @@
+"""Metric–metric correlations with honest uncertainty (genmetrics.analysis.correlation):
+point estimates against pandas/scipy per scope, pairwise-complete counts, the pooled
+(within-dataset z-score) definition, bootstrap intervals, too-few handling, the figure."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import kendalltau
+
+from genmetrics.analysis.correlation import (
+    COLUMNS,
+    METHODS,
+    TABLE_COLUMNS,
+    _corr_matrix,
+    cluster_order,
+    correlation_matrix,
+    correlation_table,
+    metric_correlation,
+    pooled_scores,
+    wide_scores,
+)
+from genmetrics.plots import correlation_heatmap
+
+
+def tidy(data: dict[str, dict[str, list[float]]], metric: dict[str, str] | None = None):
+    """The tidy scores table from {dataset: {score: values per source}} (NaN: not scored)."""
+    rows = []
+    for ds, cols in data.items():
+        for name, values in cols.items():
+            for i, v in enumerate(values):
+                if np.isnan(v):
+                    continue
+                m = (metric or {}).get(name, name)
+                rows.append([ds, f"model{i:03d}", 0, None, m, m, name, float(v)])
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    df["seed"] = df["seed"].astype("Int64")
+    return df
+
+
+def cell(table, scope, method, a, b, col="r"):
+    t = table[(table.scope == scope) & (table.method == method)]
+    hit = t[((t.metric_a == a) & (t.metric_b == b)) | ((t.metric_a == b) & (t.metric_b == a))]
+    assert len(hit) == 1, (scope, method, a, b)
+    return hit[col].item()
+
+
+NAN = np.nan
+# two datasets; ties (w), a missing value (y on bbc, x on news) and a constant-ish score (c)
+SMALL = {
+    "bbc": {
+        "x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+        "y": [2.0, 1.0, 4.0, NAN, 5.0, 7.0, 6.0, 9.0],
+        "w": [1.0, 1.0, 2.0, 2.0, 1.0, 3.0, 3.0, 2.0],
+    },
+    "news": {
+        "x": [10.0, NAN, 30.0, 20.0, 50.0, 40.0],
+        "y": [3.0, 1.0, 2.0, 6.0, 4.0, 5.0],
+        "w": [0.5, 0.2, 0.9, 0.1, 0.7, 0.3],
+    },
+}
+
+
+def test_point_estimates_match_pandas_and_scipy_per_scope():
+    df = tidy(SMALL)
+    table = correlation_table(df, n_boot=0, values="all")
+    assert list(table.columns) == TABLE_COLUMNS
+    assert set(table.scope) == {"bbc", "news", "pooled"}
+    assert set(table.method) == set(METHODS)
+    wide = wide_scores(df)
+    pairs = [("x", "y"), ("x", "w"), ("y", "w")]
+    for scope in ("bbc", "news"):
+        sub = wide.xs(scope, level="dataset")
+        for method in METHODS:
+            expected = sub.corr(method=method)
+            for a, b in pairs:
+                assert cell(table, scope, method, a, b) == pytest.approx(expected.loc[a, b])
+        for a, b in pairs:  # Kendall tau-b straight from scipy on the complete pairs
+            ok = sub[[a, b]].dropna()
+            tau = kendalltau(ok[a], ok[b]).statistic
+            assert cell(table, scope, "kendall", a, b) == pytest.approx(tau)
+    pooled = pooled_scores(wide)
+    for method in METHODS:
+        expected = pooled.corr(method=method)
+        for a, b in pairs:
+            assert cell(table, "pooled", method, a, b) == pytest.approx(expected.loc[a, b])
+    # the estimates differ between scopes: a mix-up of scopes would fail above
+    assert cell(table, "bbc", "spearman", "x", "w") != pytest.approx(
+        cell(table, "news", "spearman", "x", "w")
+    )
+
+
+def test_n_counts_pairwise_complete_points():
+    table = correlation_table(tidy(SMALL), n_boot=0, values="all")
+    # bbc: y missing for one source; news: x missing for one
+    assert cell(table, "bbc", "pearson", "x", "y", "n") == 7
+    assert cell(table, "bbc", "pearson", "x", "w", "n") == 8
+    assert cell(table, "news", "kendall", "x", "y", "n") == 5
+    assert cell(table, "news", "kendall", "y", "w", "n") == 6
+    assert cell(table, "pooled", "spearman", "x", "y", "n") == 12
+    assert cell(table, "pooled", "spearman", "y", "w", "n") == 13
+    assert table.groupby("scope").n_points.first().to_dict() == {"bbc": 8, "news": 6, "pooled": 14}
+
+
+def test_pooled_is_the_correlation_of_within_dataset_z_scores():
+    """Hand example: within each dataset x and y move in opposite directions, but dataset b
+    has larger values of both, so the raw values pooled correlate positively."""
+    data = {
+        "a": {"x": [1.0, 2.0, 3.0, 4.0], "y": [4.0, 3.0, 1.0, 2.0]},
+        "b": {"x": [11.0, 12.0, 13.0, 14.0], "y": [24.0, 22.0, 23.0, 21.0]},
+    }
+    df = tidy(data)
+    # z-scores by hand: mean 2.5 / 12.5 / 2.5 / 22.5, sd (ddof=1) sqrt(5/3) in every column
+    sd = np.sqrt(5 / 3)
+    zx = np.array([-1.5, -0.5, 0.5, 1.5, -1.5, -0.5, 0.5, 1.5]) / sd
+    zy = np.array([1.5, 0.5, -1.5, -0.5, 1.5, -0.5, 0.5, -1.5]) / sd
+    z = pooled_scores(wide_scores(df))
+    np.testing.assert_allclose(z["x"].to_numpy(), zx)
+    np.testing.assert_allclose(z["y"].to_numpy(), zy)
+    table = correlation_table(df, n_boot=0, values="all")
+    # the pooled z-scores have mean 0 and sum of squares 3 + 3 (n - 1 per dataset), so
+    # Pearson r = sum(zx * zy) / 6 = (-4 - 4) / (5/3) / 6
+    assert cell(table, "pooled", "pearson", "x", "y") == pytest.approx(np.sum(zx * zy) / 6)
+    assert cell(table, "pooled", "pearson", "x", "y") == pytest.approx(-0.8)
+    raw = wide_scores(df).corr().loc["x", "y"]
+    assert raw > 0.8  # what pooling raw values would have said
+    # a score constant within one dataset has no z-score there
+    data["b"]["y"] = [5.0, 5.0, 5.0, 5.0]
+    z = pooled_scores(wide_scores(tidy(data)))
+    assert z["y"].isna().sum() == 4 and z["x"].notna().all()
+
+
+def test_bootstrap_replicates_use_pandas_definitions():
+    """The vectorised per-replicate correlations equal pandas on data with ties, missing
+    values and a constant column."""
+    rng = np.random.default_rng(3)
+    for trial in range(30):
+        n = int(rng.integers(3, 12))
+        x = rng.integers(0, 4, size=(n, 5)).astype(float)
+        if trial % 2:
+            x += rng.random((n, 5))
+        x[rng.random((n, 5)) < 0.2] = np.nan
+        x[:, 4] = 2.0
+        for method in METHODS:
+            got = _corr_matrix(x, method).copy()
+            want = pd.DataFrame(x).corr(method=method).to_numpy().copy()
+            np.fill_diagonal(got, 0)
+            np.fill_diagonal(want, 0)
+            np.testing.assert_allclose(got, want, atol=1e-10, err_msg=f"{method} {trial}")
+
+
+def synthetic(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    return tidy({"d": {"x": list(x), "y": list(x + 0.4 * rng.normal(size=n))}})
+
+
+def test_bootstrap_intervals_contain_the_estimate_and_narrow_with_more_points():
+    small = correlation_table(synthetic(10), n_boot=400, seed=1, values="all")
+    large = correlation_table(synthetic(200), n_boot=400, seed=1, values="all")
+    for method in METHODS:
+        for t in (small, large):
+            r, lo, hi = (cell(t, "d", method, "x", "y", c) for c in ("r", "low", "high"))
+            assert lo <= r <= hi, method
+            assert cell(t, "d", method, "x", "y", "n_boot_used") == 400
+        w_small = cell(small, "d", method, "x", "y", "high") - cell(
+            small, "d", method, "x", "y", "low"
+        )
+        w_large = cell(large, "d", method, "x", "y", "high") - cell(
+            large, "d", method, "x", "y", "low"
+        )
+        assert w_large < w_small / 2, method
+        assert cell(large, "d", method, "x", "y", "low") > 0.5  # strongly correlated
+
+
+def test_same_seed_same_intervals_other_seed_other_intervals():
+    df = synthetic(12)
+    a = correlation_table(df, n_boot=200, seed=7, values="all")
+    b = correlation_table(df, n_boot=200, seed=7, values="all")
+    c = correlation_table(df, n_boot=200, seed=8, values="all")
+    pd.testing.assert_frame_equal(a, b)
+    assert not np.allclose(a[["low", "high"]].to_numpy(), c[["low", "high"]].to_numpy())
+    np.testing.assert_array_equal(a["r"].to_numpy(), c["r"].to_numpy())  # estimates: no seed
+
+
+def test_replicates_with_a_constant_column_are_skipped_and_counted():
+    # z varies only through the last source: a resample that misses it (probability
+    # (5/6)^6 = 0.33) has a constant z and no correlation
+    df = tidy({"d": {"x": [1, 2, 3, 4, 5, 6.5], "z": [0, 0, 0, 0, 0, 1.0]}})
+    t = correlation_table(df, n_boot=1000, seed=0, values="all")
+    used = cell(t, "d", "spearman", "x", "z", "n_boot_used")
+    assert 600 < used < 730
+    assert np.isfinite(cell(t, "d", "spearman", "x", "z", "low"))
+    # fewer than half usable: x and z vary only through one source each, and a resample has
+    # both with probability 1 - 2 (3/4)^4 + (1/2)^4 = 0.43: no interval, the estimate stays
+    df = tidy({"d": {"x": [0, 0, 0, 1.0], "z": [0, 0, 1.0, 0]}})
+    t = correlation_table(df, n_boot=1000, seed=0, values="all")
+    used = cell(t, "d", "pearson", "x", "z", "n_boot_used")
+    assert 380 < used < 480
+    assert np.isnan(cell(t, "d", "pearson", "x", "z", "low"))
+    assert cell(t, "d", "pearson", "x", "z") == pytest.approx(-1 / 3)
+
+
+def test_too_few_points_are_flagged_and_the_figure_still_written(tmp_path):
+    three = tidy({"d": {"x": [1.0, 2.0, 3.0], "y": [1.0, 3.0, 2.0]}})
+    t = correlation_table(three, n_boot=50, values="all")
+    assert t.too_few.all() and t.r.isna().all() and t.low.isna().all()
+    assert (t.n_points == 3).all()
+    out = tmp_path / "fig.png"
+    correlation_heatmap(t, out, "spearman")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    four = tidy({"d": {"x": [1.0, 2.0, 3.0, 4.0], "y": [1.0, 3.0, 2.0, 4.0], "z": [1, 2, 3, NAN]}})
+    t = correlation_table(four, n_boot=50, values="all")
+    assert not cell(t, "d", "spearman", "x", "y", "too_few")
+    assert cell(t, "d", "spearman", "x", "y") == pytest.approx(0.8)
+    # per cell: z is scored for 3 sources only
+    assert cell(t, "d", "spearman", "x", "z", "too_few")
+    assert np.isnan(cell(t, "d", "spearman", "x", "z"))
+    correlation_heatmap(t, out, "kendall", cluster=False)
+    assert out.stat().st_size > 0
+
+
+def test_directed_values_only_and_figure_subset():
+    df = tidy(
+        {"d": {"precision": [0.1, 0.5, 0.3, 0.9], "mattr": [0.2, 0.4, 0.6, 0.8]}},
+        metric={"precision": "precision_recall"},
+    )
+    extra = df[df.name == "mattr"].assign(name="mattr_std", value=[0.01, 0.03, 0.02, 0.05])
+    df = pd.concat([df, extra], ignore_index=True)
+    t = correlation_table(df, n_boot=0)
+    names = set(t.metric_a) | set(t.metric_b)
+    assert names == {"precision", "mattr"}  # mattr_std has no direction
+    everything = correlation_table(df, n_boot=0, values="all")
+    assert "mattr_std" in set(everything.metric_a) | set(everything.metric_b)
+    assert t.in_figure.all()
+
+
+def test_cluster_order_puts_correlated_metrics_together():
+    names = ["a", "c", "b", "d"]
+    r = pd.DataFrame(np.eye(4), index=names, columns=names)
+    for p, q in (("a", "b"), ("c", "d")):
+        r.loc[p, q] = r.loc[q, p] = 0.95
+    r.loc["a", "c"] = r.loc["c", "a"] = 0.1
+    order = cluster_order(r)
+    assert sorted(order) == sorted(names)
+    pos = {m: i for i, m in enumerate(order)}
+    assert abs(pos["a"] - pos["b"]) == 1 and abs(pos["c"] - pos["d"]) == 1
+
+
+def test_correlation_matrix_is_symmetric_and_the_old_wrapper_still_works():
+    df = tidy(SMALL)
+    t = correlation_table(df, n_boot=0, values="all")
+    m = correlation_matrix(t, "bbc", "pearson")
+    assert m.loc["x", "y"] == m.loc["y", "x"] == cell(t, "bbc", "pearson", "x", "y")
+    old = metric_correlation(df, "pearson", headline_only=False)
+    assert old.loc["x", "y"] == pytest.approx(wide_scores(df).corr().loc["x", "y"])
