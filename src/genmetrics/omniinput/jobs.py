@@ -136,40 +136,55 @@ def sample_toy(
     out: str | Path,
     checkpoint: str | Path,
 ) -> WLResult:
-    """One proposal kind on the toy, at ``settings['budget']`` evaluations."""
-    from genmetrics.progress import drop, hold_lock
-
+    """One proposal kind on the toy, at ``settings['budget']`` evaluations (Monte Carlo has no
+    checkpoint: it is a few seconds)."""
     _threads()
     lm = DigitLM.load(model_dir)
     bins, *_ = read_exact(exact)
-    sampler = settings["sampler"]
-    if proposal == "monte_carlo":
-        result = monte_carlo(
-            lm,
-            lm.vocab_size,
-            lm.length,
-            bins,
-            settings["budget"],
-            samples_per_bin=sampler["samples_per_bin"],
-            seed=settings["seed"],
-        )
-    else:
+    if proposal != "monte_carlo":
         key = settings_key("toy", dict(settings), proposal, bins.as_dict())
-        with hold_lock(Path(checkpoint), "sampler run"):
-            result = wang_landau(
-                lm,
-                lm.vocab_size,
-                lm.length,
-                bins,
-                proposal=proposal,
-                grad_f=lm.grad,
-                max_evaluations=settings["budget"],
-                seed=settings["seed"],
-                checkpoint=checkpoint,
-                checkpoint_key=key,
-                progress=True,
-                **{k: sampler[k] for k in SAMPLER_KEYS},
-            )
+        return _resumable_walk(lm, bins, proposal, settings, out, checkpoint, key)
+    result = monte_carlo(
+        lm,
+        lm.vocab_size,
+        lm.length,
+        bins,
+        settings["budget"],
+        samples_per_bin=settings["sampler"]["samples_per_bin"],
+        seed=settings["seed"],
+    )
+    result.save(out)
+    return result
+
+
+def _resumable_walk(
+    f: Any,
+    bins: Bins,
+    proposal: str,
+    settings: Mapping[str, Any],
+    out: str | Path,
+    checkpoint: str | Path,
+    key: str,
+) -> WLResult:
+    """The sampler as a job: the checkpoint locked while it runs, resumed when its ``key``
+    matches, the result written, then the checkpoint dropped."""
+    from genmetrics.progress import drop, hold_lock
+
+    with hold_lock(Path(checkpoint), "sampler run"):
+        result = wang_landau(
+            f,
+            f.vocab_size,
+            f.length,
+            bins,
+            proposal=proposal,
+            grad_f=f.grad,
+            max_evaluations=settings["budget"],
+            seed=settings["seed"],
+            checkpoint=checkpoint,
+            checkpoint_key=key,
+            progress=True,
+            **{k: settings["sampler"][k] for k in SAMPLER_KEYS},
+        )
     result.save(out)
     drop(checkpoint)
     return result
@@ -217,7 +232,6 @@ def sample_run(
 ) -> WLResult:
     """The sampler over a language model's V^L (resumable through ``checkpoint``)."""
     from genmetrics.models import read_manifest
-    from genmetrics.progress import drop, hold_lock
 
     _threads()
     f = _load_lm(manifest, settings["length"])
@@ -225,25 +239,7 @@ def sample_run(
     bins = Bins(b["lo"], b["hi"], b["n"])
     weights = read_manifest(manifest).get("weights_sha256")
     key = settings_key("run", dict(settings), weights)
-    sampler = settings["sampler"]
-    with hold_lock(Path(checkpoint), "sampler run"):
-        result = wang_landau(
-            f,
-            f.vocab_size,
-            f.length,
-            bins,
-            proposal=settings["proposal"],
-            grad_f=f.grad,
-            max_evaluations=settings["budget"],
-            seed=settings["seed"],
-            checkpoint=checkpoint,
-            checkpoint_key=key,
-            progress=True,
-            **{k: sampler[k] for k in SAMPLER_KEYS},
-        )
-    result.save(out)
-    drop(checkpoint)
-    return result
+    return _resumable_walk(f, bins, settings["proposal"], settings, out, checkpoint, key)
 
 
 def _tokenizer_decode(manifest: str | Path):
