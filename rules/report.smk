@@ -7,6 +7,8 @@ rule aggregate:
     output:
         scores=RESULTS.scores,
         summary=RESULTS.scores_summary,
+        headline=RESULTS.headline_table,
+        headline_markdown=RESULTS.headline_markdown,
     log:
         "results/logs/aggregate.log",
     conda:
@@ -61,6 +63,7 @@ rule html_report:
         scores=RESULTS.scores,
         figures=TARGETS.figures,
         summary=RESULTS.scores_summary,
+        headline=RESULTS.headline_table,
         stats=TARGETS.generation_stats,
     output:
         RESULTS.report,

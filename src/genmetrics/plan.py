@@ -83,6 +83,8 @@ class ResultPaths:
     score: str = "results/scores/{dataset}/{source}/{entry}.json"
     scores: str = "results/scores.csv"
     scores_summary: str = "results/scores_summary.csv"
+    headline_table: str = "results/scores_headline.csv"
+    headline_markdown: str = "results/scores_headline.md"
     spread: str = "results/analysis/spread/{dataset}/{model}/{entry}.json"
     spread_table: str = "results/spread.csv"
     sweep: str = "results/analysis/sweep/{dataset}/{source}/{entry}.csv"

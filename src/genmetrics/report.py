@@ -1,14 +1,16 @@
-"""A self-contained HTML report (figures embedded as base64 PNG)."""
+"""A self-contained HTML report (figures embedded as base64 PNG; the score CSVs linked)."""
 
 from __future__ import annotations
 
 import base64
 import html
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from genmetrics.analysis.headline import LEGEND, family_tables, headline_table
 from genmetrics.io import read_json, write_text
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
@@ -23,37 +25,39 @@ def write_html_report(
     figures: Sequence[str | Path],
     stats: Sequence[str | Path] = (),
     summary_csv: str | Path | None = None,
+    headline_csv: str | Path | None = None,
 ) -> None:
-    df = pd.read_csv(scores_csv)
-    d = df.copy()
-    d["score"] = d["entry"] + "." + d["name"]
-    table = d.pivot_table(
-        index=["dataset", "model", "seed"], columns="score", values="value", dropna=False
-    )
+    """The report page: the headline scores (:mod:`genmetrics.analysis.headline`, one table
+    per family), generation statistics and figures; the CSVs are linked by their path relative
+    to ``out`` (``summary_csv``, ``headline_csv``: optional further links)."""
+    table = headline_table(pd.read_csv(scores_csv))
     parts = [
         f"<html><head><meta charset='utf-8'><title>genmetrics report</title><style>{_CSS}</style>",
         "</head><body><h1>genmetrics report</h1>",
-        "<p class='note'>Each row is a source of texts: the human references or a model's "
-        "generations for one seed. Precision = share of generated texts inside the human "
+        "<p class='note'>Each row is a source of texts per dataset: a model's generations "
+        "(mean ± std over its seeds) or the human references. Each column is a metric entry's "
+        "headline value: its first value with a direction of better, or both of kNN precision "
+        "and recall and of PRD's F8 and F1/8 (the other values are in the full table). Precision = share of generated texts inside the human "
         "distribution's k-NN support (quality); recall = share of human texts inside the "
         "model's support (diversity). Perplexity is under the evaluator LM.</p>",
-    ]
-    if summary_csv is not None:
-        summ = pd.read_csv(summary_csv)
-        if summ["n_seeds"].max() > 1:
-            summ["score"] = summ["entry"] + "." + summ["name"]
-            summ["cell"] = [
-                f"{m:.4g} ± {sd:.2g}" if n > 1 else f"{m:.4g}"
-                for m, sd, n in zip(summ["mean"], summ["std"], summ["n_seeds"], strict=True)
-            ]
-            wide = summ.pivot_table(
-                index=["dataset", "model"], columns="score", values="cell", aggfunc="first"
-            )
-            parts += ["<h2>Mean ± std over seeds</h2>", wide.to_html(na_rep="–")]
-    parts += [
         "<h2>Scores</h2>",
-        table.to_html(float_format=lambda v: f"{v:.4g}", na_rep="–"),
+        f"<p class='note'>{html.escape(LEGEND)} Every value of every score, per seed: "
+        f"{_link(scores_csv, out, 'the full table')}"
+        + "".join(
+            f"; {_link(p, out, what)}"
+            for p, what in (
+                (summary_csv, "mean, std and seeds of every value"),
+                (headline_csv, "this table"),
+            )
+            if p is not None
+        )
+        + ".</p>",
     ]
+    tables = family_tables(table)
+    if not tables:
+        parts.append("<p>No score has a direction of better.</p>")
+    for family, sub in tables.items():
+        parts += [f"<h3>{html.escape(family)}</h3>", sub.to_html(na_rep="–")]
     if stats:
         rows = []
         for p in stats:
@@ -73,3 +77,9 @@ def write_html_report(
         )
     parts.append("</body></html>")
     write_text(out, "\n".join(parts))
+
+
+def _link(path: str | Path, out: str | Path, text: str) -> str:
+    """An ``<a>`` to ``path`` relative to the page ``out`` (``scores.csv`` beside it)."""
+    href = Path(os.path.relpath(Path(path).resolve(), Path(out).resolve().parent)).as_posix()
+    return f"<a href='{html.escape(href)}' download>{html.escape(text)}</a> ({html.escape(href)})"

@@ -1,0 +1,205 @@
+"""The headline score table (genmetrics.analysis.headline): means and stds against pandas,
+directions from the registry, which values are headline, the references row, family order,
+one seed without "±", the markdown and the HTML report built from it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from genmetrics.analysis.correlation import COLUMNS
+from genmetrics.analysis.headline import (
+    FAMILY_ORDER,
+    LEGEND,
+    LONG_COLUMNS,
+    OTHER,
+    headline_markdown,
+    headline_scores,
+    headline_table,
+)
+from genmetrics.metrics.registry import get
+
+# (metric, value name) scored per model seed; "references" scored on the reference-free ones
+MODEL_VALUES = [
+    ("mauve", "mauve"),  # quality/diversity, first value: mauve ↑
+    ("mauve", "frontier_integral"),  # directed, but not the first
+    ("mauve", "mean_words"),
+    ("self_bleu", "self_bleu"),  # diversity ↓
+    ("self_bleu", "mean_words"),
+    ("ttr", "ttr"),  # lexical ↑
+    ("ttr", "ttr_std"),  # no direction
+    ("perplexity", "perplexity"),  # surprisal ↓
+    ("zipf", "zipf"),  # no directed value at all
+    ("zipf", "zipf_slope"),
+    ("coherence", "coherence"),  # coherence ↑
+    ("bleu", "bleu"),  # reference ↑
+    ("precision_recall", "precision"),  # quality/diversity ↑
+    ("precision_recall", "recall"),
+]
+REFERENCE_FREE = {"self_bleu", "ttr", "perplexity", "zipf"}
+
+
+def tidy(seeds: dict[str, int], seed: int = 0) -> pd.DataFrame:
+    """A tidy scores table: each model scored on every value for ``seeds[model]`` seeds, the
+    references (no seed) on the reference-free metrics; random values."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for model, n in seeds.items():
+        for s in range(n):
+            for metric, name in MODEL_VALUES:
+                ref = "references" if get(metric).reference != "none" else None
+                rows.append(["news", model, s, ref, metric, metric, name, rng.normal()])
+    for metric, name in MODEL_VALUES:
+        if metric in REFERENCE_FREE:
+            rows.append(["news", "references", None, None, metric, metric, name, rng.normal()])
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    df["seed"] = df["seed"].astype("Int64")
+    return df
+
+
+@pytest.fixture
+def scores() -> pd.DataFrame:
+    return tidy({"big": 2, "small": 2})
+
+
+def test_mean_and_std_equal_pandas(scores):
+    long = headline_scores(scores)
+    assert list(long.columns) == LONG_COLUMNS
+    models = scores[scores.model != "references"]
+    direct = models.groupby(["model", "entry", "name"])["value"].agg(["mean", "std", "count"])
+    got = long.set_index(["model", "entry", "value_name"])
+    for key in [("big", "mauve", "mauve"), ("small", "self_bleu", "self_bleu")]:
+        assert got.loc[key, "mean"] == pytest.approx(direct.loc[key, "mean"], rel=1e-12)
+        assert got.loc[key, "std"] == pytest.approx(direct.loc[key, "std"], rel=1e-12)
+        assert got.loc[key, "n_seeds"] == 2
+    # every long row agrees, and the cell shows that mean ± std
+    for r in long[long.model != "references"].itertuples():
+        d = direct.loc[(r.model, r.entry, r.value_name)]
+        assert (r.mean, r.std) == pytest.approx((d["mean"], d["std"]), rel=1e-12)
+    table = headline_table(scores)
+    m, s = direct.loc[("big", "ttr", "ttr"), ["mean", "std"]]
+    assert table.loc[("news", "big"), ("lexical", "ttr ↑")] == f"{m:.4g} ± {s:.2g}"
+    # three seeds: the mean is not the median
+    three = tidy({"big": 3}, seed=1)
+    values = three[(three.model == "big") & (three.name == "mauve")]["value"]
+    got = headline_scores(three).set_index(["model", "value_name"]).loc[("big", "mauve")]
+    assert got["mean"] == pytest.approx(values.mean(), rel=1e-12) != values.median()
+    assert got["std"] == pytest.approx(values.std(), rel=1e-12) and got["n_seeds"] == 3
+
+
+def test_directions_and_arrows_come_from_the_registry(scores):
+    long = headline_scores(scores).drop_duplicates("entry").set_index("entry")
+    for entry in ("self_bleu", "mauve", "perplexity", "ttr", "coherence", "bleu"):
+        metric = get(entry)
+        assert long.loc[entry, "direction"] == next(d for d in metric.values.values() if d)
+    assert long.loc["self_bleu", "direction"] == "lower"
+    assert long.loc["mauve", "direction"] == "higher"
+    columns = list(headline_table(scores).columns)
+    assert ("diversity", "self_bleu ↓") in columns
+    assert ("quality/diversity", "mauve ↑") in columns
+    assert ("surprisal", "perplexity ↓") in columns
+    assert ("quality/diversity", "precision_recall: precision ↑") in columns
+
+
+def test_headline_is_the_first_directed_value_or_the_pair(scores):
+    long = headline_scores(scores)
+    names = set(long["value_name"])
+    want = {"mauve", "self_bleu", "ttr", "perplexity", "coherence", "bleu", "precision", "recall"}
+    assert names == want  # kNN precision and recall: the pair (quality, diversity)
+    assert "mean_words" not in names and "ttr_std" not in names  # no direction
+    assert "frontier_integral" not in names  # not the first of mauve's values
+    assert "zipf" not in set(long["entry"])  # no directed value: no column
+    assert len(headline_table(scores).columns) == len(names)
+
+
+def test_references_row_only_where_references_were_scored(scores):
+    table = headline_table(scores)
+    assert ("news", "references") in table.index
+    refs = table.loc[("news", "references")]
+    scored = {c for c in table.columns if pd.notna(refs[c])}
+    assert scored == {
+        ("diversity", "self_bleu ↓"),
+        ("lexical", "ttr ↑"),
+        ("surprisal", "perplexity ↓"),
+    }
+    assert "±" not in refs[("diversity", "self_bleu ↓")]  # one text set, no seeds
+    assert list(table.index.get_level_values("model")) == ["big", "small", "references"]
+    # references scored only on values without a direction (Zipf): no row at all
+    no_headline = scores[(scores.model != "references") | (scores.metric == "zipf")]
+    assert (no_headline.model == "references").any()
+    assert ("news", "references") not in headline_table(no_headline).index
+
+
+def test_families_in_documented_order(scores):
+    families = list(dict.fromkeys(headline_table(scores).columns.get_level_values(0)))
+    assert families == [f for f in FAMILY_ORDER if f in families]
+    assert families == [
+        "quality/diversity",
+        "diversity",
+        "lexical",
+        "reference",
+        "surprisal",
+        "coherence",
+    ]
+    # within quality/diversity: the module order (kNN P/R before MAUVE), not alphabetical
+    qd = list(headline_table(scores)["quality/diversity"].columns)
+    assert qd == ["precision_recall: precision ↑", "precision_recall: recall ↑", "mauve ↑"]
+
+
+def test_one_seed_has_no_plus_minus():
+    df = tidy({"big": 2, "single": 1})
+    table = headline_table(df)
+    single = table.loc[("news", "single")].dropna()
+    big = table.loc[("news", "big")].dropna()
+    assert len(single) == len(big) == 8
+    assert not any("±" in v for v in single) and all("±" in v for v in big)
+    long = headline_scores(df)
+    one = long[long.model == "single"]
+    assert (one.n_seeds == 1).all() and one["std"].isna().all()
+    value = df[(df.model == "single") & (df.name == "mauve")]["value"].item()
+    assert table.loc[("news", "single"), ("quality/diversity", "mauve ↑")] == f"{value:.4g}"
+
+
+def test_unregistered_metric_keeps_every_value_under_other_without_arrow(scores):
+    extra = scores.iloc[:2].copy()
+    extra[["metric", "entry"]] = "retired_metric"
+    extra["name"] = ["alpha", "mean_words"]
+    long = headline_scores(pd.concat([scores, extra]))
+    other = long[long.family == OTHER]
+    assert list(other.value_name) == ["alpha"] and other.direction.isna().all()
+    columns = list(headline_table(pd.concat([scores, extra])).columns)
+    assert columns[-1] == (OTHER, "retired_metric: alpha")
+
+
+def test_markdown_has_legend_and_one_table_per_family(scores):
+    md = headline_markdown(headline_table(scores))
+    assert LEGEND in md and "[scores.csv](scores.csv)" in md
+    headings = [line[3:] for line in md.splitlines() if line.startswith("## ")]
+    assert headings == list(FAMILY_ORDER)
+    # the references have no quality/diversity score: no row in that table
+    qd = md.split("## quality/diversity")[1].split("## ")[0]
+    assert "| news | references |" not in qd and "| news | big |" in qd
+    assert "| news | references |" in md.split("## lexical")[1].split("## ")[0]
+
+
+def test_html_report_shows_the_headline_tables_and_links_the_full_table(scores, tmp_path):
+    from genmetrics.report import write_html_report
+
+    scores.to_csv(tmp_path / "scores.csv", index=False)
+    out = tmp_path / "report.html"
+    write_html_report(out, tmp_path / "scores.csv", figures=[])
+    page = out.read_text(encoding="utf-8")
+    assert "href='scores.csv'" in page and "the full table" in page
+    assert page.count("<table") == len(FAMILY_ORDER)
+    assert "self_bleu ↓" in page and "mauve ↑" in page and "±" in page
+    assert "mauve.mean_words" not in page and "ttr_std" not in page  # no longer the pivot
+
+
+def test_header_names_the_value_only_where_the_metric_has_several(scores):
+    extra = scores[(scores.metric == "self_bleu") & (scores.name == "self_bleu")].copy()
+    extra["entry"] = "self_bleu_n3"  # a second entry of a metric with one directed value
+    columns = list(headline_table(pd.concat([scores, extra]))["diversity"].columns)
+    assert columns == ["self_bleu ↓", "self_bleu_n3 ↓"]
+    qd = list(headline_table(scores)["quality/diversity"].columns)
+    assert "precision_recall: precision ↑" in qd  # precision_recall has four directed values
