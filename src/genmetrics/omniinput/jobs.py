@@ -274,38 +274,37 @@ def annotate_run(
     """The samples CSV with its score column filled: by a judge LM, a rule, or the raters'
     CSV (checked against the bins and the populated bins, then written in the same form)."""
     res = read_result(result)
-    populated = np.isfinite(res.ln_rho)
     decode = _tokenizer_decode(manifest)
-    kind = annotator["kind"]
-    if kind == "csv":
+    if annotator["kind"] == "csv":  # the raters' scores, one per exported sample, in order
         assert scores_csv is not None
-        got = read_annotations(scores_csv, res.bins, populated=populated)
-        scores = got.scores
-    else:
-        if kind == "rule":
-            fn = rule_annotator(annotator["rule"], **annotator.get("params", {}))
-        else:
-            from genmetrics.models import load_causal_lm
-
-            assert judge is not None
-            model, tok = load_causal_lm(judge)
-            fn = judge_lm_annotator(
-                model,
-                tok,
-                template=annotator.get("template") or DEFAULT_JUDGE_TEMPLATE,
-                yes=annotator["yes"],
-                no=annotator["no"],
-                chat=annotator["chat"],
-            )
-        scores = annotate(res.samples, fn, decode=decode)
-    if kind == "csv":  # the raters' scores, one per exported sample, in export order
-        n = [len(s) for s in res.samples]
-        if [len(s) for s in scores] != n:
+        scores = read_annotations(scores_csv, res.bins, populated=np.isfinite(res.ln_rho)).scores
+        want = [len(s) for s in res.samples]
+        if [len(s) for s in scores] != want:
             raise GenmetricsError(
                 f"{scores_csv}: scores per bin {[len(s) for s in scores]} do not match the "
-                f"exported samples per bin {n} (export again: {samples_csv})"
+                f"exported samples per bin {want} (export again: {samples_csv})"
             )
+    else:
+        scores = annotate(res.samples, _annotator(annotator, judge), decode=decode)
     return export_samples(out, res.samples, res.bins, decode=decode, scores=scores)
+
+
+def _annotator(spec: Mapping[str, Any], judge: str | Path | None) -> Any:
+    """The automatic annotator a run's ``annotator:`` names (a rule or a judge LM)."""
+    if spec["kind"] == "rule":
+        return rule_annotator(spec["rule"], **spec.get("params", {}))
+    from genmetrics.models import load_causal_lm
+
+    assert judge is not None
+    model, tok = load_causal_lm(judge)
+    return judge_lm_annotator(
+        model,
+        tok,
+        template=spec.get("template") or DEFAULT_JUDGE_TEMPLATE,
+        yes=spec["yes"],
+        no=spec["no"],
+        chat=spec["chat"],
+    )
 
 
 def score_run(

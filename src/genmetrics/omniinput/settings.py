@@ -148,12 +148,8 @@ def _annotator(key: str, a: Mapping[str, Any] | None, checkpoints: Mapping[str, 
     need = {"judge_lm": "checkpoint", "rule": "rule", "csv": "path"}[kind]
     if not a.get(need):
         raise GenmetricsError(f"{key}.{need}: required with kind: {kind}")
-    extra = (
-        {"checkpoint", "rule", "path", "template", "params"}
-        - {need}
-        - ({"template"} if kind == "judge_lm" else set())
-        - ({"params"} if kind == "rule" else set())
-    )
+    used = {"judge_lm": {"checkpoint", "template"}, "rule": {"rule", "params"}, "csv": {"path"}}
+    extra = {"checkpoint", "rule", "path", "template", "params"} - used[kind]
     given = sorted(k for k in extra if a.get(k))
     if given:
         raise GenmetricsError(f"{key}: {', '.join(given)} not used with kind: {kind}")
