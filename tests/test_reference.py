@@ -164,3 +164,70 @@ def test_errors_and_non_ascii():
     assert compute("bleu", ["日本語 の テキスト です 。"], ["日本語 の テキスト です 。"]).values[
         "bleu"
     ] == pytest.approx(100.0)
+
+
+# ------------------------------------------------------------------ BERTScore
+
+
+@pytest.fixture(scope="module")
+def summary_pairs() -> tuple[list[str], list[str]]:
+    """8 REALSumm system summaries (several documents and systems) and their references."""
+    refs = {r["id"]: r["text"] for r in _rows(DATA / "realsumm" / "references.jsonl")}
+    rows = _rows(DATA / "realsumm" / "summaries.jsonl")[::311][:8]
+    return [r["text"] for r in rows], [refs[r["source_id"]] for r in rows]
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_bertscore_matches_bert_score(summary_pairs, idf):
+    """Per-pair P/R/F1 = ``bert_score.score`` with the same model folder and layer (the offline
+    MiniLM, its last layer 6), no baseline rescaling; the values are their plain means."""
+    bert_score = pytest.importorskip("bert_score")
+    from genmetrics.assets import minilm_dir
+
+    hyp, ref = summary_pairs
+    res = compute("bertscore", hyp, ref, params={"idf": idf})
+    model = str(minilm_dir())
+    assert res.extras["model"] == model and res.extras["num_layers"] == 6
+    P, R, F = bert_score.score(
+        hyp, ref, model_type=model, num_layers=6, idf=idf, lang=None, nthreads=0
+    )
+    for key, want in (("precision", P), ("recall", R), ("f1", F)):
+        got = res.extras[key]
+        assert got.shape == (len(hyp),)
+        np.testing.assert_allclose(got, want.numpy(), atol=1e-5)
+        assert res.values[f"bertscore_{key}"] == pytest.approx(got.mean(), abs=1e-12)
+    assert res.n["empty_tokens"] == 0
+    assert 0 < res.values["bertscore_f1"] < 1
+
+
+def test_bertscore_hand_and_ordering(summary_pairs):
+    """Identical texts score 1; each summary scores higher against its own reference than
+    against another document's."""
+    same = ["The cat sat on the mat.", "Stocks fell sharply in early trading on Monday."]
+    res = compute("bertscore", same, same)
+    for key in ("precision", "recall", "f1"):
+        np.testing.assert_allclose(res.extras[key], 1.0, atol=1e-5)
+    hyp, ref = summary_pairs
+    own = compute("bertscore", hyp, ref)
+    shuffled = compute("bertscore", hyp, ref[1:] + ref[:1])
+    assert np.all(own.extras["f1"] > shuffled.extras["f1"])
+    assert own.values["bertscore_f1"] > shuffled.values["bertscore_f1"]
+
+
+def test_bertscore_empty_texts_and_errors(summary_pairs):
+    """A pair with an empty side scores 0 (bert_score's rule), counts in the mean and in
+    ``n["empty_tokens"]``; a length mismatch is refused naming the metric."""
+    hyp, ref = summary_pairs
+    hyp, ref = list(hyp[:4]), list(ref[:4])
+    hyp[1], ref[2] = "", "   "
+    res = compute("bertscore", hyp, ref)
+    for key in ("precision", "recall", "f1"):
+        assert res.extras[key][1] == res.extras[key][2] == 0.0
+        assert res.values[f"bertscore_{key}"] == pytest.approx(res.extras[key].mean(), abs=1e-12)
+    assert res.n["empty_tokens"] == 2
+    full = compute("bertscore", summary_pairs[0][:4], summary_pairs[1][:4])
+    np.testing.assert_allclose(res.extras["f1"][[0, 3]], full.extras["f1"][[0, 3]], atol=1e-5)
+    with pytest.raises(GenmetricsError, match="'bertscore' is paired"):
+        compute("bertscore", ["a b", "c"], ["a b"])
+    with pytest.raises(GenmetricsError, match="bertscore.*num_layers"):
+        compute("bertscore", ["a b"], ["a b"], params={"num_layers": 99})

@@ -39,7 +39,14 @@ from genmetrics import GenmetricsError
 from genmetrics.metrics.registry import LOWER, MetricResult, register
 from genmetrics.params import BOOL, STRING, Const, Interval, Options
 
-__all__ = ["homogenization", "rouge_tokenize", "rougel_pair_sums", "bertscore_pair_sums"]
+__all__ = [
+    "homogenization",
+    "rouge_tokenize",
+    "rougel_pair_sums",
+    "bertscore_model",
+    "bert_score_tokenizer",
+    "bertscore_pair_sums",
+]
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 _SPACES = re.compile(r"\s+")
@@ -210,6 +217,48 @@ def _package_batch_max(lengths: np.ndarray, batch_size: int) -> np.ndarray:
     return bm
 
 
+def bertscore_model(
+    model: str | os.PathLike | None = None, num_layers: int | None = None
+) -> tuple[str, int]:
+    """The BERTScore encoder and layer to use: ``model`` (HF id or folder; ``None``: the offline
+    all-MiniLM-L6-v2 folder, :func:`genmetrics.assets.minilm_dir`) and ``num_layers`` (``None``:
+    bert_score's ``model2layers`` entry for the id, else the model's last layer)."""
+    if model is None:
+        from genmetrics.assets import minilm_dir
+
+        model_type = str(minilm_dir())
+    else:
+        model_type = str(model)
+    if num_layers is None:
+        from bert_score.utils import model2layers
+
+        num_layers = model2layers.get(model_type)
+        if num_layers is None:
+            from transformers import AutoConfig
+
+            num_layers = int(AutoConfig.from_pretrained(model_type).num_hidden_layers)
+    return model_type, int(num_layers)
+
+
+def bert_score_tokenizer(model_type: str):
+    """bert_score's ``get_tokenizer(model_type)``, able to encode an empty text: bert_score
+    0.3.12 encodes one as ``tokenizer.build_inputs_with_special_tokens([])`` ([CLS] [SEP]), a
+    method transformers 5 tokenizers no longer have; the tokenizer gets the same ids back."""
+    from bert_score.utils import get_tokenizer
+
+    tokenizer = get_tokenizer(model_type, False)
+    if not hasattr(tokenizer, "build_inputs_with_special_tokens"):
+        bare = list(tokenizer.encode("", add_special_tokens=True))
+
+        def build(token_ids_0: list[int], token_ids_1: list[int] | None = None) -> list[int]:
+            if token_ids_0 or token_ids_1:  # bert_score only asks for the empty text
+                raise NotImplementedError("only the empty text is supported")
+            return list(bare)
+
+        tokenizer.build_inputs_with_special_tokens = build
+    return tokenizer
+
+
 def bertscore_pair_sums(
     texts: Sequence[str],
     model: str | os.PathLike | None = None,
@@ -227,25 +276,15 @@ def bertscore_pair_sums(
     is shorter than the longest in its batch. ``"none"``: plain greedy matching (symmetric).
     """
     import torch
-    from bert_score.utils import get_bert_embedding, get_model, get_tokenizer, model2layers
+    from bert_score.utils import get_bert_embedding, get_model
 
     if padding not in ("bert_score", "none"):
         raise GenmetricsError(
             f"homogenization: padding must be 'bert_score' or 'none', got {padding!r}"
         )
-    model_type = str(model) if model is not None else None
-    if model_type is None:
-        from genmetrics.assets import minilm_dir
-
-        model_type = str(minilm_dir())
-    if num_layers is None:
-        num_layers = model2layers.get(model_type)
-        if num_layers is None:
-            from transformers import AutoConfig
-
-            num_layers = int(AutoConfig.from_pretrained(model_type).num_hidden_layers)
+    model_type, num_layers = bertscore_model(model, num_layers)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    tokenizer = get_tokenizer(model_type, False)
+    tokenizer = bert_score_tokenizer(model_type)
     enc = get_model(model_type, num_layers, False).to(device)
     from collections import defaultdict
 

@@ -28,11 +28,14 @@ A metric module registers its public function once; everything else is read from
   metric then pairs where it can and compares sets otherwise (FACE).
 * **Models and assets**: a metric downloads nothing; what it needs comes from features
   (embed / surprisal rules) and from ``assets(params)``, the names of offline assets
-  (:data:`genmetrics.assets.ASSETS`) that the workflow fetches in rules. The one metric that
-  must run an encoder itself (BERTScore homogenization: token-level matching) says so with
-  ``loads_model(params)``, and the workflow runs it in a GPU-resourced rule of its own.
+  (:data:`genmetrics.assets.ASSETS`) that the workflow fetches in rules. A metric that must
+  run an encoder itself (BERTScore and BERTScore homogenization: token-level matching) says
+  so with ``loads_model(params)``, and the workflow runs it in a GPU-resourced rule of its own.
 * **Sizes**: ``min_items(params)`` = (the fewest items each set needs, the parameter that
   asks for them), e.g. ``(k + 1, "k")``; the workflow checks it right after cleaning.
+* **Per pair**: a paired metric that averages one number per (candidate, reference) pair
+  returns them as ``extras["per_pair"][value]`` (``rouge``, ``bertscore``); the human
+  agreement analysis (:mod:`genmetrics.analysis.human`) correlates them with people.
 * **Aggregation** (per-text metrics): how per-text values become the corpus value and what
   happens to texts the metric cannot score (too short, empty); the result's ``n`` reports
   how many were excluded.
