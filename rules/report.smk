@@ -5,9 +5,19 @@ rule aggregate:
     input:
         TARGETS.scores,
     output:
-        scores=RESULTS.scores,
+        scores=report(
+            RESULTS.scores,
+            caption="../workflow/report/scores.rst",
+            category="Scores",
+            labels={"table": "every score (tidy, per seed)"},
+        ),
         summary=RESULTS.scores_summary,
-        headline=RESULTS.headline_table,
+        headline=report(
+            RESULTS.headline_table,
+            caption="../workflow/report/headline.rst",
+            category="Scores",
+            labels={"table": "headline scores (mean ± std over seeds)"},
+        ),
         headline_markdown=RESULTS.headline_markdown,
     log:
         "results/logs/aggregate.log",
@@ -41,19 +51,37 @@ rule correlation_heatmap:
         "../workflow/scripts/correlation_heatmap.py"
 
 
+# The P/R plane (Le Bronnec et al. (2024), Fig. 1: seeds and reference resamples as ellipses)
+# and the model × model overlap table (their Table 1).
 rule pr_scatter:
     input:
-        RESULTS.scores,
+        scores=RESULTS.scores,
+        spreads=TARGETS.spreads,
     output:
-        report(
+        figure=report(
             RESULTS.pr_figure,
             caption="../workflow/report/pr_scatter.rst",
             category="Precision and recall",
         ),
+        plane=RESULTS.pr_plane_table,
+        overlap=report(
+            RESULTS.overlap_table,
+            caption="../workflow/report/model_overlap.rst",
+            category="Precision and recall",
+        ),
+        overlap_markdown=RESULTS.overlap_markdown,
     log:
         "results/logs/pr_scatter.log",
     conda:
         "../envs/plots.yaml"
+    params:
+        # chat or base per model (imported texts: none), for the markers; the rule depends on
+        # every model anyway
+        templates={
+            m.name: m.generation[m.datasets[0]].template
+            for m in PLAN.models.values()
+            if m.generates
+        },
     script:
         "../workflow/scripts/pr_scatter.py"
 

@@ -1,7 +1,10 @@
-"""Figures: metric-correlation heatmap and precision–recall scatter, readable on their own."""
+"""Figures: metric-correlation heatmap, the precision–recall plane and the analyses' figures,
+readable on their own."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -12,6 +15,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from genmetrics.io import atomic_path  # noqa: E402
+
+PR_VALUES = ("precision", "recall")
 
 
 def _save(fig, path: str | Path) -> None:
@@ -175,42 +180,306 @@ def correlation_heatmap(
     _save(fig, path)
 
 
-def pr_scatter(df: pd.DataFrame, path: str | Path) -> None:
-    """Precision (quality) vs recall (coverage) per model; seeds as dots, mean as a marker."""
-    d = df[(df["metric"] == "precision_recall") & df["name"].isin(["precision", "recall"])]
-    fig, ax = plt.subplots(figsize=(6.2, 5.2))
+#: Okabe & Ito (2008) colour-blind-safe palette (black last), cycled beyond eight models
+OKABE_ITO = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+)
+#: marker of a model's mean point by its prompt template; imported texts have none
+TEMPLATE_MARKERS = {"base": "o", "chat": "s", "texts": "^"}
+PR_PLANE_KEYS = ["dataset", "entry", "reference", "model"]
+PR_PLANE_COLUMNS = [*PR_PLANE_KEYS, "kind", "seed", "resample", "recall", "precision"]
+
+
+def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd.DataFrame:
+    """The points of the precision–recall plane, one row per (dataset, entry, reference,
+    model, point): columns :data:`PR_PLANE_COLUMNS`.
+
+    * ``kind="seed"``: one per generation seed, the ``precision_recall`` scores of
+      ``scores`` (the tidy ``results/scores.csv``): that seed's texts against the whole
+      reference set;
+    * ``kind="resample"``: one per reference resample of a spread record
+      (:func:`genmetrics.analysis.distribution.spread_analysis`, the ``vary="reference"``
+      runs): the model's first seed against a random ``fraction`` of the reference set
+      (resample ``i`` drawn with seed ``settings.seed + i``); its reference is the entry's, as
+      in ``scores``. Records of other metrics, or of no scored (dataset, entry), are skipped.
+    """
+    d = scores[(scores["metric"] == "precision_recall") & scores["name"].isin(PR_VALUES)]
     if d.empty:
-        ax.text(0.5, 0.5, "no precision_recall scores configured", ha="center", va="center")
-    else:
-        wide = d.pivot_table(
-            index=["dataset", "model", "seed", "entry"], columns="name", values="value"
-        ).reset_index()
-        groups = list(wide.groupby(["dataset", "model", "entry"]))
-        cmap = plt.get_cmap("tab10")
-        for i, ((ds, model, entry), g) in enumerate(groups):
-            c = cmap(i % 10)
-            label = model if wide["dataset"].nunique() == 1 else f"{ds}: {model}"
-            if wide["entry"].nunique() > 1:
-                label += f" ({entry})"
-            ax.scatter(g["recall"], g["precision"], color=c, alpha=0.35, s=18)
+        return pd.DataFrame(columns=PR_PLANE_COLUMNS)
+    d = d.assign(reference=d["reference"].fillna("").astype(str))
+    wide = d.pivot_table(
+        index=[*PR_PLANE_KEYS, "seed"], columns="name", values="value", aggfunc="first"
+    ).reset_index()
+    wide = wide.assign(kind="seed", resample=pd.NA)
+    keys = zip(d["dataset"], d["entry"], strict=True)
+    refs = dict(zip(keys, d["reference"], strict=True))
+    rows = []
+    for rec in spreads:
+        ref = refs.get((rec.get("dataset"), rec.get("entry")))
+        if rec.get("metric") != "precision_recall" or ref is None:
+            continue
+        runs = {r["value"]: r["runs"] for r in rec["rows"] if r["vary"] == "reference"}
+        if not all(n in runs for n in PR_VALUES):
+            continue
+        for i, (p, r) in enumerate(zip(runs["precision"], runs["recall"], strict=True)):
+            key = (rec["dataset"], rec["entry"], ref, rec["model"])
+            rows.append(dict(zip(PR_PLANE_KEYS, key, strict=True)))
+            rows[-1].update(kind="resample", seed=pd.NA, resample=i, precision=p, recall=r)
+    out = pd.concat([wide, pd.DataFrame(rows)], ignore_index=True) if rows else wide
+    out["seed"] = out["seed"].astype("Int64")
+    out["resample"] = out["resample"].astype("Int64")
+    return out[PR_PLANE_COLUMNS].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Ellipse:
+    """A covariance ellipse in the (recall, precision) plane: ``center`` (x = recall,
+    y = precision), ``cov`` (2 × 2), ``semi_axes`` (major, minor) = ``n_std`` · sqrt of the
+    eigenvalues of ``cov``, ``angle``: degrees from the recall axis to the major axis."""
+
+    center: tuple[float, float]
+    cov: np.ndarray
+    semi_axes: tuple[float, float]
+    angle: float
+    n_std: float
+    n_points: int
+
+
+def covariance_ellipse(
+    points: np.ndarray, center: Sequence[float] | None = None, n_std: float = 2.0
+) -> Ellipse | None:
+    """The ``n_std``·σ ellipse of ``points`` (n × 2: recall, precision): its shape is
+    ``numpy.cov(points.T)`` (sample covariance, ddof=1), its semi-axes ``n_std`` · sqrt of
+    that matrix's eigenvalues along its eigenvectors; centred on ``center`` (default: the
+    points' mean). None below two points (no covariance)."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    if len(pts) < 2:
+        return None
+    cov = np.cov(pts.T)
+    vals, vecs = np.linalg.eigh(cov)  # ascending
+    vals = np.clip(vals, 0.0, None)
+    major = vecs[:, 1]
+    angle = float(np.degrees(np.arctan2(major[1], major[0])))
+    c = pts.mean(axis=0) if center is None else np.asarray(center, dtype=np.float64)
+    return Ellipse(
+        center=(float(c[0]), float(c[1])),
+        cov=cov,
+        semi_axes=(float(n_std * np.sqrt(vals[1])), float(n_std * np.sqrt(vals[0]))),
+        angle=angle,
+        n_std=float(n_std),
+        n_points=len(pts),
+    )
+
+
+def pr_plane(points: pd.DataFrame, n_std: float = 2.0) -> pd.DataFrame:
+    """Per (dataset, entry, reference, model) of :func:`pr_plane_points`: the mean point
+    (``recall``, ``precision``: mean over the seed points, as in the headline table), the
+    number of seed and resample points, and the :func:`covariance_ellipse` of all its points
+    (seed and resample points pooled) centred on that mean: ``cov_rr``, ``cov_rp``, ``cov_pp``,
+    ``semi_major``, ``semi_minor``, ``angle`` (NaN below two points)."""
+    rows = []
+    for key, g in points.groupby(PR_PLANE_KEYS, sort=False):
+        seeds = g[g["kind"] == "seed"]
+        base = seeds if len(seeds) else g
+        center = (float(base["recall"].mean()), float(base["precision"].mean()))
+        e = covariance_ellipse(g[["recall", "precision"]].to_numpy(float), center, n_std)
+        rows.append(
+            {
+                **dict(zip(PR_PLANE_KEYS, key, strict=True)),
+                "recall": center[0],
+                "precision": center[1],
+                "n_seeds": len(seeds),
+                "n_resamples": int((g["kind"] == "resample").sum()),
+                "cov_rr": e.cov[0, 0] if e else np.nan,
+                "cov_rp": e.cov[0, 1] if e else np.nan,
+                "cov_pp": e.cov[1, 1] if e else np.nan,
+                "semi_major": e.semi_axes[0] if e else np.nan,
+                "semi_minor": e.semi_axes[1] if e else np.nan,
+                "angle": e.angle if e else np.nan,
+                "n_std": n_std,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _reference_label(ref: str) -> str:
+    """How a panel names its reference set."""
+    if ref in ("", "references"):
+        return "the human texts"
+    return f"{ref}'s texts"
+
+
+def pr_scatter(
+    df: pd.DataFrame,
+    path: str | Path,
+    spreads: Sequence[Mapping] = (),
+    templates: Mapping[str, str] | None = None,
+    n_std: float = 2.0,
+) -> pd.DataFrame:
+    """The precision–recall plane (Le Bronnec et al. (2024), Fig. 1): one panel per
+    (dataset, precision_recall entry, reference set); per model its mean (recall,
+    precision) over seeds (large marker: circle = base template, square = chat, triangle =
+    imported texts; ``templates`` maps model → template), its seed points (small dots), its
+    reference-resample points (small crosses, from ``spreads``: spread records) and the
+    ``n_std``·σ covariance ellipse of those points pooled (:func:`pr_plane`), centred on the
+    mean. A model with fewer than two points gets no ellipse, and its legend entry says so.
+    Okabe–Ito colours, one per model. Returns :func:`pr_plane`'s table."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Ellipse as EllipsePatch
+
+    templates = dict(templates or {})
+    points = pr_plane_points(df, spreads)
+    table = pr_plane(points, n_std) if len(points) else pd.DataFrame()
+    cols = [table.get(c, pd.Series(dtype=object)) for c in ("dataset", "entry", "reference")]
+    keys = zip(*cols, strict=True)
+    # per dataset: the panels against the human texts first, then model-vs-model ones
+    panels = sorted(
+        dict.fromkeys(keys), key=lambda k: (k[0], k[2] not in ("", "references"), k[1], k[2])
+    )
+    fig, axes = plt.subplots(
+        max(1, len(panels)),
+        1,
+        figsize=(10.5, 5.6 * max(1, len(panels))),
+        squeeze=False,
+        layout="constrained",
+    )
+    for ax in axes.flat[len(panels) :]:
+        ax.set_axis_off()
+    if not panels:
+        axes[0, 0].text(0.5, 0.5, "no precision_recall scores configured", ha="center")
+    models = list(dict.fromkeys(table["model"])) if len(table) else []
+    colours = {m: OKABE_ITO[i % len(OKABE_ITO)] for i, m in enumerate(models)}
+    for ax, (ds, entry, ref) in zip(axes.flat, panels, strict=False):
+        sub = table[(table["dataset"] == ds) & (table["entry"] == entry)]
+        sub = sub[sub["reference"] == ref]
+        lo, hi = np.array([1.0, 1.0]), np.array([0.0, 0.0])
+        for r in sub.itertuples(index=False):
+            c = colours[r.model]
+            pts = points[
+                (points["dataset"] == ds)
+                & (points["entry"] == entry)
+                & (points["reference"] == ref)
+                & (points["model"] == r.model)
+            ]
+            for kind, marker, size in (("seed", "o", 16), ("resample", "x", 22)):
+                p = pts[pts["kind"] == kind]
+                ax.scatter(
+                    p["recall"],
+                    p["precision"],
+                    color=c,
+                    marker=marker,
+                    s=size,
+                    alpha=0.6,
+                    linewidths=1.0,
+                    zorder=2,
+                )
+            xy = pts[["recall", "precision"]].to_numpy(float)
+            lo, hi = np.minimum(lo, xy.min(axis=0)), np.maximum(hi, xy.max(axis=0))
+            template = templates.get(r.model, "texts")
+            n_pts = r.n_seeds + r.n_resamples
+            what = f"{r.n_seeds} seed{'s' * (r.n_seeds != 1)}"
+            what += f" + {r.n_resamples} resamples" if r.n_resamples else ""
+            if np.isfinite(r.semi_major):
+                ax.add_patch(
+                    EllipsePatch(
+                        (r.recall, r.precision),
+                        2 * r.semi_major,
+                        2 * r.semi_minor,
+                        angle=r.angle,
+                        facecolor=c,
+                        alpha=0.15,
+                        edgecolor=c,
+                        lw=1.4,
+                        zorder=1,
+                    )
+                )
+                t = np.radians(r.angle)
+                ext = np.hypot(
+                    r.semi_major * np.array([np.cos(t), np.sin(t)]),
+                    r.semi_minor * np.array([np.sin(t), np.cos(t)]),
+                )
+                centre = np.array([r.recall, r.precision])
+                lo, hi = np.minimum(lo, centre - ext), np.maximum(hi, centre + ext)
+            else:
+                what += f": {n_pts} point, no ellipse"
             ax.scatter(
-                g["recall"].mean(),
-                g["precision"].mean(),
+                r.recall,
+                r.precision,
                 color=c,
-                s=90,
-                marker="D",
+                marker=TEMPLATE_MARKERS.get(template, "D"),
+                s=110,
                 edgecolor="black",
-                label=label,
+                linewidths=1.0,
+                zorder=3,
+                label=f"{r.model} ({template}; {what})",
             )
-        ax.legend(fontsize=8, loc="lower left")
-    ax.plot([0, 1], [0, 1], color="grey", lw=0.6, ls=":")
-    ax.set_xlim(0, 1.02)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("recall: share of human texts the model covers (diversity)")
-    ax.set_ylabel("precision: share of model texts that look human (quality)")
-    ax.set_title("kNN precision vs recall against human text")
-    ax.grid(alpha=0.3)
+        span = np.maximum(hi - lo, 0.1)
+        lo, hi = np.clip(lo - 0.15 * span, 0, 1.02), np.clip(hi + 0.15 * span, 0, 1.02)
+        ax.set_xlim(lo[0], hi[0])
+        ax.set_ylim(lo[1], hi[1])
+        ax.set_xlabel("recall: share of reference texts the model covers (diversity)")
+        ax.set_ylabel("precision: share of model texts inside the reference (quality)")
+        title = f"dataset {ds}, entry {entry}: against {_reference_label(ref)}"
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+        resample_key = "one reference resample (first seed)"
+        keys = [
+            Line2D([], [], color="0.3", marker="o", ls="", ms=4, label="one generation seed"),
+            *(
+                [Line2D([], [], color="0.3", marker="x", ls="", ms=5, label=resample_key)]
+                if sub["n_resamples"].sum()
+                else []
+            ),
+            EllipsePatch(
+                (0, 0),
+                1,
+                1,
+                facecolor="0.5",
+                alpha=0.3,
+                edgecolor="0.3",
+                label=f"{n_std:g}σ ellipse of those points",
+            ),
+            *(
+                Line2D(
+                    [],
+                    [],
+                    color="0.3",
+                    marker=mk,
+                    ls="",
+                    ms=8,
+                    mec="black",
+                    label=f"mean over seeds, {t} model"
+                    if t != "texts"
+                    else "mean over seeds, imported texts",
+                )
+                for t, mk in TEMPLATE_MARKERS.items()
+                if t in {templates.get(m, "texts") for m in sub["model"]}
+            ),
+        ]
+        handles, _ = ax.get_legend_handles_labels()
+        gap = Line2D([], [], ls="", label=" ")
+        ax.legend(
+            handles=[*handles, gap, *keys],
+            fontsize=7.5,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            title="model (template; points)",
+            title_fontsize=8,
+        )
+    fig.suptitle(
+        "Precision vs recall of each model (Le Bronnec et al. 2024, Fig. 1)\n"
+        f"mean over seeds; {n_std:g}σ ellipse over seeds and reference resamples",
+        fontsize=11,
+    )
     _save(fig, path)
+    return table
 
 
 def pr_curves(records: list[dict], path: str | Path) -> None:
@@ -548,4 +817,140 @@ def omniinput_runs_figure(records: dict[str, dict], path: str | Path) -> None:
         ax.set_ylim(-0.02, 1.02)
         ax.legend(fontsize=8)
     fig.suptitle("OmniInput (Liu et al.): models judged over every input of a fixed length")
+    _save(fig, path)
+
+
+# ------------------------------------------------------------------ human agreement
+
+LEVEL_SHORT = {
+    "system": "system level",
+    "item": "item level",
+    "pooled": "pooled",
+}
+LEVEL_WORDS = {
+    "system": "system level: systems' mean scores",
+    "item": "item level: across the systems' texts of one item, averaged over items",
+    "pooled": "pooled: every text",
+}
+
+
+def _metric_label(metric: str) -> str:
+    if metric.startswith("upstream."):
+        return f"{metric[len('upstream.') :]} (stored)"
+    return metric
+
+
+def agreement_heatmap(
+    corr: pd.DataFrame, level: str, method: str, path: str | Path, *, title: str
+) -> None:
+    """Metric (rows) × human criterion (columns) correlation at one level and method, each
+    cell annotated with its value and bootstrap interval, bold when the interval excludes 0;
+    our scores first, the set's stored upstream scores below a line. With one criterion the
+    columns are every level computed instead."""
+    d = corr[corr["method"] == method]
+    criteria = list(dict.fromkeys(d["criterion"]))
+    if len(criteria) == 1:
+        columns = [(criteria[0], lv) for lv in dict.fromkeys(d["level"])]
+    else:
+        columns = [(c, level) for c in criteria]
+    d = d[[(c, lv) in columns for c, lv in zip(d["criterion"], d["level"], strict=True)]]
+    metrics = list(dict.fromkeys(d["metric"]))
+    n_ours = sum(not m.startswith("upstream.") for m in metrics)
+    vals = np.full((len(metrics), len(columns)), np.nan)
+    lo, hi = vals.copy(), vals.copy()
+    for r in d.itertuples():
+        i, j = metrics.index(r.metric), columns.index((r.criterion, r.level))
+        vals[i, j] = np.nan if pd.isna(r.value) else r.value
+        lo[i, j] = np.nan if pd.isna(r.ci_low) else r.ci_low
+        hi[i, j] = np.nan if pd.isna(r.ci_high) else r.ci_high
+    many = len(metrics) > 30
+    fig_h = 2.0 + (0.22 if many else 0.42) * len(metrics)
+    fig_w = max(7.5, 3.4 + (1.15 if many else 1.5) * len(columns))
+    fig, ax = plt.subplots(figsize=(fig_w, fig_h))
+    cmap = plt.get_cmap("RdBu_r").copy()
+    cmap.set_bad("#d9d9d9")
+    im = ax.imshow(np.ma.masked_invalid(vals), cmap=cmap, vmin=-1, vmax=1, aspect="auto")
+    for i in range(len(metrics)):
+        for j in range(len(columns)):
+            v = vals[i, j]
+            if np.isnan(v):
+                ax.text(j, i, "n/a", ha="center", va="center", fontsize=6, color="#555555")
+                continue
+            sure = not np.isnan(lo[i, j]) and (lo[i, j] > 0 or hi[i, j] < 0)
+            text = f"{v:.2f}" if many else f"{v:.2f}\n[{lo[i, j]:.2f}, {hi[i, j]:.2f}]"
+            ax.text(
+                j,
+                i,
+                text,
+                ha="center",
+                va="center",
+                fontsize=6 if many else 7,
+                fontweight="bold" if sure else "normal",
+                color="white" if abs(v) > 0.6 else "black",
+            )
+    if len(criteria) == 1:
+        labels = [f"{c}\n{LEVEL_SHORT[lv]}" for c, lv in columns]
+    else:
+        labels = criteria
+    ax.set_xticks(range(len(columns)), labels, fontsize=8)
+    ax.tick_params(axis="x", top=True, labeltop=True, bottom=False, labelbottom=False)
+    ax.set_yticks(
+        range(len(metrics)), [_metric_label(m) for m in metrics], fontsize=6 if many else 8
+    )
+    if 0 < n_ours < len(metrics):
+        ax.axhline(n_ours - 0.5, color="black", lw=1.2)
+    n = ""
+    if len(d):
+        first = d.iloc[0]
+        n = f"{int(first.n_systems)} systems × {int(first.n_items)} items"
+    how = "" if len(criteria) == 1 else f", {LEVEL_WORDS[level]}"
+    ax.set_title(
+        f"{title}\n{method.capitalize()} correlation of each metric with human scores{how}\n"
+        f"{n}; bold: its 95% bootstrap interval excludes 0; below the line: scores stored "
+        "with the set",
+        fontsize=9,
+    )
+    cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
+    cb.set_label(f"{method} correlation (−1 … +1)", fontsize=8)
+    _save(fig, path)
+
+
+def pairwise_agreement_figure(res: pd.DataFrame, path: str | Path, *, title: str) -> None:
+    """Per metric (rows) and group (colours): the share of A/B items where the metric picks
+    the raters' majority, with its bootstrap interval; 0.5 is chance."""
+    metrics = list(dict.fromkeys(res["metric"]))
+    groups = list(dict.fromkeys(res["group"]))
+    fig, ax = plt.subplots(
+        figsize=(7.6, 2.2 + 0.3 * len(metrics) * max(1, len(groups)) ** 0.5 + 0.15 * len(groups))
+    )
+    step = 0.7 / max(1, len(groups))
+    for g_i, g in enumerate(groups):
+        d = res[res["group"] == g].set_index("metric").reindex(metrics)
+        y = np.arange(len(metrics)) + (g_i - (len(groups) - 1) / 2) * step
+        x = d["item_agreement"].to_numpy(float)
+        err = np.vstack([x - d["ci_low"].to_numpy(float), d["ci_high"].to_numpy(float) - x])
+        n = int(d["n_decisive_items"].max())
+        ax.errorbar(
+            x,
+            y,
+            xerr=err,
+            fmt="o" if g == "all" else "s",
+            color=OKABE_ITO[g_i % len(OKABE_ITO)],
+            ms=5,
+            capsize=2,
+            label=f"{g} ({n} items with a majority)",
+        )
+    ax.axvline(0.5, color="grey", ls="--", lw=0.8)
+    ax.text(0.5, -0.9, "chance", color="grey", fontsize=7, ha="center")
+    labels = []
+    for m in metrics:
+        higher = bool(res.loc[res["metric"] == m, "higher_is_better"].iloc[0])
+        labels.append(f"{m} ({'higher' if higher else 'lower'} wins)")
+    ax.set_yticks(range(len(metrics)), labels, fontsize=8)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(len(metrics) - 0.5, -1.1)
+    ax.set_xlabel("share of items where the metric prefers the text most raters preferred")
+    ax.set_title(f"{title}\nmetric choice vs raters' majority, 95% bootstrap intervals", fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.4, -0.16), ncol=2, frameon=False)
     _save(fig, path)

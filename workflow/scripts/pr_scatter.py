@@ -1,10 +1,23 @@
-"""Precision–recall scatter of every model (seeds as dots)."""
+"""The precision–recall plane (Le Bronnec et al. (2024), Fig. 1) with its points and ellipses
+as a table, and the model × model overlap table (their Table 1) as CSV and markdown."""
 
 import pandas as pd
 
+from genmetrics.analysis.overlap import overlap_long, overlap_markdown
+from genmetrics.io import atomic_path, read_json, write_text
 from genmetrics.plots import pr_scatter
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
-with log_to(sm.log[0]):
-    pr_scatter(pd.read_csv(sm.input[0]), sm.output[0])
+with log_to(sm.log[0]) as log:
+    scores = pd.read_csv(sm.input.scores)
+    spreads = [read_json(p) for p in sm.input.spreads]
+    plane = pr_scatter(scores, sm.output.figure, spreads, sm.params.templates)
+    with atomic_path(sm.output.plane) as tmp:
+        plane.to_csv(tmp, index=False)
+    overlap = overlap_long(scores)
+    with atomic_path(sm.output.overlap) as tmp:
+        overlap.to_csv(tmp, index=False)
+    write_text(sm.output.overlap_markdown, overlap_markdown(overlap))
+    log.info("P/R plane: %d (dataset, entry, reference, model) means", len(plane))
+    log.info("model-vs-model overlap: %d rows", len(overlap))
