@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ install-test: $(VENV)/.installed-test
 demo: install
 	$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --rerun-incomplete
 	@echo "Scores: results/scores.csv  Figures: results/figures/  Report: results/report.html"
+
+# Snakemake's own HTML report of the finished `make demo` run: every figure with its caption and
+# the score tables (the one-page summary is results/report.html)
+report: install
+	$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --report results/snakemake_report.html
+	@echo "Snakemake report: results/snakemake_report.html"
 
 test: install-test
 	$(BIN)/python -m pytest -m "not slow and not slurm" $(PYTEST_ARGS)
@@ -92,3 +98,11 @@ omniinput-toy: install
 # The toy and the SmolLM2 run (8-token inputs, judge-LM annotator): PR curves and samples per bin
 omniinput: install
 	$(BIN)/snakemake --cores $(CORES) omniinput
+
+# Agreement of metrics with human judgments (REALSumm, XSum hallucinations, HANNA, contrastive
+# search and RankGen A/B) -> results/agreement/results/agreement/summary.md, figures and a
+# Snakemake report; needs ../shared/data. About 5 min on 2 cores.
+agreement: install
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/agreement.yaml --directory results/agreement agreement
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/agreement.yaml --directory results/agreement --report $(CURDIR)/results/agreement/report.html
+	@echo "Summary: results/agreement/results/agreement/summary.md  Report: results/agreement/report.html"

@@ -24,6 +24,7 @@ include: "rules/metrics.smk"
 include: "rules/analysis.smk"
 include: "rules/report.smk"
 include: "rules/omniinput.smk"
+include: "rules/agreement.smk"
 
 
 rule all:

@@ -111,6 +111,10 @@ def test_dry_run_of_every_config(path, tmp_path):
     env = {"GENMETRICS_TINY_MODEL": str(tmp_path / "tiny-model")}
     proc = snakemake("-n", "--cores", "2", "--configfile", str(path), cwd=tmp_path, env=env)
     counts = job_counts(proc.stdout)
+    if "datasets" not in yaml.safe_load(path.read_text()):  # an agreement analysis alone
+        assert counts["all"] == 1 and counts["agreement_score"] >= 1
+        assert counts["agreement_summary"] == 1
+        return
     assert counts["all"] == 1 and counts["score"] >= 1 and counts["aggregate"] == 1
 
 
@@ -368,11 +372,65 @@ def test_offline_run_metric_code_changes_rerun_that_metric_only(offline_run, tmp
 
 @pytest.mark.e2e
 def test_offline_run_snakemake_report(offline_run):
+    """`snakemake --report` (as `make report`) after the run: every figure of `all` (the
+    one-page summary's) embedded with its caption, and the score tables embedded."""
+    import base64
+    import html
+
+    from docutils.core import publish_parts
+
+    from genmetrics.plan import RESULTS, load_plan
+
+    def html_unescape(text: str) -> str:
+        return " ".join(html.unescape(text).split())
+
     work, env, _ = offline_run
-    out = work / "report.html"
+    out = work / "results" / "snakemake_report.html"
     snakemake("--report", str(out), "--configfile", str(TEST_CONFIG), cwd=work, env=env)
-    assert out.stat().st_size > 1000
-    assert "precision" in out.read_text(errors="replace").lower()
+    page = out.read_text(encoding="utf-8")
+    # the report's results: `var results = {path: {name, caption, mime_type, data_uri, ...}}`
+    start = re.search(r"var results = \{", page)
+    assert start, "no results in the report"
+    results, _ = json.JSONDecoder().raw_decode(page, start.end() - 1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GENMETRICS_REPO", str(REPO))
+        mp.setenv("GENMETRICS_TINY_MODEL", env["GENMETRICS_TINY_MODEL"])
+        plan = load_plan(yaml.safe_load(TEST_CONFIG.read_text()), SCHEMA)
+    figures = set(plan.targets.figures)
+    on_disk = {p.relative_to(work).as_posix() for p in (work / "results/figures").glob("*.png")}
+    assert figures <= on_disk
+    in_report = {p for p in results if p.endswith(".png")}
+    assert in_report == figures  # the one-page summary's figures, no more, no fewer
+
+    def embedded(path: str) -> bytes:
+        uri = results[path]["data_uri"]
+        assert uri.startswith("data:") and ";base64," in uri, uri[:80]
+        return base64.b64decode(uri.split(";base64,", 1)[1])
+
+    captions = {}
+    for rule_file in (REPO / "rules").glob("*.smk"):
+        for name, cap in re.findall(
+            r"report\(\s*RESULTS\.(\w+),\s*caption=\"([^\"]+)\"", rule_file.read_text()
+        ):
+            captions[getattr(RESULTS, name)] = (rule_file.parent / cap).resolve()
+    for fig in figures:
+        assert embedded(fig) == (work / fig).read_bytes(), fig
+        text = captions[fig].read_text(encoding="utf-8")
+        first = publish_parts(text.split("\n")[0], writer="html")["body"]
+        words = re.sub(r"<[^>]+>", "", first).split()[:12]  # the caption's first words
+        caption = re.sub(r"<[^>]+>", "", results[fig]["caption"])
+        assert " ".join(words) in " ".join(caption.split()), fig
+    assert "Le Bronnec" in results[RESULTS.pr_figure]["caption"]
+    # the score tables: both CSVs embedded (downloads), the headline table in its caption
+    for table in (RESULTS.headline_table, RESULTS.scores):
+        assert embedded(table) == (work / table).read_bytes(), table
+        assert results[table]["labels"]
+    headline = results[RESULTS.headline_table]["caption"]
+    md = (work / RESULTS.headline_markdown).read_text(encoding="utf-8")
+    row = next(line for line in md.splitlines() if line.startswith("| stories | tiny-pure |"))
+    assert html_unescape(row) in html_unescape(headline)
+    overlap = results["results/analysis/model_overlap.csv"]["caption"]
+    assert "No model-vs-model precision/recall scores" in html_unescape(overlap)
 
 
 # ---------------------------------------------------------------------------- real run

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
+from genmetrics.analysis.human_plan import AGREE, AgreementPlan, JudgmentSet, agreement_plan
 from genmetrics.generation import GenerationSettings
 from genmetrics.kinds import KINDS, PARTS, TEXT_KINDS, texts_path
 from genmetrics.omniinput.settings import OMNI, PROPOSALS, OmniPlan, omni_plan
@@ -48,6 +49,11 @@ FEATURE_CODE = {
 }
 #: the OmniInput code (the jobs module imports the whole subpackage, whose modules the digest
 #: follows): any change to it reruns the OmniInput jobs
+AGREEMENT_CODE = (
+    "genmetrics.analysis.human",
+    "genmetrics.analysis.judgments",
+    "genmetrics.analysis.agreement",
+)
 OMNI_CODE = ("genmetrics.omniinput.jobs", "genmetrics.metrics.omniinput")
 #: the wildcard that names what a GPU rule's job loads
 _RULE_WILDCARD = {
@@ -92,6 +98,9 @@ class ResultPaths:
     correlation_figure: str = "results/figures/metric_correlation.png"
     correlation_table: str = "results/analysis/metric_correlation.csv"
     pr_figure: str = "results/figures/precision_recall.png"
+    pr_plane_table: str = "results/analysis/pr_plane.csv"
+    overlap_table: str = "results/analysis/model_overlap.csv"
+    overlap_markdown: str = "results/analysis/model_overlap.md"
     pr_curves_figure: str = "results/figures/pr_curves.png"
     spectra_figure: str = "results/figures/surprisal_spectra.png"
     scaling_table: str = "results/analysis/scaling.csv"
@@ -257,6 +266,7 @@ class Targets:
     analyses: tuple[str, ...]
     all: tuple[str, ...]
     omniinput: tuple[str, ...] = ()  # not in all: `snakemake omniinput`
+    agreement: tuple[str, ...] = ()  # `snakemake agreement`; all of an agreement-only config
     omniinput_toy: tuple[str, ...] = ()
 
 
@@ -275,6 +285,7 @@ class Plan:
     report: dict
     scaling: dict | None = None  # analysis.scaling, checked
     omniinput: OmniPlan | None = None  # omniinput:, checked
+    agreement: AgreementPlan | None = None  # agreement:, checked
     cluster: dict = field(default_factory=dict)  # the config's resources: section
     notes: tuple[str, ...] = ()  # what the environment changed, for the run log
     targets: Targets = field(init=False)
@@ -311,11 +322,16 @@ class Plan:
             "evaluator": names_pattern(self.evaluators),
             "entry": names_pattern(self.entries),
             "asset": names_pattern(
-                sorted({a for e in self.entries.values() for a in e.assets} | set(POS_ASSETS))
+                sorted(
+                    {a for e in self.entries.values() for a in e.assets}
+                    | set(POS_ASSETS)
+                    | {a for s in self.agreement_sets() for a in s.assets()}
+                )
             ),
             "seed": r"\d+",
             "shard": r"\d+",
             "run": names_pattern(self.omniinput.runs if self.omniinput else {}),
+            "jset": names_pattern(self.agreement.sets if self.agreement else {}),
             "proposal": "|".join(PROPOSALS),
             "source": rf"(?:{REFERENCES}|{PROMPTS}|(?:{models})/seed\d+)(?:\.(?:{parts}))?",
         }
@@ -580,6 +596,42 @@ class Plan:
         assert self.omni.toy is not None
         return {**self.omni.toy, "code": self.omni_code()}
 
+    # -------------------------------------------------------------- human agreement
+
+    def agreement_sets(self) -> list[JudgmentSet]:
+        return list(self.agreement.sets.values()) if self.agreement else []
+
+    def agreement_names(self, pairwise: bool) -> list[str]:
+        return [s.name for s in self.agreement_sets() if s.pairwise == pairwise]
+
+    def agreement_set(self, jset: str) -> JudgmentSet:
+        if self.agreement is None or jset not in self.agreement.sets:
+            raise GenmetricsError(f"agreement.sets has no {jset!r}")
+        return self.agreement.sets[jset]
+
+    def agreement_inputs(self, jset: str) -> dict[str, Any]:
+        """The set's files (a change reruns it) and the assets its metrics need."""
+        s = self.agreement_set(jset)
+        path = Path(s.path)
+        files = sorted(str(p) for p in path.glob("*.jsonl")) if path.is_dir() else [str(path)]
+        return {"data": files, "assets": [self.asset_manifest(a) for a in s.assets()]}
+
+    def agreement_settings(self, jset: str) -> dict[str, Any]:
+        """The set's settings with the code digest of the modules that score it."""
+        from genmetrics.metrics import get
+
+        s = self.agreement_set(jset)
+        modules = {get(e["metric"]).func.__module__ for e in s.entries.values()}
+        code = code_digest(*sorted(modules), *AGREEMENT_CODE)
+        return canonical({**s.settings(), "path": s.path, "code": code})
+
+    def agreement_results(self) -> dict[str, str]:
+        """Per set, the table the summary reads (correlations or pairwise agreement)."""
+        return {
+            n: (AGREE.pairwise if s.pairwise else AGREE.correlations).format(jset=n)
+            for n, s in (self.agreement.sets.items() if self.agreement else ())
+        }
+
     def omni_code(self) -> str:
         """Digest of the OmniInput code (a params value: a code change reruns its jobs)."""
         return code_digest(*OMNI_CODE)
@@ -744,6 +796,7 @@ class Plan:
         omni = self.omniinput
         return Targets(
             omniinput=tuple(omni.targets) if omni else (),
+            agreement=tuple(self.agreement.targets) if self.agreement else (),
             omniinput_toy=tuple(omni.toy_targets) if omni else (),
             scores=tuple(self.score_targets()),
             generation_stats=tuple(gen_stats),
@@ -754,10 +807,14 @@ class Plan:
             figures=tuple(figures),
             analyses=tuple(analyses),
             all=(
-                RESULTS.scores,
-                RESULTS.report,
-                *analyses,
-                *(RESULTS.size_check.format(dataset=ds) for ds in self.datasets),
+                tuple(self.agreement.targets)
+                if not self.models and self.agreement
+                else (
+                    RESULTS.scores,
+                    RESULTS.report,
+                    *analyses,
+                    *(RESULTS.size_check.format(dataset=ds) for ds in self.datasets),
+                )
             ),
         )
 
@@ -804,6 +861,13 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
     from genmetrics.config import expand_paths, validate_config
 
     cfg = copy.deepcopy(dict(config))
+    if "agreement" not in cfg:  # else the schema's anyOf error would not name the key
+        missing = [k for k in ("datasets", "checkpoints", "models", "metrics") if k not in cfg]
+        if missing:
+            raise GenmetricsError(
+                f"config: {missing[0]!r} is required (a config without datasets, checkpoints, "
+                "models and metrics must have an agreement: section)"
+            )
     validate_config(cfg, schema_path)
     notes = expand_paths(cfg)
     env_cache = os.environ.get("GENMETRICS_CACHE")
@@ -819,27 +883,28 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
             clean=dict(d.get("clean", {})),
             prompts=dict(d["prompts"]),
         )
-        for name, d in cfg["datasets"].items()
+        for name, d in cfg.get("datasets", {}).items()
     }
     model_cache = cfg["model_cache"].rstrip("/")
-    checkpoints = {name: _checkpoint(name, c) for name, c in cfg["checkpoints"].items()}
+    checkpoints = {name: _checkpoint(name, c) for name, c in cfg.get("checkpoints", {}).items()}
     cluster = dict(cfg["resources"])
     models = {
         name: _model(name, m, cfg, datasets, checkpoints, cluster)
-        for name, m in cfg["models"].items()
+        for name, m in cfg.get("models", {}).items()
     }
     feature_cache = cfg["feature_cache"].rstrip("/")
     featurizers = {
         name: _feature_model(name, f, "featurizers", "embed", feature_cache, checkpoints)
-        for name, f in cfg["featurizers"].items()
+        for name, f in cfg.get("featurizers", {}).items()
     }
     evaluators = {
         name: _feature_model(name, f, "evaluators", "surprisal", feature_cache, checkpoints)
-        for name, f in cfg["evaluators"].items()
+        for name, f in cfg.get("evaluators", {}).items()
     }
     tables = {"featurizer": featurizers, "evaluator": evaluators}
     entries = {
-        name: _entry(name, e, datasets, models, tables) for name, e in cfg["metrics"].items()
+        name: _entry(name, e, datasets, models, tables)
+        for name, e in cfg.get("metrics", {}).items()
     }
     sweep = cfg["analysis"].get("sweep")
     if sweep:
@@ -864,6 +929,7 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
         report=dict(cfg["report"]),
         scaling=_scaling(cfg["analysis"].get("scaling"), entries, models),
         omniinput=omni_plan(cfg.get("omniinput"), checkpoints),
+        agreement=agreement_plan(cfg.get("agreement")),
         cluster=cluster,
         notes=tuple(notes),
     )

@@ -906,8 +906,8 @@ def agreement_heatmap(
     how = "" if len(criteria) == 1 else f", {LEVEL_WORDS[level]}"
     ax.set_title(
         f"{title}\n{method.capitalize()} correlation of each metric with human scores{how}\n"
-        f"{n}; bold: its 95% bootstrap interval excludes 0; below the line: scores stored "
-        "with the set",
+        f"{n}; bold: its 95% bootstrap interval excludes 0"
+        + ("; below the line: scores stored with the set" if 0 < n_ours < len(metrics) else ""),
         fontsize=9,
     )
     cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
@@ -949,7 +949,7 @@ def pairwise_agreement_figure(res: pd.DataFrame, path: str | Path, *, title: str
     ax.set_yticks(range(len(metrics)), labels, fontsize=8)
     ax.set_xlim(0, 1)
     ax.set_ylim(len(metrics) - 0.5, -1.1)
-    ax.set_xlabel("share of items where the metric prefers the text most raters preferred")
+    ax.set_xlabel("share of items where the metric picks the raters' choice")
     ax.set_title(f"{title}\nmetric choice vs raters' majority, 95% bootstrap intervals", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.4, -0.16), ncol=2, frameon=False)

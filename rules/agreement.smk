@@ -1,0 +1,101 @@
+# Agreement of metrics with human judgments (configs/agreement.yaml, `make agreement`):
+# judged texts scored through the metric registry, then correlated with each human
+# criterion (REALSumm, XSum, HANNA) or compared with A/B choices (contrastive search, RankGen).
+
+
+rule agreement_score:
+    input:
+        unpack(plan("agreement_inputs")),
+    output:
+        scores=AGREE.scores,
+        record=AGREE.record,
+    log:
+        "results/logs/agreement/{jset}/score.log",
+    conda:
+        "../envs/metrics.yaml"
+    threads: 1
+    params:
+        settings=plan("agreement_settings"),
+    script:
+        "../workflow/scripts/agreement_score.py"
+
+
+rule agreement_correlate:
+    input:
+        scores=AGREE.scores,
+        record=AGREE.record,
+    output:
+        table=AGREE.correlations,
+        upstream=AGREE.upstream,
+        figure=report(
+            AGREE.figure,
+            caption="../workflow/report/agreement_heatmap.rst",
+            category="Agreement with human judgments",
+            subcategory="{jset}",
+        ),
+    log:
+        "results/logs/agreement/{jset}/correlate.log",
+    wildcard_constraints:
+        jset=names_pattern(PLAN.agreement_names(pairwise=False)),
+    conda:
+        "../envs/plots.yaml"
+    params:
+        settings=plan("agreement_settings"),
+    script:
+        "../workflow/scripts/agreement_correlate.py"
+
+
+rule agreement_pairwise:
+    input:
+        unpack(plan("agreement_inputs")),
+        scores=AGREE.scores,
+        record=AGREE.record,
+    output:
+        table=AGREE.pairwise,
+        figure=report(
+            AGREE.figure,
+            caption="../workflow/report/agreement_pairwise.rst",
+            category="Agreement with human judgments",
+            subcategory="{jset}",
+        ),
+    log:
+        "results/logs/agreement/{jset}/pairwise.log",
+    wildcard_constraints:
+        jset=names_pattern(PLAN.agreement_names(pairwise=True)),
+    conda:
+        "../envs/plots.yaml"
+    params:
+        settings=plan("agreement_settings"),
+    script:
+        "../workflow/scripts/agreement_pairwise.py"
+
+
+rule agreement_summary:
+    input:
+        **PLAN.agreement_results(),
+    output:
+        table=report(
+            AGREE.summary_table,
+            caption="../workflow/report/agreement_summary.rst",
+            category="Agreement with human judgments",
+            labels={"table": "every set, every metric"},
+        ),
+        markdown=AGREE.summary,
+    log:
+        "results/logs/agreement/summary.log",
+    conda:
+        "../envs/metrics.yaml"
+    params:
+        settings={s.name: s.settings() for s in PLAN.agreement_sets()},
+    script:
+        "../workflow/scripts/agreement_summary.py"
+
+
+# a target only (no work)
+localrules:
+    agreement,
+
+
+rule agreement:
+    input:
+        TARGETS.agreement,

@@ -1,0 +1,206 @@
+"""The ``agreement:`` config section resolved: judgment sets, the metric entries each one
+runs, result paths. Errors name the config key (the schema has filled the defaults)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from genmetrics import GenmetricsError
+from genmetrics.analysis.judgments import PAIRWISE_KINDS, READERS
+
+
+@dataclass(frozen=True)
+class AgreementPaths:
+    scores: str = "results/agreement/{jset}/scores.csv"
+    correlations: str = "results/agreement/{jset}/correlations.csv"
+    upstream: str = "results/agreement/{jset}/upstream_check.csv"
+    record: str = "results/agreement/{jset}/record.json"
+    pairwise: str = "results/agreement/{jset}/pairwise.csv"
+    figure: str = "results/figures/agreement_{jset}.png"
+    summary: str = "results/agreement/summary.md"
+    summary_table: str = "results/agreement/summary.csv"
+
+
+AGREE = AgreementPaths()
+
+#: (metric, value) -> the stored upstream column of the same quantity, per set kind
+UPSTREAM_TWINS: dict[str, dict[tuple[str, str], str]] = {
+    "realsumm": {
+        ("rouge", "rouge1"): "rouge_1_f_score",
+        ("rouge", "rouge2"): "rouge_2_f_score",
+        ("rouge", "rougeLsum"): "rouge_l_f_score",
+        ("rouge", "rouge1_recall"): "rouge_1_recall",
+        ("rouge", "rouge2_recall"): "rouge_2_recall",
+        ("rouge", "rougeLsum_recall"): "rouge_l_recall",
+        ("bertscore", "bertscore_f1"): "bert_f_score",
+        ("bertscore", "bertscore_recall"): "bert_recall_score",
+    },
+    "xsum_hallucination": {
+        ("rouge", "rouge1"): "rouge1_f",
+        ("rouge", "rouge2"): "rouge2_f",
+        ("rouge", "rougeL"): "rougeL_f",
+        ("bertscore", "bertscore_f1"): "bertscore",
+    },
+}
+
+
+@dataclass(frozen=True)
+class JudgmentSet:
+    name: str
+    kind: str
+    path: str
+    entries: dict[str, dict[str, Any]]  # entry -> {metric, params (checked), values}
+    upstream: bool
+    exclude_systems: tuple[str, ...]
+    upstream_metrics: tuple[str, ...] | None
+    levels: tuple[str, ...]
+    methods: tuple[str, ...]
+    n_boot: int
+    seed: int
+    ci: float
+    figure: dict[str, str]
+    skipped: dict[str, str] = field(default_factory=dict)  # entry -> why it does not apply
+
+    @property
+    def pairwise(self) -> bool:
+        return self.kind in PAIRWISE_KINDS
+
+    @property
+    def outputs(self) -> list[str]:
+        names = ("scores", "pairwise") if self.pairwise else ("scores", "correlations")
+        return [getattr(AGREE, n).format(jset=self.name) for n in (*names, "figure")]
+
+    def twins(self) -> dict[str, str]:
+        """``<entry>.<value>`` → ``upstream.<column>`` for the values this set can check."""
+        table = UPSTREAM_TWINS.get(self.kind, {})
+        out = {}
+        for name, e in self.entries.items():
+            for v in e["values"]:
+                col = table.get((e["metric"], v))
+                if col is not None:
+                    out[f"{name}.{v}"] = f"upstream.{col}"
+        return out
+
+    def settings(self) -> dict[str, Any]:
+        """Everything that decides this set's outputs (a params value)."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "entries": self.entries,
+            "upstream": self.upstream,
+            "exclude_systems": list(self.exclude_systems),
+            "upstream_metrics": list(self.upstream_metrics) if self.upstream_metrics else None,
+            "levels": list(self.levels),
+            "methods": list(self.methods),
+            "n_boot": self.n_boot,
+            "seed": self.seed,
+            "ci": self.ci,
+            "figure": self.figure,
+            "twins": self.twins(),
+            "skipped": self.skipped,
+        }
+
+    def assets(self) -> list[str]:
+        from genmetrics.metrics import get
+
+        return sorted(
+            {a for e in self.entries.values() for a in get(e["metric"]).assets(e["params"])}
+        )
+
+
+@dataclass(frozen=True)
+class AgreementPlan:
+    sets: dict[str, JudgmentSet]
+
+    @property
+    def targets(self) -> list[str]:
+        out = [p for s in self.sets.values() for p in s.outputs]
+        return [*out, AGREE.summary, AGREE.summary_table]
+
+
+def agreement_plan(section: Mapping[str, Any] | None) -> AgreementPlan | None:
+    """``agreement`` (schema-checked, defaults filled) resolved; errors name the config key."""
+    if not section:
+        return None
+    from genmetrics.analysis.human import applies, entry_values
+    from genmetrics.metrics import all_metrics, get
+
+    entries: dict[str, dict[str, Any]] = {}
+    for name, e in section["metrics"].items():
+        key = f"agreement.metrics.{name}"
+        metric = e.get("metric", name)
+        if metric not in all_metrics():
+            raise GenmetricsError(f"{key}: {metric!r} is not a registered metric")
+        m = get(metric)
+        if m.input != "texts":
+            raise GenmetricsError(
+                f"{key}: {metric} runs on {m.input}; only text metrics score judged texts"
+            )
+        params = m.check_params(e.get("params") or {}, f"{key}.params")
+        try:
+            values = entry_values(metric, e.get("values"))
+        except GenmetricsError as err:
+            raise GenmetricsError(f"{key}.values: {err}") from None
+        entries[name] = {"metric": metric, "params": params, "values": values}
+    sets = {}
+    for name, s in section["sets"].items():
+        key = f"agreement.sets.{name}"
+        kind = s["kind"]
+        if kind not in READERS:  # the schema's enum, kept in step with the readers
+            raise GenmetricsError(f"{key}.kind: {kind!r} is not one of {sorted(READERS)}")
+        if not Path(s["path"]).exists():
+            raise GenmetricsError(f"{key}.path: {s['path']} does not exist")
+        has_texts = kind != "hanna"
+        has_ref = kind in ("realsumm", "xsum_hallucination")
+        chosen = s.get("metrics")
+        for n in chosen or ():
+            if n not in entries:
+                raise GenmetricsError(f"{key}.metrics: {n!r} is not in agreement.metrics")
+        run, skipped = {}, {}
+        for n in chosen if chosen is not None else entries:
+            why = "the set has no texts (only stored scores)" if not has_texts else None
+            why = why or applies(entries[n]["metric"], has_ref)
+            if (
+                why is None
+                and kind in PAIRWISE_KINDS
+                and get(entries[n]["metric"]).reference != "none"
+            ):
+                why = "A/B texts have no reference"
+            if why is None:
+                run[n] = entries[n]
+            elif chosen is not None:
+                raise GenmetricsError(f"{key}.metrics: {n} ({entries[n]['metric']}) {why}")
+            else:
+                skipped[n] = why
+        if kind in PAIRWISE_KINDS and not run:
+            raise GenmetricsError(
+                f"{key}: an A/B set needs at least one reference-free text metric"
+            )
+        if kind == "hanna" and not s["upstream"]:
+            raise GenmetricsError(f"{key}.upstream: HANNA has only its stored scores; keep it true")
+        sets[name] = JudgmentSet(
+            name=name,
+            kind=kind,
+            path=s["path"],
+            entries=run,
+            upstream=s["upstream"],
+            exclude_systems=tuple(s["exclude_systems"]),
+            upstream_metrics=tuple(s["upstream_metrics"]) if s.get("upstream_metrics") else None,
+            levels=tuple(s.get("levels") or section["levels"]),
+            methods=tuple(section["methods"]),
+            n_boot=int(s.get("n_boot") or section["n_boot"]),
+            seed=int(section["seed"]),
+            ci=float(section["ci"]),
+            figure={**section["figure"], **(s.get("figure") or {})},
+            skipped=skipped,
+        )
+        fig = sets[name].figure
+        if not sets[name].pairwise and fig["level"] not in sets[name].levels:
+            raise GenmetricsError(
+                f"{key}.figure.level: {fig['level']!r} is not among the set's levels "
+                f"{list(sets[name].levels)}"
+            )
+    return AgreementPlan(sets)

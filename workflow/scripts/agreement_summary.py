@@ -1,0 +1,8 @@
+"""Every judgment set's agreement with the humans in one table (CSV and markdown)."""
+
+from genmetrics.analysis.human_jobs import summarise
+from genmetrics.runlog import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]):
+    summarise(dict(sm.input), sm.params.settings, sm.output.table, sm.output.markdown)
