@@ -86,7 +86,7 @@ rule agreement_summary:
     conda:
         "../envs/metrics.yaml"
     params:
-        settings={s.name: s.settings() for s in PLAN.agreement_sets()},
+        settings=PLAN.agreement_summary_settings(),
     script:
         "../workflow/scripts/agreement_summary.py"
 

@@ -75,13 +75,8 @@ rule pr_scatter:
     conda:
         "../envs/plots.yaml"
     params:
-        # chat or base per model (imported texts: none), for the markers; the rule depends on
-        # every model anyway
-        templates={
-            m.name: m.generation[m.datasets[0]].template
-            for m in PLAN.models.values()
-            if m.generates
-        },
+        # chat or base per model (imported texts: none), for the markers
+        templates=PLAN.model_templates(),
     script:
         "../workflow/scripts/pr_scatter.py"
 

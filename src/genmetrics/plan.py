@@ -336,6 +336,15 @@ class Plan:
             "source": rf"(?:{REFERENCES}|{PROMPTS}|(?:{models})/seed\d+)(?:\.(?:{parts}))?",
         }
 
+    def model_templates(self) -> dict[str, str]:
+        """``chat`` or ``base`` per generating model (imported texts have none), sorted by name
+        so that reordering the config's models reruns nothing."""
+        return {
+            name: m.generation[m.datasets[0]].template
+            for name, m in sorted(self.models.items())
+            if m.generates
+        }
+
     def manifest(self, checkpoint: str) -> str:
         """The loadable description of a checkpoint (genmetrics.models.prepare_model)."""
         return f"{self.model_cache}/{checkpoint}/model.json"
@@ -600,6 +609,10 @@ class Plan:
 
     def agreement_sets(self) -> list[JudgmentSet]:
         return list(self.agreement.sets.values()) if self.agreement else []
+
+    def agreement_summary_settings(self) -> dict[str, Any]:
+        """Every set's settings, keys sorted (a params value: config order changes nothing)."""
+        return canonical({s.name: s.settings() for s in self.agreement_sets()})
 
     def agreement_names(self, pairwise: bool) -> list[str]:
         return [s.name for s in self.agreement_sets() if s.pairwise == pairwise]
