@@ -72,12 +72,21 @@ def test_points_pool_seed_scores_and_reference_resamples():
     assert (pts[pts["model"] == "b"]["kind"] == "seed").all()
 
 
-def test_ellipse_covariance_is_numpy_cov_of_its_points_and_axes_are_2_sqrt_eigenvalues():
+def test_ellipse_covariance_pools_seeds_and_resamples_and_axes_are_2_sqrt_eigenvalues():
     pts = pr_plane_points(_scores(SEEDS), SPREADS)
     table = pr_plane(pts).set_index("model")
     for model in ("a", "b"):
-        xy = pts.loc[pts["model"] == model, ["recall", "precision"]].to_numpy(float)
-        cov = np.cov(xy.T)
+        g = pts[pts["model"] == model]
+        # pooled within-kind covariance: seeds around their mean, resamples around theirs
+        dev = [
+            k[["recall", "precision"]].to_numpy(float)
+            - k[["recall", "precision"]].to_numpy(float).mean(0)
+            for _, k in g.groupby("kind")
+        ]
+        dev = np.vstack(dev)
+        cov = dev.T @ dev / (len(g) - g["kind"].nunique())
+        if g["kind"].nunique() == 1:  # one kind: plain numpy.cov
+            np.testing.assert_allclose(cov, np.cov(g[["recall", "precision"]].to_numpy(float).T))
         row = table.loc[model]
         got = np.array([[row.cov_rr, row.cov_rp], [row.cov_rp, row.cov_pp]])
         np.testing.assert_allclose(got, cov, rtol=1e-12)
@@ -104,6 +113,10 @@ def test_covariance_ellipse_geometry():
     assert abs(abs(np.dot([np.cos(t), np.sin(t)], major)) - 1) < 1e-9
     np.testing.assert_allclose(e.center, xy.mean(axis=0))
     assert covariance_ellipse(xy[:1]) is None
+    # a shift between two groups does not widen the pooled ellipse
+    shifted = covariance_ellipse(np.vstack([xy, xy + [0.0, 0.2]]), groups=["s"] * 50 + ["r"] * 50)
+    np.testing.assert_allclose(shifted.cov, np.cov(xy.T), rtol=1e-12)
+    assert covariance_ellipse(xy[:2], groups=["s", "r"]) is None  # no group has two points
 
 
 def test_figure_with_one_point_per_model(tmp_path, monkeypatch):

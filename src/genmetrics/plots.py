@@ -253,16 +253,30 @@ class Ellipse:
 
 
 def covariance_ellipse(
-    points: np.ndarray, center: Sequence[float] | None = None, n_std: float = 2.0
+    points: np.ndarray,
+    center: Sequence[float] | None = None,
+    n_std: float = 2.0,
+    groups: Sequence[str] | None = None,
 ) -> Ellipse | None:
-    """The ``n_std``·σ ellipse of ``points`` (n × 2: recall, precision): its shape is
-    ``numpy.cov(points.T)`` (sample covariance, ddof=1), its semi-axes ``n_std`` · sqrt of
-    that matrix's eigenvalues along its eigenvectors; centred on ``center`` (default: the
-    points' mean). None below two points (no covariance)."""
+    """The ``n_std``·σ ellipse of ``points`` (n × 2: recall, precision): its shape is their
+    sample covariance (``numpy.cov(points.T)``, ddof=1) or, with ``groups``, the pooled
+    within-group covariance Σ_g Σ_i (x_i − x̄_g)(x_i − x̄_g)ᵀ / (n − G) (each group centred on its
+    own mean; groups of one point add nothing); its semi-axes ``n_std`` · sqrt of that
+    matrix's eigenvalues along its eigenvectors; centred on ``center`` (default: the points'
+    mean). None without a degree of freedom (fewer than two points in every group)."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-    if len(pts) < 2:
+    labels = (
+        np.zeros(len(pts), dtype=int)
+        if groups is None
+        else np.unique(groups, return_inverse=True)[1]
+    )
+    dev = pts.copy()
+    for g in np.unique(labels):
+        dev[labels == g] -= pts[labels == g].mean(axis=0)
+    dof = len(pts) - len(np.unique(labels))
+    if dof < 1:
         return None
-    cov = np.cov(pts.T)
+    cov = dev.T @ dev / dof
     vals, vecs = np.linalg.eigh(cov)  # ascending
     vals = np.clip(vals, 0.0, None)
     major = vecs[:, 1]
@@ -281,15 +295,20 @@ def covariance_ellipse(
 def pr_plane(points: pd.DataFrame, n_std: float = 2.0) -> pd.DataFrame:
     """Per (dataset, entry, reference, model) of :func:`pr_plane_points`: the mean point
     (``recall``, ``precision``: mean over the seed points, as in the headline table), the
-    number of seed and resample points, and the :func:`covariance_ellipse` of all its points
-    (seed and resample points pooled) centred on that mean: ``cov_rr``, ``cov_rp``, ``cov_pp``,
-    ``semi_major``, ``semi_minor``, ``angle`` (NaN below two points)."""
+    number of seed and resample points, and the :func:`covariance_ellipse` of its points,
+    centred on that mean, whose shape is the spread of the seed points around their mean
+    pooled with the spread of the resample points around theirs (a resample keeps a
+    ``fraction`` of the references, which shifts P and R as a whole — kNN radii grow — so each
+    kind is centred on its own mean and only its spread counts): ``cov_rr``, ``cov_rp``,
+    ``cov_pp``, ``semi_major``, ``semi_minor``, ``angle`` (NaN without two points of a kind)."""
     rows = []
     for key, g in points.groupby(PR_PLANE_KEYS, sort=False):
         seeds = g[g["kind"] == "seed"]
         base = seeds if len(seeds) else g
         center = (float(base["recall"].mean()), float(base["precision"].mean()))
-        e = covariance_ellipse(g[["recall", "precision"]].to_numpy(float), center, n_std)
+        e = covariance_ellipse(
+            g[["recall", "precision"]].to_numpy(float), center, n_std, groups=g["kind"].tolist()
+        )
         rows.append(
             {
                 **dict(zip(PR_PLANE_KEYS, key, strict=True)),
@@ -328,8 +347,9 @@ def pr_scatter(
     precision) over seeds (large marker: circle = base template, square = chat, triangle =
     imported texts; ``templates`` maps model → template), its seed points (small dots), its
     reference-resample points (small crosses, from ``spreads``: spread records) and the
-    ``n_std``·σ covariance ellipse of those points pooled (:func:`pr_plane`), centred on the
-    mean. A model with fewer than two points gets no ellipse, and its legend entry says so.
+    ``n_std``·σ covariance ellipse of those points (seeds and resamples each around their own
+    mean, pooled: :func:`pr_plane`), centred on the mean. A model without two points of a kind
+    gets no ellipse, and its legend entry says so.
     Okabe–Ito colours, one per model. Returns :func:`pr_plane`'s table."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Ellipse as EllipsePatch
@@ -505,7 +525,9 @@ def pr_curves(records: list[dict], path: str | Path) -> None:
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("recall β(λ): how much of the human distribution the model covers")
     ax.set_ylabel("precision α(λ): how much of the model's mass lies on human text")
-    ax.set_title("Precision–recall curves against human text (PRD)")
+    ax.set_title(
+        "Precision–recall curves against human text\n(PRD: Sajjadi et al. 2018; Le Bronnec et al. 2024)"
+    )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower left")
     _save(fig, path)
