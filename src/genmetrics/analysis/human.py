@@ -30,6 +30,7 @@ from ``numpy.random.default_rng(seed)``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -236,11 +237,11 @@ def _nan_mean(per: np.ndarray) -> np.ndarray:
 
 
 def _level_stat(method: str, level: str, m: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """The correlation at ``level`` for blocks m (items, systems, K), h (…, C) → (K, C)."""
+    """The system-level or pooled correlation for blocks m (items, systems, K), h (…, C) →
+    (K, C); the item level (a mean of per-item correlations) is resampled in
+    :func:`correlations` from the per-item values directly."""
     if level == "system":
         return _corr(method, m.mean(axis=0), h.mean(axis=0), axis=0)
-    if level == "item":
-        return _nan_mean(_corr(method, m, h, axis=1))  # mean over items of (items, K, C)
     if level == "pooled":
         x = m.reshape(-1, m.shape[-1])
         y = h.reshape(-1, h.shape[-1])
@@ -293,16 +294,16 @@ def correlations(
         draws_i = rng.integers(0, n_i, size=(n_boot, n_i))
         draws_s = rng.integers(0, n_s, size=(n_boot, n_s))
         for method in methods:
-            point = _level_stat(method, level, m, h)
             defined = None
-            if level == "item":
-                defined = (~np.isnan(_corr(method, m, h, axis=1))).sum(axis=0)
             boots = np.full((n_boot, len(metrics), len(criteria)), np.nan)
             if level == "item":  # per-item correlations once, then resample their mean
                 per = _corr(method, m, h, axis=1)
+                point = _nan_mean(per)
+                defined = (~np.isnan(per)).sum(axis=0)
                 for b in range(n_boot):
                     boots[b] = _nan_mean(per[draws_i[b]])
             elif level == "system":
+                point = _level_stat(method, level, m, h)
                 w = np.stack([np.bincount(d, minlength=n_i) for d in draws_i]) / n_i
                 ms = np.einsum("bi,isk->bsk", w, m)
                 hs = np.einsum("bi,isc->bsc", w, h)
@@ -310,10 +311,13 @@ def correlations(
                 hs = np.take_along_axis(hs, draws_s[:, :, None], axis=1)
                 boots = _corr(method, ms, hs, axis=1)
             else:
+                point = _level_stat(method, level, m, h)
                 for b in range(n_boot):
                     boots[b] = _level_stat(method, "pooled", m[draws_i[b]], h[draws_i[b]])
-            lo = np.nanquantile(boots, (1 - ci) / 2, axis=0) if n_boot else None
-            hi = np.nanquantile(boots, (1 + ci) / 2, axis=0) if n_boot else None
+            with warnings.catch_warnings():  # a cell undefined in every replicate: NaN, counted
+                warnings.simplefilter("ignore", RuntimeWarning)
+                lo = np.nanquantile(boots, (1 - ci) / 2, axis=0)
+                hi = np.nanquantile(boots, (1 + ci) / 2, axis=0)
             used = (~np.isnan(boots)).sum(axis=0)
             for k, metric in enumerate(metrics):
                 for c, crit in enumerate(criteria):

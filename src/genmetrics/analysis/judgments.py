@@ -54,10 +54,6 @@ class JudgedTexts:
     excluded: Mapping[str, int] = field(default_factory=dict)
 
     @property
-    def has_texts(self) -> bool:
-        return bool(self.table["text"].notna().all())
-
-    @property
     def has_references(self) -> bool:
         return bool(self.table["reference"].notna().all())
 
