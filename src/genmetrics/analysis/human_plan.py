@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.judgments import PAIRWISE_KINDS, READERS
+from genmetrics.analysis.judgments import (
+    PAIRWISE_KINDS,
+    READERS,
+    REFERENCE_KINDS,
+    TEXTLESS_KINDS,
+)
 
 
 @dataclass(frozen=True)
@@ -153,8 +158,8 @@ def agreement_plan(section: Mapping[str, Any] | None) -> AgreementPlan | None:
             raise GenmetricsError(f"{key}.kind: {kind!r} is not one of {sorted(READERS)}")
         if not Path(s["path"]).exists():
             raise GenmetricsError(f"{key}.path: {s['path']} does not exist")
-        has_texts = kind != "hanna"
-        has_ref = kind in ("realsumm", "xsum_hallucination")
+        has_texts = kind not in TEXTLESS_KINDS
+        has_ref = kind in REFERENCE_KINDS
         chosen = s.get("metrics")
         for n in chosen or ():
             if n not in entries:
@@ -179,7 +184,7 @@ def agreement_plan(section: Mapping[str, Any] | None) -> AgreementPlan | None:
             raise GenmetricsError(
                 f"{key}: an A/B set needs at least one reference-free text metric"
             )
-        if kind == "hanna" and not s["upstream"]:
+        if not has_texts and not s["upstream"]:
             raise GenmetricsError(f"{key}.upstream: HANNA has only its stored scores; keep it true")
         sets[name] = JudgmentSet(
             name=name,

@@ -316,6 +316,9 @@ READERS: dict[str, Callable[[str | Path], JudgedTexts | PairwiseJudgments]] = {
     "rankgen_ab": read_rankgen_ab,
 }
 PAIRWISE_KINDS = ("contrastive_search_ab", "rankgen_ab")
+#: sets whose texts each have a human reference; sets that ship scores but no texts
+REFERENCE_KINDS = ("realsumm", "xsum_hallucination")
+TEXTLESS_KINDS = ("hanna",)
 #: the human criteria of each set of judged texts
 CRITERIA: dict[str, tuple[str, ...]] = {
     "realsumm": ("litepyramid_recall",),
