@@ -5,7 +5,7 @@
 
 rule agreement_score:
     input:
-        unpack(plan("agreement_inputs")),
+        unpack(per_job(PLAN.agreement_inputs)),
     output:
         scores=AGREE.scores,
         record=AGREE.record,
@@ -15,7 +15,7 @@ rule agreement_score:
         "../envs/metrics.yaml"
     threads: 1
     params:
-        settings=plan("agreement_settings"),
+        settings=per_job(PLAN.agreement_settings),
     script:
         "../workflow/scripts/agreement_score.py"
 
@@ -40,14 +40,14 @@ rule agreement_correlate:
     conda:
         "../envs/plots.yaml"
     params:
-        settings=plan("agreement_settings"),
+        settings=per_job(PLAN.agreement_settings),
     script:
         "../workflow/scripts/agreement_correlate.py"
 
 
 rule agreement_pairwise:
     input:
-        unpack(plan("agreement_inputs")),
+        unpack(per_job(PLAN.agreement_inputs)),
         scores=AGREE.scores,
         record=AGREE.record,
     output:
@@ -65,7 +65,7 @@ rule agreement_pairwise:
     conda:
         "../envs/plots.yaml"
     params:
-        settings=plan("agreement_settings"),
+        settings=per_job(PLAN.agreement_settings),
     script:
         "../workflow/scripts/agreement_pairwise.py"
 

@@ -3,7 +3,7 @@
 
 rule spread:
     input:
-        unpack(plan("spread_inputs")),
+        unpack(per_job(PLAN.spread_inputs)),
     output:
         RESULTS.spread,
     log:
@@ -12,7 +12,7 @@ rule spread:
         "../envs/metrics.yaml"
     threads: 1
     params:
-        settings=plan("spread_settings"),
+        settings=per_job(PLAN.spread_settings),
     script:
         "../workflow/scripts/spread.py"
 
@@ -32,7 +32,7 @@ rule spread_table:
 
 rule sweep:
     input:
-        unpack(plan("sweep_inputs")),
+        unpack(per_job(PLAN.sweep_inputs)),
     output:
         RESULTS.sweep,
     log:
@@ -41,7 +41,7 @@ rule sweep:
         "../envs/metrics.yaml"
     threads: 1
     params:
-        settings=plan("sweep_settings"),
+        settings=per_job(PLAN.sweep_settings),
     script:
         "../workflow/scripts/sweep.py"
 
@@ -106,7 +106,7 @@ rule pr_curves:
 
 rule scaling:
     input:
-        unpack(plan("scaling_inputs")),
+        unpack(per_job(PLAN.scaling_inputs)),
     output:
         table=RESULTS.scaling_table,
         markdown=RESULTS.scaling_markdown,
@@ -115,7 +115,7 @@ rule scaling:
     conda:
         "../envs/metrics.yaml"
     params:
-        settings=plan("scaling_settings"),
+        settings=per_job(PLAN.scaling_settings),
     script:
         "../workflow/scripts/scaling.py"
 

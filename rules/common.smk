@@ -1,5 +1,7 @@
-# Wiring: the run plan (genmetrics.plan) built once from the config, its result paths, and
-# input/params functions over it. Nothing here runs a job or resolves a default.
+# Wiring: the run plan (genmetrics.plan) built once from the config; result paths from the one
+# table genmetrics.paths.RESULTS. Rules name their output patterns (RESULTS.<name>) and fixed
+# inputs directly; inputs that depend on the config, and params, are the plan's queries taken
+# per job: per_job(PLAN.<query>). Nothing here runs a job or resolves a default.
 import os
 from pathlib import Path
 
@@ -7,8 +9,8 @@ from snakemake.logging import logger
 
 from genmetrics import GenmetricsError
 from genmetrics.analysis.human_plan import AGREE
-from genmetrics.omniinput.settings import OMNI
-from genmetrics.plan import RESULTS, load_plan, names_pattern
+from genmetrics.paths import RESULTS
+from genmetrics.plan import load_plan, names_pattern
 
 # $GENMETRICS_REPO in config paths: the checkout, also when run with --directory elsewhere
 os.environ.setdefault("GENMETRICS_REPO", str(Path(workflow.basedir).resolve()))
@@ -33,9 +35,9 @@ onstart:
     )
 
 
-def plan(method):
-    """Input/params function: PLAN.<method> called with the job's wildcards it names."""
-    return PLAN.job(method)
+def per_job(query):
+    """Input/params function: the plan's ``query`` called with the job's wildcards it names."""
+    return PLAN.per_job(query)
 
 
 wildcard_constraints:

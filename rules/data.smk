@@ -3,7 +3,7 @@
 
 rule fetch_dataset:
     input:
-        plan("dataset_files"),
+        per_job(PLAN.dataset_files),
     output:
         RESULTS.raw,
     log:
@@ -11,7 +11,7 @@ rule fetch_dataset:
     conda:
         "../envs/metrics.yaml"
     params:
-        spec=plan("dataset_spec"),
+        spec=per_job(PLAN.dataset_spec),
     script:
         "../workflow/scripts/fetch_dataset.py"
 
@@ -27,7 +27,7 @@ rule clean_dataset:
     conda:
         "../envs/metrics.yaml"
     params:
-        options=plan("clean_options"),
+        options=per_job(PLAN.clean_options),
     script:
         "../workflow/scripts/clean_dataset.py"
 
@@ -35,7 +35,7 @@ rule clean_dataset:
 rule make_prompts:
     input:
         references=RESULTS.references,
-        file=plan("prompt_files"),
+        file=per_job(PLAN.prompt_files),
     output:
         RESULTS.prompts,
     log:
@@ -43,7 +43,7 @@ rule make_prompts:
     conda:
         "../envs/metrics.yaml"
     params:
-        options=plan("prompt_options"),
+        options=per_job(PLAN.prompt_options),
     script:
         "../workflow/scripts/make_prompts.py"
 
@@ -61,6 +61,6 @@ rule check_sizes:
     conda:
         "../envs/metrics.yaml"
     params:
-        requirements=plan("size_requirements"),
+        requirements=per_job(PLAN.size_requirements),
     script:
         "../workflow/scripts/check_sizes.py"

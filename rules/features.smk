@@ -4,8 +4,8 @@
 
 rule embed:
     input:
-        texts=plan("source_texts"),
-        model=plan("featurizer_model"),
+        texts=per_job(PLAN.source_texts),
+        model=per_job(PLAN.featurizer_model),
     output:
         RESULTS.embeddings,
     log:
@@ -16,18 +16,18 @@ rule embed:
     resources:
         **PLAN.rule_resources("embed"),
     params:
-        settings=plan("embed_settings"),
+        settings=per_job(PLAN.embed_settings),
         code=PLAN.code_digest("embed"),
-        source=plan("feature_source"),
-        part=plan("feature_part"),
+        source=per_job(PLAN.feature_source),
+        part=per_job(PLAN.feature_part),
     script:
         "../workflow/scripts/embed.py"
 
 
 rule surprisal:
     input:
-        texts=plan("source_texts"),
-        model=plan("evaluator_model"),
+        texts=per_job(PLAN.source_texts),
+        model=per_job(PLAN.evaluator_model),
     output:
         RESULTS.surprisal,
     log:
@@ -38,17 +38,17 @@ rule surprisal:
     resources:
         **PLAN.rule_resources("surprisal"),
     params:
-        settings=plan("surprisal_settings"),
+        settings=per_job(PLAN.surprisal_settings),
         code=PLAN.code_digest("surprisal"),
-        source=plan("feature_source"),
-        part=plan("feature_part"),
+        source=per_job(PLAN.feature_source),
+        part=per_job(PLAN.feature_part),
     script:
         "../workflow/scripts/surprisal.py"
 
 
 rule pos_tags:
     input:
-        texts=plan("source_texts"),
+        texts=per_job(PLAN.source_texts),
         assets=PLAN.pos_assets(),
     output:
         RESULTS.pos,

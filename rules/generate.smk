@@ -4,7 +4,7 @@
 rule generate:
     input:
         prompts=RESULTS.prompts,
-        model=plan("generation_model"),
+        model=per_job(PLAN.generation_model),
         tokens_per_word=TOKENS_PER_WORD,
     output:
         texts=RESULTS.shard,
@@ -19,7 +19,7 @@ rule generate:
     resources:
         **PLAN.rule_resources("generate"),
     params:
-        settings=plan("generation_settings"),
+        settings=per_job(PLAN.generation_settings),
         # finished batches, kept across attempts (not an output: Snakemake deletes those)
         progress=RESULTS.progress,
         code=PLAN.code_digest("generate"),
@@ -30,8 +30,8 @@ rule generate:
 rule merge_generations:
     input:
         prompts=RESULTS.prompts,
-        texts=plan("shard_files"),
-        stats=plan("shard_stat_files"),
+        texts=per_job(PLAN.shard_files),
+        stats=per_job(PLAN.shard_stat_files),
     output:
         texts=RESULTS.generations,
         stats=RESULTS.generation_stats,
@@ -48,7 +48,7 @@ rule merge_generations:
 # Texts that already exist (another system's outputs, a labelled human subset) as a model.
 rule import_texts:
     input:
-        unpack(plan("imported_files")),
+        unpack(per_job(PLAN.imported_files)),
     output:
         RESULTS.generations,
     log:
@@ -58,6 +58,6 @@ rule import_texts:
     conda:
         "../envs/metrics.yaml"
     params:
-        spec=plan("imported_texts"),
+        spec=per_job(PLAN.imported_texts),
     script:
         "../workflow/scripts/import_texts.py"

@@ -5,7 +5,7 @@
 
 rule score:
     input:
-        unpack(plan("score_inputs")),
+        unpack(per_job(PLAN.score_inputs)),
     output:
         RESULTS.score,
     log:
@@ -16,9 +16,9 @@ rule score:
         "../envs/metrics.yaml"
     threads: 1
     params:
-        settings=plan("score_settings"),
-        code=plan("score_code"),
-        upstream=plan("score_upstream"),
+        settings=per_job(PLAN.score_settings),
+        code=per_job(PLAN.score_code),
+        upstream=per_job(PLAN.score_upstream),
     script:
         "../workflow/scripts/score.py"
 

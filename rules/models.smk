@@ -11,7 +11,7 @@ rule fetch_model:
         "../envs/generate.yaml"
     threads: 2
     params:
-        spec=plan("checkpoint_spec"),
+        spec=per_job(PLAN.checkpoint_spec),
     script:
         "../workflow/scripts/fetch_model.py"
 

@@ -5,60 +5,60 @@
 
 rule omni_train_toy:
     output:
-        directory(OMNI.toy_model),
+        directory(RESULTS.omni_toy_model),
     log:
         "results/logs/omniinput/train_toy.log",
     conda:
         "../envs/generate.yaml"
     threads: 2
     params:
-        settings=plan("omni_toy_settings"),
+        settings=per_job(PLAN.omni_toy_settings),
     script:
         "../workflow/scripts/omni_train_toy.py"
 
 
 rule omni_exact:
     input:
-        OMNI.toy_model,
+        RESULTS.omni_toy_model,
     output:
-        OMNI.toy_exact,
+        RESULTS.omni_toy_exact,
     log:
         "results/logs/omniinput/exact.log",
     conda:
         "../envs/generate.yaml"
     threads: 2
     params:
-        settings=plan("omni_toy_settings"),
+        settings=per_job(PLAN.omni_toy_settings),
     script:
         "../workflow/scripts/omni_exact.py"
 
 
 rule omni_toy_sample:
     input:
-        model=OMNI.toy_model,
-        exact=OMNI.toy_exact,
+        model=RESULTS.omni_toy_model,
+        exact=RESULTS.omni_toy_exact,
     output:
-        OMNI.toy_result,
+        RESULTS.omni_toy_result,
     log:
         "results/logs/omniinput/toy_{proposal}.log",
     conda:
         "../envs/generate.yaml"
     threads: 2
     params:
-        settings=plan("omni_toy_settings"),
+        settings=per_job(PLAN.omni_toy_settings),
         # kept across attempts (not an output: Snakemake deletes those)
-        checkpoint=OMNI.toy_checkpoint,
+        checkpoint=RESULTS.omni_toy_checkpoint,
     script:
         "../workflow/scripts/omni_toy_sample.py"
 
 
 rule omni_validate:
     input:
-        unpack(plan("omni_toy_results")),
-        model=OMNI.toy_model,
-        exact=OMNI.toy_exact,
+        unpack(per_job(PLAN.omni_toy_results)),
+        model=RESULTS.omni_toy_model,
+        exact=RESULTS.omni_toy_exact,
     output:
-        OMNI.toy_validation,
+        RESULTS.omni_toy_validation,
     log:
         "results/logs/omniinput/validate.log",
     conda:
@@ -71,12 +71,12 @@ rule omni_validate:
 
 rule omni_toy_figure:
     input:
-        unpack(plan("omni_toy_results")),
-        exact=OMNI.toy_exact,
-        validation=OMNI.toy_validation,
+        unpack(per_job(PLAN.omni_toy_results)),
+        exact=RESULTS.omni_toy_exact,
+        validation=RESULTS.omni_toy_validation,
     output:
         report(
-            OMNI.toy_figure,
+            RESULTS.omni_toy_figure,
             caption="../workflow/report/omniinput_toy.rst",
             category="OmniInput",
         ),
@@ -90,9 +90,9 @@ rule omni_toy_figure:
 
 rule omni_sample:
     input:
-        model=plan("omni_run_model"),
+        model=per_job(PLAN.omni_run_model),
     output:
-        OMNI.run_result,
+        RESULTS.omni_result,
     log:
         "results/logs/omniinput/{run}/sample.log",
     conda:
@@ -101,19 +101,19 @@ rule omni_sample:
     resources:
         **PLAN.rule_resources("omni_sample"),
     params:
-        settings=plan("omni_run_settings"),
+        settings=per_job(PLAN.omni_run_settings),
         # kept across attempts and pre-emptions (not an output: Snakemake deletes those)
-        checkpoint=OMNI.run_checkpoint,
+        checkpoint=RESULTS.omni_checkpoint,
     script:
         "../workflow/scripts/omni_sample.py"
 
 
 rule omni_export:
     input:
-        result=OMNI.run_result,
-        model=plan("omni_run_model"),
+        result=RESULTS.omni_result,
+        model=per_job(PLAN.omni_run_model),
     output:
-        OMNI.run_samples,
+        RESULTS.omni_samples,
     log:
         "results/logs/omniinput/{run}/export.log",
     conda:
@@ -126,18 +126,18 @@ rule omni_export:
 
 rule omni_annotate:
     input:
-        unpack(plan("omni_annotator_inputs")),
-        result=OMNI.run_result,
-        samples=OMNI.run_samples,
-        model=plan("omni_run_model"),
+        unpack(per_job(PLAN.omni_annotator_inputs)),
+        result=RESULTS.omni_result,
+        samples=RESULTS.omni_samples,
+        model=per_job(PLAN.omni_run_model),
     output:
-        OMNI.run_annotations,
+        RESULTS.omni_annotations,
     log:
         "results/logs/omniinput/{run}/annotate.log",
     conda:
         "../envs/generate.yaml"
     params:
-        annotator=plan("omni_annotator"),
+        annotator=per_job(PLAN.omni_annotator),
         code=PLAN.omni_code(),
     script:
         "../workflow/scripts/omni_annotate.py"
@@ -145,17 +145,17 @@ rule omni_annotate:
 
 rule omni_score:
     input:
-        result=OMNI.run_result,
-        annotations=OMNI.run_annotations,
+        result=RESULTS.omni_result,
+        annotations=RESULTS.omni_annotations,
     output:
-        density=OMNI.run_density,
-        score=OMNI.run_score,
+        density=RESULTS.omni_density,
+        score=RESULTS.omni_score,
     log:
         "results/logs/omniinput/{run}/score.log",
     conda:
         "../envs/metrics.yaml"
     params:
-        direction=plan("omni_direction"),
+        direction=per_job(PLAN.omni_direction),
         code=PLAN.omni_code(),
     script:
         "../workflow/scripts/omni_score.py"
@@ -163,11 +163,11 @@ rule omni_score:
 
 rule omni_summary:
     input:
-        scores=plan("omni_scores"),
+        scores=per_job(PLAN.omni_scores),
     output:
-        table=OMNI.runs_table,
+        table=RESULTS.omni_table,
         figure=report(
-            OMNI.runs_figure,
+            RESULTS.omni_figure,
             caption="../workflow/report/omniinput_runs.rst",
             category="OmniInput",
         ),

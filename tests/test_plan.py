@@ -15,7 +15,8 @@ import yaml
 from conftest import REPO
 
 from genmetrics import GenmetricsError
-from genmetrics.plan import RESULTS, canonical, load_plan, split_part
+from genmetrics.paths import RESULTS
+from genmetrics.plan import canonical, load_plan, split_part
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 

@@ -15,15 +15,20 @@ import yaml
 from conftest import REPO
 
 from genmetrics.analysis.human_plan import AGREE
-from genmetrics.omniinput.settings import OMNI
-from genmetrics.plan import RESULTS, load_plan
+from genmetrics.paths import RESULTS
+from genmetrics.plan import load_plan
 
 RULES = sorted((REPO / "rules").glob("*.smk"))
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 #: figures of optional targets, not of `all` (`snakemake sweeps`, `snakemake omniinput`)
-OPTIONAL = {RESULTS.sweep_figure, OMNI.toy_figure, OMNI.runs_figure, AGREE.figure}
-REPORT_CALL = re.compile(r"report\(\s*(RESULTS|OMNI|AGREE)\.(\w+),\s*caption=\"([^\"]+)\"", re.S)
-TABLES = {"RESULTS": RESULTS, "OMNI": OMNI, "AGREE": AGREE}
+OPTIONAL = {
+    RESULTS.sweep_figure,
+    RESULTS.omni_toy_figure,
+    RESULTS.omni_figure,
+    AGREE.figure,
+}
+REPORT_CALL = re.compile(r"report\(\s*(RESULTS|AGREE)\.(\w+),\s*caption=\"([^\"]+)\"", re.S)
+TABLES = {"RESULTS": RESULTS, "AGREE": AGREE}
 
 
 def _wrapped() -> dict[str, str]:
@@ -38,7 +43,7 @@ def _wrapped() -> dict[str, str]:
 
 def _figures() -> set[str]:
     paths = [getattr(RESULTS, f.name) for f in fields(RESULTS)]
-    for extra in (OMNI, AGREE):
+    for extra in (AGREE,):
         paths += [
             getattr(extra, f.name) for f in fields(extra) if isinstance(getattr(extra, f.name), str)
         ]

@@ -197,3 +197,21 @@ def test_an_unknown_gpu_kind_stops_the_plan_naming_its_key():
     cfg["models"]["smollm2-pure"]["resources"] = {"gpu_kind": "h100"}
     with pytest.raises(GenmetricsError, match=r"models\.smollm2-pure\.resources\.gpu_kind"):
         load_plan(cfg, SCHEMA)
+
+
+def test_gpu_rules_are_listed_once_and_the_schema_agrees():
+    """The schema's ``resources.rules`` keys and the rules with ``resources:`` per job are the
+    GPU rules of :data:`genmetrics.resources.GPU_RULES`, whose wildcard each rule has."""
+    import re
+
+    import yaml
+    from conftest import REPO
+
+    from genmetrics.resources import GPU_RULES
+
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    rules = schema["properties"]["resources"]["properties"]["rules"]
+    assert set(rules["propertyNames"]["enum"]) == set(GPU_RULES)
+    text = "".join(p.read_text() for p in sorted((REPO / "rules").glob("*.smk")))
+    sized = set(re.findall(r"PLAN\.rule_resources\(\"(\w+)\"\)", text))
+    assert sized == set(GPU_RULES)

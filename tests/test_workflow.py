@@ -379,7 +379,8 @@ def test_offline_run_snakemake_report(offline_run):
 
     from docutils.core import publish_parts
 
-    from genmetrics.plan import RESULTS, load_plan
+    from genmetrics.paths import RESULTS
+    from genmetrics.plan import load_plan
 
     def html_unescape(text: str) -> str:
         return " ".join(html.unescape(text).split())

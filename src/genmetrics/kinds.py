@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
+from genmetrics.paths import RESULTS, texts_path
 
 Rows = list[dict[str, Any]]
 
@@ -36,15 +37,6 @@ Rows = list[dict[str, Any]]
 #: the part of a source's rows that features are computed from: the whole ``text``, or only
 #: the model's ``continuation`` (coherence); the ``prompts`` source is always its ``prompt``.
 PARTS = ("text", "continuation")
-
-
-def texts_path(dataset: str, source: str) -> str:
-    """The rows of a source: human references, the dataset's prompts, or a model's generations."""
-    if source == "references":
-        return f"results/data/{dataset}/references.jsonl"
-    if source == "prompts":
-        return f"results/data/{dataset}/prompts.jsonl"
-    return f"results/generations/{dataset}/{source}.jsonl"
 
 
 def part_texts(rows: Sequence[Mapping[str, Any]], part: str, source: str) -> tuple[Rows, list[str]]:
@@ -315,7 +307,7 @@ KINDS: dict[str, Kind] = {
             ".npz",
             _load_embeddings,
             validate_embeddings,
-            "results/features/embed/{featurizer}/{dataset}/{source}.npz",
+            RESULTS.embeddings,
             "featurizer",
         ),
         Kind(
@@ -323,7 +315,7 @@ KINDS: dict[str, Kind] = {
             ".npz",
             _load_surprisal,
             validate_surprisal,
-            "results/features/surprisal/{evaluator}/{dataset}/{source}.npz",
+            RESULTS.surprisal,
             "evaluator",
         ),
         Kind(
@@ -331,7 +323,7 @@ KINDS: dict[str, Kind] = {
             ".jsonl",
             _load_pos,
             validate_pos,
-            "results/features/pos/{dataset}/{source}.jsonl",
+            RESULTS.pos,
         ),
         # an annotated density of states over a model's input space (OmniInput, Liu et al.):
         # {dataset} is the omniinput run; not a text source
@@ -340,7 +332,7 @@ KINDS: dict[str, Kind] = {
             ".npz",
             _load_density,
             _validate_density,
-            "results/omniinput/{dataset}/density.npz",
+            RESULTS.omni_density.replace("{run}", "{dataset}"),
         ),
     )
 }

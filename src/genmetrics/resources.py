@@ -27,14 +27,23 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 
-GPU_RULES = ("generate", "embed", "surprisal", "score_with_model", "omni_sample")
-#: minutes of a first attempt, per rule (runtime grows with the attempt)
-RUNTIME = {
-    "generate": 240,
-    "embed": 60,
-    "surprisal": 60,
-    "score_with_model": 60,
-    "omni_sample": 240,
+
+@dataclass(frozen=True)
+class GpuRule:
+    """A rule whose jobs run on GPUs: the wildcard naming what a job loads, and the minutes
+    of a first attempt (runtime grows with the attempt)."""
+
+    wildcard: str
+    runtime: int
+
+
+#: the GPU rules, listed once (the schema's ``resources.rules`` keys are checked against it)
+GPU_RULES: dict[str, GpuRule] = {
+    "generate": GpuRule("model", 240),
+    "embed": GpuRule("featurizer", 60),
+    "surprisal": GpuRule("evaluator", 60),
+    "score_with_model": GpuRule("entry", 60),
+    "omni_sample": GpuRule("run", 240),
 }
 BASE_MEM_MB = 8000
 BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -122,7 +131,7 @@ def job_resources(
         gpus=int(gpus),
         cpus=int(given.get("cpus", cluster["cpus_per_gpu"] * gpus)),
         mem_mb=int(given.get("mem_mb", BASE_MEM_MB + math.ceil(weights_gb * 1.2 * 1024))),
-        runtime=int(given.get("runtime", RUNTIME[rule])),
+        runtime=int(given.get("runtime", GPU_RULES[rule].runtime)),
         dtype=used,
         weights_gb=round(weights_gb, 3),
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -129,3 +129,38 @@ def versions() -> dict[str, str]:
         except md.PackageNotFoundError:
             pass
     return out
+
+
+def score_entry(
+    settings: Mapping[str, Any],
+    *,
+    entry: str,
+    dataset: str,
+    source: str,
+    candidate: str | Path,
+    reference: str | Path | None = None,
+    group: Iterable[str | Path] = (),
+) -> dict[str, Any]:
+    """One score job: the score record of ``entry`` for one (dataset, source).
+
+    ``settings`` is :meth:`ScoreEntry.settings` (metric, params, reference, length_control).
+    With ``length_control: shortest`` every text is first cut, per prompt, to the shortest
+    text among the ``group`` files (the dataset's every source; see
+    :func:`genmetrics.analysis.length.score_shortest`).
+    """
+    metric, params = settings["metric"], settings["params"]
+    if settings["length_control"] == "shortest":
+        from genmetrics.analysis.length import score_shortest
+
+        rec = score_shortest(metric, candidate, reference, list(group), params)
+    else:
+        rec = score_files(metric, candidate, reference, params)
+    return {
+        "metric": rec["metric"],
+        "entry": entry,
+        "dataset": dataset,
+        "source": source,
+        "reference": settings["reference"],
+        "length_control": settings["length_control"],
+        **rec,
+    }

@@ -1,5 +1,5 @@
 """The ``omniinput:`` config section checked and resolved for the workflow: the toy validation
-and the language-model runs, their result paths and targets (rules/omniinput.smk)."""
+and the language-model runs, their targets (rules/omniinput.smk)."""
 
 from __future__ import annotations
 
@@ -9,32 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
+from genmetrics.paths import RESULTS
 
 PROPOSALS = ("uniform", "gradient", "monte_carlo")
-
-
-@dataclass(frozen=True)
-class OmniPaths:
-    """Result paths (Snakemake patterns) of the OmniInput rules."""
-
-    toy_model: str = "results/omniinput/toy/model"
-    toy_exact: str = "results/omniinput/toy/exact.npz"
-    toy_result: str = "results/omniinput/toy/{proposal}.npz"
-    # kept across attempts, outside the outputs (Snakemake deletes those of a failed job)
-    toy_checkpoint: str = "results/omniinput/toy/progress/{proposal}.ckpt.npz"
-    toy_validation: str = "results/omniinput/toy/validation.json"
-    toy_figure: str = "results/figures/omniinput_toy.png"
-    run_result: str = "results/omniinput/{run}/sampler.npz"
-    run_checkpoint: str = "results/omniinput/{run}/progress/sampler.ckpt.npz"
-    run_samples: str = "results/omniinput/{run}/samples.csv"
-    run_annotations: str = "results/omniinput/{run}/annotations.csv"
-    run_density: str = "results/omniinput/{run}/density.npz"
-    run_score: str = "results/omniinput/{run}/score.json"
-    runs_table: str = "results/omniinput/scores.csv"
-    runs_figure: str = "results/figures/omniinput_pr.png"
-
-
-OMNI = OmniPaths()
 
 
 @dataclass(frozen=True)
@@ -73,14 +50,14 @@ class OmniPlan:
 
     @property
     def toy_targets(self) -> list[str]:
-        return [OMNI.toy_validation, OMNI.toy_figure] if self.toy else []
+        return [RESULTS.omni_toy_validation, RESULTS.omni_toy_figure] if self.toy else []
 
     @property
     def run_targets(self) -> list[str]:
         if not self.runs:
             return []
-        samples = [OMNI.run_samples.format(run=r) for r in self.runs]
-        return [*samples, OMNI.runs_table, OMNI.runs_figure]
+        samples = [RESULTS.omni_samples.format(run=r) for r in self.runs]
+        return [*samples, RESULTS.omni_table, RESULTS.omni_figure]
 
     @property
     def targets(self) -> list[str]:
@@ -88,7 +65,7 @@ class OmniPlan:
 
     def toy_results(self) -> dict[str, str]:
         assert self.toy is not None
-        return {p: OMNI.toy_result.format(proposal=p) for p in self.toy["proposals"]}
+        return {p: RESULTS.omni_toy_result.format(proposal=p) for p in self.toy["proposals"]}
 
 
 def omni_plan(section: Mapping[str, Any] | None, checkpoints: Mapping[str, Any]) -> OmniPlan | None:

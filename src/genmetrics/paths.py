@@ -1,0 +1,117 @@
+"""Every file the workflow writes, in one table: Snakemake patterns relative to the run folder.
+
+Rules name these patterns (``RESULTS.score``); Python code that lists targets or input files
+formats the same patterns, so a path is spelled exactly once. Files in the caches (converted
+checkpoints, offline assets) live under folders the config chooses; :func:`model_manifest`
+and :func:`asset_manifest` place them.
+
+=====================  ===========================================================
+source name            rows
+=====================  ===========================================================
+``references``         the cleaned human texts of a dataset
+``prompts``            the dataset's prompts
+``{model}/seed{seed}`` one model's generations (or imported texts) for one seed
+=====================  ===========================================================
+
+A feature file of a source's generated continuation only is the source's name with the part
+appended: ``{model}/seed{seed}.continuation`` (:data:`genmetrics.kinds.PARTS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: the source name of a dataset's cleaned human texts (also the model name of their scores)
+REFERENCES = "references"
+#: the source name of a dataset's prompts
+PROMPTS = "prompts"
+
+
+@dataclass(frozen=True)
+class ResultPaths:
+    """The one table of result paths; names say what the file holds."""
+
+    # datasets (rules/data.smk)
+    raw: str = "results/data/{dataset}/raw.jsonl"
+    references: str = "results/data/{dataset}/references.jsonl"
+    clean_stats: str = "results/data/{dataset}/clean_stats.json"
+    size_check: str = "results/data/{dataset}/size_check.json"
+    prompts: str = "results/data/{dataset}/prompts.jsonl"
+    # generation (rules/generate.smk)
+    shard: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.jsonl"
+    shard_stats: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.stats.json"
+    # a generate job's finished batches (genmetrics.progress), deleted once the shard is written
+    progress: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.progress.jsonl"
+    generations: str = "results/generations/{dataset}/{model}/seed{seed}.jsonl"
+    generation_stats: str = "results/generations/{dataset}/{model}/seed{seed}.stats.json"
+    # features (rules/features.smk); {source} may end in .continuation
+    embeddings: str = "results/features/embed/{featurizer}/{dataset}/{source}.npz"
+    surprisal: str = "results/features/surprisal/{evaluator}/{dataset}/{source}.npz"
+    pos: str = "results/features/pos/{dataset}/{source}.jsonl"
+    # scores (rules/metrics.smk, rules/report.smk)
+    score: str = "results/scores/{dataset}/{source}/{entry}.json"
+    scores: str = "results/scores.csv"
+    scores_summary: str = "results/scores_summary.csv"
+    headline_table: str = "results/scores_headline.csv"
+    headline_markdown: str = "results/scores_headline.md"
+    # analyses (rules/analysis.smk, rules/report.smk)
+    spread: str = "results/analysis/spread/{dataset}/{model}/{entry}.json"
+    spread_table: str = "results/spread.csv"
+    sweep: str = "results/analysis/sweep/{dataset}/{source}/{entry}.csv"
+    length_table: str = "results/analysis/length_correlation.csv"
+    correlation_table: str = "results/analysis/metric_correlation.csv"
+    pr_plane_table: str = "results/analysis/pr_plane.csv"
+    overlap_table: str = "results/analysis/model_overlap.csv"
+    overlap_markdown: str = "results/analysis/model_overlap.md"
+    scaling_table: str = "results/analysis/scaling.csv"
+    scaling_markdown: str = "results/analysis/scaling.md"
+    # figures and the report
+    correlation_figure: str = "results/figures/metric_correlation.png"
+    pr_figure: str = "results/figures/precision_recall.png"
+    pr_curves_figure: str = "results/figures/pr_curves.png"
+    spectra_figure: str = "results/figures/surprisal_spectra.png"
+    scaling_figure: str = "results/figures/scaling.png"
+    length_figure: str = "results/figures/length_correlation.png"
+    sweep_figure: str = "results/figures/pr_sweep.png"
+    report: str = "results/report.html"
+    # OmniInput (rules/omniinput.smk)
+    omni_toy_model: str = "results/omniinput/toy/model"
+    omni_toy_exact: str = "results/omniinput/toy/exact.npz"
+    omni_toy_result: str = "results/omniinput/toy/{proposal}.npz"
+    # kept across attempts, outside the outputs (Snakemake deletes those of a failed job)
+    omni_toy_checkpoint: str = "results/omniinput/toy/progress/{proposal}.ckpt.npz"
+    omni_toy_validation: str = "results/omniinput/toy/validation.json"
+    omni_toy_figure: str = "results/figures/omniinput_toy.png"
+    omni_result: str = "results/omniinput/{run}/sampler.npz"
+    omni_checkpoint: str = "results/omniinput/{run}/progress/sampler.ckpt.npz"
+    omni_samples: str = "results/omniinput/{run}/samples.csv"
+    omni_annotations: str = "results/omniinput/{run}/annotations.csv"
+    omni_density: str = "results/omniinput/{run}/density.npz"
+    omni_score: str = "results/omniinput/{run}/score.json"
+    omni_table: str = "results/omniinput/scores.csv"
+    omni_figure: str = "results/figures/omniinput_pr.png"
+
+
+RESULTS = ResultPaths()
+
+
+def texts_path(dataset: str, source: str) -> str:
+    """The rows of a source: human references, the dataset's prompts, or a model's generations."""
+    if source == REFERENCES:
+        return RESULTS.references.format(dataset=dataset)
+    if source == PROMPTS:
+        return RESULTS.prompts.format(dataset=dataset)
+    model, sep, seed = source.rpartition("/seed")
+    if not sep:
+        raise ValueError(f"not a source name: {source!r} (references, prompts or model/seedN)")
+    return RESULTS.generations.format(dataset=dataset, model=model, seed=seed)
+
+
+def model_manifest(model_cache: str, checkpoint: str) -> str:
+    """The loadable description of a converted checkpoint (:func:`genmetrics.models.prepare_model`)."""
+    return f"{model_cache}/{checkpoint}/model.json"
+
+
+def asset_manifest(cache: str, asset: str) -> str:
+    """The manifest of an offline asset (:data:`genmetrics.assets.ASSETS`) in the cache."""
+    return f"{cache}/assets/{asset}.json"

@@ -1,0 +1,148 @@
+"""The run plan: the typed model of a run (:mod:`genmetrics.plan.objects`) with the queries
+the rules call, assembled from one part per idea: the files a job reads
+(:mod:`~genmetrics.plan.inputs`), its params (:mod:`~genmetrics.plan.jobs`), its cluster
+resources (:mod:`~genmetrics.plan.resources`) and the target lists
+(:mod:`~genmetrics.plan.targets`)."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from genmetrics import GenmetricsError
+from genmetrics.kinds import PARTS
+from genmetrics.omniinput.settings import PROPOSALS
+from genmetrics.paths import PROMPTS, REFERENCES
+from genmetrics.plan.inputs import POS_ASSETS, JobInputs
+from genmetrics.plan.jobs import JobParams
+from genmetrics.plan.objects import (
+    Checkpoint,
+    Dataset,
+    FeatureModel,
+    Model,
+    ScoreEntry,
+    names_pattern,
+)
+from genmetrics.plan.resources import ResourceQueries
+from genmetrics.plan.targets import TargetLists, Targets
+
+if TYPE_CHECKING:
+    from genmetrics.analysis.human_plan import AgreementPlan, JudgmentSet
+    from genmetrics.omniinput.settings import OmniPlan
+
+
+@dataclass(frozen=True)
+class Plan(JobInputs, JobParams, ResourceQueries, TargetLists):
+    """A config, checked and resolved (:func:`genmetrics.plan.load.load_plan`)."""
+
+    cache: str
+    model_cache: str
+    feature_cache: str
+    datasets: dict[str, Dataset]
+    checkpoints: dict[str, Checkpoint]
+    models: dict[str, Model]
+    featurizers: dict[str, FeatureModel]
+    evaluators: dict[str, FeatureModel]
+    entries: dict[str, ScoreEntry]
+    sweep: dict | None
+    report: dict
+    scaling: dict | None = None  # analysis.scaling, checked
+    omniinput: OmniPlan | None = None  # omniinput:, checked
+    agreement: AgreementPlan | None = None  # agreement:, checked
+    cluster: dict = field(default_factory=dict)  # the config's resources: section
+    notes: tuple[str, ...] = ()  # what the environment changed, for the run log
+    targets: Targets = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "targets", self._targets())
+
+    @property
+    def generating_models(self) -> list[str]:
+        return [m for m, model in self.models.items() if model.generates]
+
+    @property
+    def text_models(self) -> list[str]:
+        return [m for m, model in self.models.items() if not model.generates]
+
+    def model_sources(self, dataset: str) -> list[str]:
+        """``{model}/seed{seed}`` of every model evaluated on ``dataset``."""
+        return [s for m in self.models.values() if dataset in m.datasets for s in m.sources()]
+
+    def entries_loading_models(self, loads: bool) -> list[str]:
+        """Entries whose score job runs an encoder (``loads=True``) or not."""
+        return [n for n, e in self.entries.items() if e.loads_model == loads]
+
+    def wildcard_constraints(self) -> dict[str, str]:
+        parts = "|".join(re.escape(p) for p in PARTS[1:])
+        models = names_pattern(self.models)
+        return {
+            "dataset": names_pattern(self.datasets),
+            "model": models,
+            "checkpoint": names_pattern(self.checkpoints),
+            "featurizer": names_pattern(self.featurizers),
+            "evaluator": names_pattern(self.evaluators),
+            "entry": names_pattern(self.entries),
+            "asset": names_pattern(
+                sorted(
+                    {a for e in self.entries.values() for a in e.assets}
+                    | set(POS_ASSETS)
+                    | {a for s in self.agreement_sets() for a in s.assets()}
+                )
+            ),
+            "seed": r"\d+",
+            "shard": r"\d+",
+            "run": names_pattern(self.omniinput.runs if self.omniinput else {}),
+            "jset": names_pattern(self.agreement.sets if self.agreement else {}),
+            "proposal": "|".join(PROPOSALS),
+            "source": rf"(?:{REFERENCES}|{PROMPTS}|(?:{models})/seed\d+)(?:\.(?:{parts}))?",
+        }
+
+    def model_templates(self) -> dict[str, str]:
+        """``chat`` or ``base`` per generating model (imported texts have none), sorted by name
+        so that reordering the config's models reruns nothing."""
+        return {
+            name: m.generation[m.datasets[0]].template
+            for name, m in sorted(self.models.items())
+            if m.generates
+        }
+
+    @staticmethod
+    def per_job(query: Callable[..., Any]) -> Callable[[Any], Any]:
+        """An input/params function for a rule: ``query`` (a method of the plan) called with
+        the job's wildcards that it names (``dataset``, ``model``, ...)."""
+        names = list(inspect.signature(query).parameters)
+
+        def of_wildcards(wildcards):
+            return query(**{n: wildcards[n] for n in names})
+
+        of_wildcards.__name__ = query.__name__
+        return of_wildcards
+
+    def sweep_temp_files(self, older_than_s: float = 3600) -> int:
+        """Delete temporary files that killed writers left in ``results/`` and the caches
+        (:func:`genmetrics.io.sweep_stale_tmp`, older than an hour: a live writer on another
+        node is never that slow to rename); return how many."""
+        from genmetrics.io import sweep_stale_tmp
+
+        folders = dict.fromkeys(["results", self.cache, self.model_cache, self.feature_cache])
+        return sum(sweep_stale_tmp(f, older_than_s, recursive=True) for f in folders)
+
+    @property
+    def omni(self) -> OmniPlan:
+        if self.omniinput is None:
+            raise GenmetricsError("the config has no omniinput: section")
+        return self.omniinput
+
+    def agreement_sets(self) -> list[JudgmentSet]:
+        return list(self.agreement.sets.values()) if self.agreement else []
+
+    def agreement_names(self, pairwise: bool) -> list[str]:
+        return [s.name for s in self.agreement_sets() if s.pairwise == pairwise]
+
+    def agreement_set(self, jset: str) -> JudgmentSet:
+        if self.agreement is None or jset not in self.agreement.sets:
+            raise GenmetricsError(f"agreement.sets has no {jset!r}")
+        return self.agreement.sets[jset]

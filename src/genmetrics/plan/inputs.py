@@ -1,0 +1,153 @@
+"""The files a job reads where they depend on the config (input functions of the rules),
+formatted from :data:`genmetrics.paths.RESULTS`; fixed inputs are named in the rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from genmetrics.analysis.human_plan import AGREE
+from genmetrics.paths import REFERENCES, RESULTS, asset_manifest, model_manifest, texts_path
+from genmetrics.plan.objects import split_part
+
+#: assets the ``pos_tags`` rule needs (genmetrics.assets.ASSETS)
+POS_ASSETS = ("nltk_data",)
+
+
+class JobInputs:
+    """The :class:`~genmetrics.plan.core.Plan` part that names the files each job reads."""
+
+    def manifest(self, checkpoint: str) -> str:
+        """The loadable description of a checkpoint (genmetrics.models.prepare_model)."""
+        return model_manifest(self.model_cache, checkpoint)
+
+    def asset_manifest(self, asset: str) -> str:
+        return asset_manifest(self.cache, asset)
+
+    def dataset_files(self, dataset: str) -> list[str]:
+        """A local dataset file is an input: a missing one stops the DAG before any job."""
+        return self.datasets[dataset].local_files
+
+    def prompt_files(self, dataset: str) -> list[str]:
+        return self.datasets[dataset].prompt_files
+
+    def generation_model(self, model: str) -> str:
+        return model_manifest(self.model_cache, self.models[model].checkpoint)
+
+    def shard_files(self, dataset: str, model: str, seed: str) -> list[str]:
+        n = self.models[model].generation[dataset].shards
+        keys = dict(dataset=dataset, model=model, seed=seed)
+        return [RESULTS.shard.format(shard=i, **keys) for i in range(n)]
+
+    def shard_stat_files(self, dataset: str, model: str, seed: str) -> list[str]:
+        n = self.models[model].generation[dataset].shards
+        keys = dict(dataset=dataset, model=model, seed=seed)
+        return [RESULTS.shard_stats.format(shard=i, **keys) for i in range(n)]
+
+    def imported_files(self, dataset: str, model: str) -> dict[str, Any]:
+        """The texts file (when local) and, with ``match_references``, the dataset's
+        references, whose ids the texts are restricted to."""
+        out: dict[str, Any] = {"texts": self.models[model].local_files(dataset)}
+        if (self.models[model].texts or {}).get("match_references"):
+            out["references"] = RESULTS.references.format(dataset=dataset)
+        return out
+
+    def source_texts(self, dataset: str, source: str) -> str:
+        """The rows a feature job reads (for ``m/seed0.continuation``: the generations)."""
+        return texts_path(dataset, split_part(source)[0])
+
+    def featurizer_model(self, featurizer: str) -> str:
+        return model_manifest(self.model_cache, self.featurizers[featurizer].checkpoint)
+
+    def evaluator_model(self, evaluator: str) -> str:
+        return model_manifest(self.model_cache, self.evaluators[evaluator].checkpoint)
+
+    def pos_assets(self) -> list[str]:
+        return [asset_manifest(self.cache, a) for a in POS_ASSETS]
+
+    def score_inputs(self, dataset: str, source: str, entry: str) -> dict:
+        e = self.entries[entry]
+        inputs: dict[str, Any] = {"candidate": e.input_path(dataset, source)}
+        if e.reference is not None:
+            inputs["reference"] = e.input_path(dataset, e.reference)
+        if e.length_control != "none":  # by design, depends on every source of the dataset
+            inputs["group"] = [
+                texts_path(dataset, s) for s in [REFERENCES, *self.model_sources(dataset)]
+            ]
+        if e.assets:
+            inputs["assets"] = [asset_manifest(self.cache, a) for a in e.assets]
+        return inputs
+
+    def spread_inputs(self, dataset: str, model: str, entry: str) -> dict:
+        e = self.entries[entry]
+        return {
+            "reference": e.input_path(dataset, e.reference),
+            "candidates": [e.input_path(dataset, s) for s in self.models[model].sources()],
+        }
+
+    def sweep_inputs(self, dataset: str, source: str, entry: str) -> dict:
+        e = self.entries[entry]
+        return {
+            "reference": e.input_path(dataset, e.reference),
+            "candidate": e.input_path(dataset, source),
+        }
+
+    def _scaling_cells(self) -> list[dict[str, Any]]:
+        members = {m for fam in self.scaling["families"].values() for m in fam}
+        cells = []
+        for name in self.scaling["metrics"]:
+            e = self.entries[name]
+            for ds in e.datasets:
+                for m in sorted(members):
+                    if ds not in self.models[m].datasets:
+                        continue
+                    src = self.models[m].sources()[0]
+                    cells.append(
+                        {
+                            "entry": name,
+                            "dataset": ds,
+                            "model": m,
+                            "score": RESULTS.score.format(dataset=ds, source=src, entry=name),
+                            "candidate": e.input_path(ds, src),
+                            "reference": e.input_path(ds, e.reference) if e.reference else None,
+                        }
+                    )
+        return cells
+
+    def scaling_inputs(self) -> dict[str, list[str]]:
+        """Every score the scaling analysis judges, and the inputs it resamples."""
+        cells = self._scaling_cells()
+        feats = {c[k] for c in cells for k in ("candidate", "reference") if c[k]}
+        return {"scores": [c["score"] for c in cells], "inputs": sorted(feats)}
+
+    def agreement_inputs(self, jset: str) -> dict[str, Any]:
+        """The set's files (a change reruns it) and the assets its metrics need."""
+        s = self.agreement_set(jset)
+        path = Path(s.path)
+        files = sorted(str(p) for p in path.glob("*.jsonl")) if path.is_dir() else [str(path)]
+        return {"data": files, "assets": [asset_manifest(self.cache, a) for a in s.assets()]}
+
+    def agreement_results(self) -> dict[str, str]:
+        """Per set, the table the summary reads (correlations or pairwise agreement)."""
+        return {
+            n: (AGREE.pairwise if s.pairwise else AGREE.correlations).format(jset=n)
+            for n, s in (self.agreement.sets.items() if self.agreement else ())
+        }
+
+    def omni_toy_results(self) -> dict[str, str]:
+        return self.omni.toy_results()
+
+    def omni_run_model(self, run: str) -> str:
+        return model_manifest(self.model_cache, self.omni.runs[run].checkpoint)
+
+    def omni_annotator_inputs(self, run: str) -> dict[str, str]:
+        """What the annotate job reads besides the samples: the judge LM or the raters' CSV."""
+        a = self.omni.runs[run].annotator
+        if a["kind"] == "judge_lm":
+            return {"judge": model_manifest(self.model_cache, a["checkpoint"])}
+        if a["kind"] == "csv":
+            return {"scores": a["path"]}
+        return {}
+
+    def omni_scores(self) -> list[str]:
+        return [RESULTS.omni_score.format(run=r) for r in self.omni.runs]

@@ -1,0 +1,199 @@
+"""Job params: what each rule's job runs with, per wildcard values, and nothing about other
+jobs (a per-model job's params depend on that model only). Code digests are params too, so a
+code change reruns exactly the jobs whose code changed."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from genmetrics.kinds import KINDS
+from genmetrics.plan.objects import canonical, split_part
+from genmetrics.provenance import code_digest
+
+#: modules whose code decides a feature file (their digest is a params value of the rule)
+FEATURE_CODE = {
+    "embed": ("genmetrics.features.embed",),
+    "surprisal": ("genmetrics.features.surprisal",),
+}
+#: the OmniInput code (the jobs module imports the whole subpackage, whose modules the digest
+#: follows): any change to it reruns the OmniInput jobs
+AGREEMENT_CODE = (
+    "genmetrics.analysis.human",
+    "genmetrics.analysis.judgments",
+    "genmetrics.analysis.agreement",
+)
+OMNI_CODE = ("genmetrics.omniinput.jobs", "genmetrics.metrics.omniinput")
+
+
+class JobParams:
+    """The :class:`~genmetrics.plan.core.Plan` part that gives each job its params."""
+
+    def dataset_spec(self, dataset: str) -> dict:
+        return canonical(self.datasets[dataset].spec)
+
+    def clean_options(self, dataset: str) -> dict:
+        return canonical(self.datasets[dataset].clean)
+
+    def size_requirements(self, dataset: str) -> list[dict]:
+        """What each entry on ``dataset`` needs of the cleaned set, checked right after cleaning
+        (the ``check_sizes`` rule) so that a k or a cluster count too large for the data fails
+        before any model runs. A spread resample keeps ``fraction`` of the references."""
+        out = []
+        for e in self.entries.values():
+            least, param = e.min_items
+            if dataset not in e.datasets or least <= 1:
+                continue
+            fraction = e.spread["fraction"] if e.spread else 1.0
+            why = f"{param}={e.params[param]} needs at least {least} texts per set"
+            if fraction < 1:
+                why += f", and the spread resamples keep {fraction:g} of the references"
+            out.append(
+                {
+                    "entry": e.name,
+                    "key": f"metrics.{e.name}.params.{param}",
+                    "needs": math.ceil(least / fraction),
+                    "why": why,
+                }
+            )
+        return canonical(out)
+
+    def prompt_options(self, dataset: str) -> dict:
+        return canonical(self.datasets[dataset].prompts)
+
+    def checkpoint_spec(self, checkpoint: str) -> dict:
+        return canonical(self.checkpoints[checkpoint].spec)
+
+    def generation_settings(self, dataset: str, model: str) -> dict:
+        """Everything about one model's generation job, and nothing about other models."""
+        return canonical(self.models[model].generation[dataset].as_dict())
+
+    def imported_texts(self, dataset: str, model: str) -> dict:
+        return canonical(self.models[model].texts_for(dataset))
+
+    def feature_source(self, source: str) -> str:
+        return split_part(source)[0]
+
+    def feature_part(self, source: str) -> str:
+        return split_part(source)[1]
+
+    def embed_settings(self, featurizer: str) -> dict:
+        return canonical(self.featurizers[featurizer].settings)
+
+    def surprisal_settings(self, evaluator: str) -> dict:
+        return canonical(self.evaluators[evaluator].settings)
+
+    def score_settings(self, entry: str) -> dict:
+        return self.entries[entry].settings()
+
+    def score_upstream(self, dataset: str, source: str, entry: str) -> dict:
+        """The config upstream of one score (for its provenance record): the featurizer or
+        evaluator that made its features, and the generation settings of the model(s) whose
+        texts it reads."""
+        e = self.entries[entry]
+        out: dict[str, Any] = {}
+        if e.feature_model:
+            table = self.featurizers if e.input == "embeddings" else self.evaluators
+            fm = table[e.feature_model]
+            out[KINDS[e.input].config_key] = {
+                "name": fm.name,
+                "checkpoint": self.checkpoint_spec(fm.checkpoint),
+                "settings": fm.settings,
+            }
+        for role, src in (("candidate", source), ("reference", e.reference)):
+            model = split_part(src)[0].split("/")[0] if src else None
+            m = self.models.get(model) if model else None
+            if m is not None and m.generates:
+                out[f"{role}_generation"] = {
+                    "model": m.name,
+                    "checkpoint": self.checkpoint_spec(m.checkpoint),
+                    "settings": self.generation_settings(dataset, m.name),
+                }
+        return canonical(out)
+
+    def score_code(self, entry: str) -> str:
+        """Digest of the code behind one entry's scores (:func:`code_digest`): the metric's
+        module and the ``genmetrics.metrics`` helpers it imports (plus the length-control
+        code when the entry uses it). A change there reruns this entry's scores only."""
+        from genmetrics.metrics import get
+
+        e = self.entries[entry]
+        modules = [get(e.metric).func.__module__]
+        if e.length_control != "none":
+            modules.append("genmetrics.analysis.length")
+        return code_digest(*modules)
+
+    def code_digest(self, rule: str) -> str:
+        """Digest of the code that decides a model rule's outputs (a params value)."""
+        from genmetrics.generation import GENERATION_CODE
+
+        return code_digest(*{"generate": GENERATION_CODE, **FEATURE_CODE}[rule])
+
+    def omni_toy_settings(self) -> dict[str, Any]:
+        """The toy's settings with the code digest of the modules that compute it."""
+        assert self.omni.toy is not None
+        return {**self.omni.toy, "code": self.omni_code()}
+
+    def agreement_summary_settings(self) -> dict[str, Any]:
+        """Every set's settings, keys sorted (a params value: config order changes nothing)."""
+        return canonical({s.name: s.settings() for s in self.agreement_sets()})
+
+    def agreement_settings(self, jset: str) -> dict[str, Any]:
+        """The set's settings with the code digest of the modules that score it."""
+        from genmetrics.metrics import get
+
+        s = self.agreement_set(jset)
+        modules = {get(e["metric"]).func.__module__ for e in s.entries.values()}
+        code = code_digest(*sorted(modules), *AGREEMENT_CODE)
+        return canonical({**s.settings(), "path": s.path, "code": code})
+
+    def omni_code(self) -> str:
+        """Digest of the OmniInput code (a params value: a code change reruns its jobs)."""
+        return code_digest(*OMNI_CODE)
+
+    def omni_run_settings(self, run: str) -> dict[str, Any]:
+        return {**self.omni.runs[run].settings(), "code": self.omni_code()}
+
+    def omni_annotator(self, run: str) -> dict[str, Any]:
+        return self.omni.runs[run].annotator
+
+    def omni_direction(self, run: str) -> str:
+        return self.omni.runs[run].direction
+
+    def spread_settings(self, entry: str) -> dict:
+        e = self.entries[entry]
+        return canonical({"metric": e.metric, "params": e.params, "spread": e.spread})
+
+    def scaling_settings(self) -> dict:
+        """:func:`genmetrics.analysis.scaling.run_scaling`'s settings: families, bootstrap,
+        each entry's metric, params, evaluator and variant label, and the cells' files."""
+        from genmetrics.metrics import get
+
+        entries = {}
+        for name in self.scaling["metrics"]:
+            e = self.entries[name]
+            defaults = get(e.metric).defaults
+            changed = [
+                f"{k}={v if isinstance(v, str) else json.dumps(v)}"
+                for k, v in e.params.items()
+                if defaults[k] != v
+            ]
+            entries[name] = {
+                "metric": e.metric,
+                "params": e.params,
+                "evaluator": e.feature_model,
+                "variant": e.metric + (f" ({', '.join(changed)})" if changed else ""),
+            }
+        return canonical(
+            {
+                "families": self.scaling["families"],
+                "bootstrap": self.scaling["bootstrap"],
+                "seed": self.scaling["seed"],
+                "entries": entries,
+                "cells": self._scaling_cells(),
+            }
+        )
+
+    def sweep_settings(self, entry: str) -> dict:
+        return canonical({**self.sweep, "params": self.entries[entry].params})

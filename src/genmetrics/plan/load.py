@@ -1,0 +1,375 @@
+"""Reading and checking a config: :func:`load_plan` turns a config mapping into a
+:class:`~genmetrics.plan.core.Plan`.
+
+1. validation against the JSON schema, whose ``default:`` values fill what the config leaves
+   out (the schema is the one source of config defaults);
+2. ``$VAR``/``~`` expansion in path keys (``genmetrics.config.expand_paths``);
+3. cross-checks of names: a model's checkpoint, an entry's featurizer, a reference model's seed;
+4. every metric entry's parameter *values*, completed with the metric's defaults and checked
+   by the metric itself (``Metric.check_params``), so a bad value stops ``snakemake -n`` with
+   its key path, e.g. ``metrics.pr_k50.params.k: must be an integer >= 1, got 'four'``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from genmetrics import GenmetricsError
+from genmetrics.analysis.human_plan import agreement_plan
+from genmetrics.generation import GenerationSettings
+from genmetrics.kinds import KINDS, TEXT_KINDS
+from genmetrics.omniinput.settings import omni_plan
+from genmetrics.paths import PROMPTS, REFERENCES
+from genmetrics.plan.core import Plan
+from genmetrics.plan.inputs import POS_ASSETS
+from genmetrics.plan.objects import (
+    _JOB_KEYS,
+    Checkpoint,
+    Dataset,
+    FeatureModel,
+    Model,
+    ScoreEntry,
+)
+from genmetrics.resources import job_resources
+
+
+def _scaling(
+    spec: Mapping[str, Any] | None, entries: Mapping[str, ScoreEntry], models: Mapping[str, Model]
+) -> dict | None:
+    """``analysis.scaling`` checked: members are models, metrics are entries whose scores the
+    analysis can recompute on resampled prompts."""
+    if not spec:
+        return None
+    key = "analysis.scaling"
+    for fam, members in spec["families"].items():
+        for m in members:
+            if m not in models:
+                raise GenmetricsError(f"{key}.families.{fam}: {m!r} is not in models")
+        if len(set(members.values())) != len(members):
+            raise GenmetricsError(f"{key}.families.{fam}: sizes must differ, got {members}")
+    names = list(spec.get("metrics") or entries)
+    for name in names:
+        if name not in entries:
+            raise GenmetricsError(f"{key}.metrics: {name!r} is not in metrics")
+        if entries[name].length_control != "none":
+            raise GenmetricsError(
+                f"{key}.metrics: {name!r} uses length_control; the analysis resamples each "
+                "source on its own and cannot recut texts to the shortest"
+            )
+    return {
+        "families": {f: dict(m) for f, m in spec["families"].items()},
+        "metrics": names,
+        "bootstrap": int(spec.get("bootstrap", 200)),
+        "seed": int(spec.get("seed", 0)),
+    }
+
+
+def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
+    """Validate ``config`` (a copy: the argument is not changed) and resolve it into a Plan.
+
+    Raises :class:`GenmetricsError` naming the config key of the first problem.
+    """
+    from genmetrics.config import expand_paths, validate_config
+
+    cfg = copy.deepcopy(dict(config))
+    if "agreement" not in cfg:  # else the schema's anyOf error would not name the key
+        missing = [k for k in ("datasets", "checkpoints", "models", "metrics") if k not in cfg]
+        if missing:
+            raise GenmetricsError(
+                f"config: {missing[0]!r} is required (a config without datasets, checkpoints, "
+                "models and metrics must have an agreement: section)"
+            )
+    validate_config(cfg, schema_path)
+    notes = expand_paths(cfg)
+    env_cache = os.environ.get("GENMETRICS_CACHE")
+    if env_cache and Path(env_cache).resolve() != Path(cfg["cache"]).resolve():
+        notes.append(
+            f"GENMETRICS_CACHE={env_cache} in the environment is not used: jobs download into "
+            f"cache: {cfg['cache']} (the config)"
+        )
+    datasets = {
+        name: Dataset(
+            name=name,
+            spec={k: v for k, v in d.items() if k not in ("clean", "prompts")},
+            clean=dict(d.get("clean", {})),
+            prompts=dict(d["prompts"]),
+        )
+        for name, d in cfg.get("datasets", {}).items()
+    }
+    model_cache = cfg["model_cache"].rstrip("/")
+    checkpoints = {name: _checkpoint(name, c) for name, c in cfg.get("checkpoints", {}).items()}
+    cluster = dict(cfg["resources"])
+    models = {
+        name: _model(name, m, cfg, datasets, checkpoints, cluster)
+        for name, m in cfg.get("models", {}).items()
+    }
+    feature_cache = cfg["feature_cache"].rstrip("/")
+    featurizers = {
+        name: _feature_model(name, f, "featurizers", "embed", feature_cache, checkpoints)
+        for name, f in cfg.get("featurizers", {}).items()
+    }
+    evaluators = {
+        name: _feature_model(name, f, "evaluators", "surprisal", feature_cache, checkpoints)
+        for name, f in cfg.get("evaluators", {}).items()
+    }
+    tables = {"featurizer": featurizers, "evaluator": evaluators}
+    entries = {
+        name: _entry(name, e, datasets, models, tables)
+        for name, e in cfg.get("metrics", {}).items()
+    }
+    sweep = cfg["analysis"].get("sweep")
+    if sweep:
+        name = sweep["metric"]
+        if name not in entries:
+            raise GenmetricsError(f"analysis.sweep.metric: {name!r} is not in metrics")
+        if entries[name].metric != "precision_recall":
+            raise GenmetricsError(
+                f"analysis.sweep.metric: {name!r} is not a precision_recall entry"
+            )
+    plan = Plan(
+        cache=cfg["cache"].rstrip("/"),
+        model_cache=model_cache,
+        feature_cache=feature_cache,
+        datasets=datasets,
+        checkpoints=checkpoints,
+        models=models,
+        featurizers=featurizers,
+        evaluators=evaluators,
+        entries=entries,
+        sweep=dict(sweep) if sweep else None,
+        report=dict(cfg["report"]),
+        scaling=_scaling(cfg["analysis"].get("scaling"), entries, models),
+        omniinput=omni_plan(cfg.get("omniinput"), checkpoints),
+        agreement=agreement_plan(cfg.get("agreement")),
+        cluster=cluster,
+        notes=tuple(notes),
+    )
+    # a GPU kind that resources.gpu_kinds lacks stops the dry run here, naming its key
+    for rule, table in (("embed", featurizers), ("surprisal", evaluators)):
+        for name in table:
+            plan.job_resources(rule, name)
+    return plan
+
+
+def _checkpoint(name: str, c: Mapping[str, Any]) -> Checkpoint:
+    spec = {k: v for k, v in c.items() if k not in _JOB_KEYS}
+    # fetch_model converts a GGUF once, to float32 unless bfloat16 is asked; "auto" is the
+    # precision of generation, chosen per GPU at load time
+    if spec.get("dtype") == "auto":
+        spec["dtype"] = "float32"
+    return Checkpoint(
+        name,
+        spec,
+        params_b=c.get("params_b"),
+        resources=dict(c["resources"]) if c.get("resources") else None,
+        dtype=c["dtype"],
+    )
+
+
+def _model(
+    name: str,
+    m: Mapping[str, Any],
+    cfg: Mapping[str, Any],
+    datasets: Mapping[str, Dataset],
+    checkpoints: Mapping[str, Checkpoint],
+    cluster: Mapping[str, Any],
+) -> Model:
+    key = f"models.{name}"
+    for ds in m.get("datasets", []):
+        if ds not in datasets:
+            raise GenmetricsError(f"{key}.datasets: {ds!r} is not in datasets")
+    gen = cfg["generation"]
+    common = dict(
+        name=name,
+        datasets=tuple(m.get("datasets", datasets)),
+        seeds=tuple(m.get("seeds", gen["seeds"])),
+        resources=dict(m["resources"]) if m.get("resources") else None,
+    )
+    if "texts" in m:
+        if m.get("resources"):
+            raise GenmetricsError(f"{key}.resources: imported texts run no GPU job")
+        return Model(texts=dict(m["texts"]), **common)
+    ckpts = cfg["checkpoints"]
+    if m["checkpoint"] not in ckpts:
+        raise GenmetricsError(
+            f"{key}.checkpoint: {m['checkpoint']!r} is not in checkpoints "
+            f"({', '.join(ckpts) or 'none'})"
+        )
+    ck = ckpts[m["checkpoint"]]
+    checkpoint = checkpoints[m["checkpoint"]]
+    res = job_resources(  # the same call as Plan.job_resources("generate", name)
+        "generate",
+        cluster,
+        params_b=checkpoint.params_b,
+        dtype=checkpoint.dtype,
+        overrides=[checkpoint.resources, m.get("resources")],
+        where=f"{key}.resources",
+    )
+    settings = {
+        "template": m.get("template", ck["template"]),
+        "tokenizer_family": ck.get("tokenizer_family"),
+        "instruction": m.get("instruction"),
+        "sampling": dict(m.get("sampling", {})),
+        "words": m.get("words", gen["words"]),
+        "batch_size": m.get("batch_size", gen["batch_size"]),
+        "token_margin": gen["token_margin"],
+        "shards": gen["shards"],
+        "dtype": ck["dtype"],
+        "trust_remote_code": ck["trust_remote_code"],
+        # a model given more than one GPU is spread over them (accelerate)
+        "device_map": ck.get("device_map") or ("auto" if res.gpus > 1 else None),
+        "max_memory": dict(ck["max_memory"]) if ck.get("max_memory") else None,
+    }
+    if settings["max_memory"] and not settings["device_map"]:
+        raise GenmetricsError(
+            f"checkpoints.{m['checkpoint']}.max_memory: needs device_map (or more than one GPU)"
+        )
+    generation = {
+        ds: GenerationSettings(**settings, mode=datasets[ds].prompts["mode"])
+        for ds in common["datasets"]
+    }
+    return Model(checkpoint=m["checkpoint"], generation=generation, **common)
+
+
+def _feature_model(
+    name: str,
+    f: Mapping[str, Any],
+    section: str,
+    kind: str,
+    feature_cache: str,
+    checkpoints: Mapping[str, Checkpoint],
+) -> FeatureModel:
+    if f["checkpoint"] not in checkpoints:
+        raise GenmetricsError(
+            f"{section}.{name}.checkpoint: {f['checkpoint']!r} is not in checkpoints"
+        )
+    settings = {k: v for k, v in f.items() if k != "checkpoint"}
+    settings["cache_dir"] = f"{feature_cache}/{kind}/{name}"
+    settings["cache_key"] = f"{name}:{f['checkpoint']}"
+    return FeatureModel(name, f["checkpoint"], settings)
+
+
+def _entry(
+    name: str,
+    e: Mapping[str, Any],
+    datasets: Mapping[str, Dataset],
+    models: Mapping[str, Model],
+    tables: Mapping[str, Mapping[str, FeatureModel]],
+) -> ScoreEntry:
+    from genmetrics.metrics import get
+
+    key = f"metrics.{name}"
+    try:
+        metric = get(e.get("metric", name))
+    except GenmetricsError as err:
+        raise GenmetricsError(f"{key}.metric: {err}") from None
+    if metric.input == "density":
+        raise GenmetricsError(
+            f"{key}: {metric.name} scores a model's input space, not texts; configure it under "
+            "omniinput.runs (README, OmniInput)"
+        )
+    params = metric.check_params(e["params"], where=f"{key}.params")
+    kind = KINDS[metric.input]
+    feature_model = None
+    for what, table in tables.items():
+        given = e.get(what)
+        if what == kind.config_key:
+            if not given:
+                raise GenmetricsError(f"{key}.{what}: required for this metric ({metric.input})")
+            if given not in table:
+                raise GenmetricsError(f"{key}.{what}: {given!r} is not defined under {what}s")
+            feature_model = given
+        elif given:
+            raise GenmetricsError(
+                f"{key}.{what}: not used by {metric.name}, which reads {metric.input}"
+            )
+    entry_datasets = tuple(e.get("datasets", datasets))
+    for ds in entry_datasets:
+        if ds not in datasets:
+            raise GenmetricsError(f"{key}.datasets: {ds!r} is not in datasets")
+    reference = _reference_source(key, e, metric.reference, entry_datasets, models)
+    if e["length_control"] != "none" and metric.input not in TEXT_KINDS:
+        raise GenmetricsError(
+            f"{key}.length_control: only for metrics on texts, not {metric.input}"
+        )
+    spread = e.get("spread")
+    if spread is not None and (metric.input != "embeddings" or reference is None):
+        raise GenmetricsError(f"{key}.spread: only for metrics on embeddings with a reference")
+    return ScoreEntry(
+        name=name,
+        metric=metric.name,
+        params=params,
+        input=metric.input,
+        part=metric.part,
+        paired=metric.paired,
+        reference=reference,
+        datasets=entry_datasets,
+        feature_model=feature_model,
+        length_control=e["length_control"],
+        # human references have no prompt/continuation split: only whole texts are scored
+        score_references=e["score_references"] and metric.part == "text",
+        spread=dict(spread) if spread is not None else None,
+        assets=_assets(metric, params, e["length_control"]),
+        loads_model=_loads_model(key, metric, params),
+        min_items=metric.min_items(params),
+    )
+
+
+def _loads_model(key: str, metric: Any, params: Mapping[str, Any]) -> bool:
+    """Whether the entry's job runs an encoder; its model must then be local (or the offline
+    asset), since a hub id would be downloaded inside the job."""
+    if not metric.loads_model(params):
+        return False
+    model = params.get("model")
+    if model is not None and not Path(model).is_dir():
+        raise GenmetricsError(
+            f"{key}.params.model: {model!r} is not a local model folder; in the workflow a "
+            "score job never downloads (leave it null for the offline MiniLM)"
+        )
+    return True
+
+
+def _assets(metric: Any, params: Mapping[str, Any], length_control: str) -> tuple[str, ...]:
+    """Offline assets a score job needs; a length-controlled metric on POS tags tags the cut
+    texts itself, so it needs the tagger's data too."""
+    assets = list(metric.assets(params))
+    if length_control != "none" and metric.input == "pos":
+        assets += [a for a in POS_ASSETS if a not in assets]
+    return tuple(assets)
+
+
+def _reference_source(
+    key: str,
+    e: Mapping[str, Any],
+    mode: str,
+    entry_datasets: tuple[str, ...],
+    models: Mapping[str, Model],
+) -> str | None:
+    ref = e["reference"]
+    if mode in ("none", PROMPTS):
+        if ref != REFERENCES:
+            raise GenmetricsError(
+                f"{key}.reference: this metric takes "
+                + ("no reference" if mode == "none" else "the dataset's prompts as reference")
+            )
+        return None if mode == "none" else PROMPTS
+    if isinstance(ref, str):
+        return ref
+    model = models.get(ref["model"])
+    if model is None:
+        raise GenmetricsError(f"{key}.reference.model: {ref['model']!r} is not in models")
+    if ref["seed"] not in model.seeds:
+        raise GenmetricsError(
+            f"{key}.reference.seed: {ref['seed']} is not a seed of model {model.name!r} "
+            f"({', '.join(map(str, model.seeds))})"
+        )
+    missing = [ds for ds in entry_datasets if ds not in model.datasets]
+    if missing:
+        raise GenmetricsError(
+            f"{key}.reference.model: {model.name!r} is not evaluated on dataset {missing[0]!r}"
+        )
+    return f"{model.name}/seed{ref['seed']}"

@@ -1,0 +1,156 @@
+"""The typed model of a run: datasets, checkpoints, models, featurizers/evaluators and metric
+entries, as :func:`genmetrics.plan.load.load_plan` resolves them from the config.
+
+Job params built from these are dicts with sorted keys (:func:`canonical`), so reordering
+config.yaml triggers no rerun.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from genmetrics.generation import GenerationSettings
+from genmetrics.kinds import KINDS, PARTS
+from genmetrics.paths import PROMPTS, REFERENCES, texts_path
+
+__all__ = ["PROMPTS", "REFERENCES"]
+
+
+def canonical(obj: Any) -> Any:
+    """Dicts with sorted keys (recursively), lists for tuples: job params compare equal when
+    only the key order of the config changed."""
+    if isinstance(obj, Mapping):
+        return {k: canonical(obj[k]) for k in sorted(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [canonical(v) for v in obj]
+    return obj
+
+
+def names_pattern(names: Iterable[str]) -> str:
+    """A regex matching exactly one of ``names`` (matching nothing when there are none)."""
+    names = list(names)
+    return "|".join(re.escape(n) for n in names) if names else "(?!)"
+
+
+def split_part(source: str) -> tuple[str, str]:
+    """``"m/seed0.continuation"`` → ``("m/seed0", "continuation")``; ``"m/seed0"`` → text."""
+    for part in PARTS[1:]:
+        if source.endswith(f".{part}"):
+            return source[: -len(part) - 1], part
+    return source, PARTS[0]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    spec: dict  # source and reading options: what fetch_dataset needs
+    clean: dict
+    prompts: dict  # words, mode, file (schema defaults filled)
+
+    @property
+    def local_files(self) -> list[str]:
+        src = self.spec["source"]
+        return [src["path"]] if src["kind"] == "local" else []
+
+    @property
+    def prompt_files(self) -> list[str]:
+        return [self.prompts["file"]] if self.prompts.get("file") else []
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    name: str
+    spec: dict  # what fetch_model needs; it writes the manifest Plan.manifest(name)
+    params_b: float | None = None  # parameters in billions (sizes its GPU jobs)
+    resources: dict | None = None  # checkpoints.<name>.resources
+    dtype: str = "auto"  # generation precision (genmetrics.models.resolve_dtype)
+
+
+#: checkpoint keys that size or place its jobs, not what fetch_model makes of it
+_JOB_KEYS = ("params_b", "resources", "max_memory")
+
+
+@dataclass(frozen=True)
+class Model:
+    """A generator: a checkpoint with decoding settings, or texts that already exist."""
+
+    name: str
+    datasets: tuple[str, ...]
+    seeds: tuple[int, ...]
+    checkpoint: str | None = None
+    #: per dataset: every setting of this model's generate jobs
+    generation: dict[str, GenerationSettings] = field(default_factory=dict)
+    texts: dict | None = None  # imported texts spec (models.<name>.texts)
+    resources: dict | None = None  # models.<name>.resources (its generate jobs)
+
+    @property
+    def generates(self) -> bool:
+        return self.checkpoint is not None
+
+    def sources(self) -> list[str]:
+        return [f"{self.name}/seed{s}" for s in self.seeds]
+
+    def texts_for(self, dataset: str) -> dict:
+        """The imported texts spec for one dataset (``{dataset}`` in the path filled in)."""
+        spec = dict(self.texts or {})
+        src = dict(spec.get("source", {}))
+        if "path" in src:
+            src["path"] = str(src["path"]).replace("{dataset}", dataset)
+        spec["source"] = src
+        return spec
+
+    def local_files(self, dataset: str) -> list[str]:
+        src = self.texts_for(dataset).get("source", {})
+        return [src["path"]] if src.get("kind") == "local" else []
+
+
+@dataclass(frozen=True)
+class FeatureModel:
+    """A featurizer (embeddings) or an evaluator (surprisal): a checkpoint plus settings."""
+
+    name: str
+    checkpoint: str
+    settings: dict  # keyword arguments of embed_texts / surprisal_texts (cache included)
+
+
+@dataclass(frozen=True)
+class ScoreEntry:
+    """One ``metrics.<entry>``: a registered metric, its checked params, what it reads."""
+
+    name: str
+    metric: str
+    params: dict  # every parameter as the metric runs with it (defaults filled, checked)
+    input: str  # a kind of genmetrics.kinds.KINDS
+    part: str  # text | continuation
+    paired: bool
+    reference: str | None  # source of the reference set; None for reference-free metrics
+    datasets: tuple[str, ...]
+    feature_model: str | None  # the featurizer or evaluator (kind's config_key)
+    length_control: str
+    score_references: bool
+    spread: dict | None
+    assets: tuple[str, ...]
+    loads_model: bool  # runs an encoder in the job (BERTScore): the score_with_model rule
+    min_items: tuple[int, str]  # (items each set needs, the parameter asking) from the registry
+
+    def input_path(self, dataset: str, source: str) -> str:
+        """The file this entry reads for one source (features, tags or texts)."""
+        if self.length_control != "none":
+            return texts_path(dataset, source)  # cut first, then scored
+        kind = KINDS[self.input]
+        keys = {kind.config_key: self.feature_model} if kind.config_key else {}
+        return kind.path(dataset, source, self.part, **keys)
+
+    def settings(self) -> dict:
+        """A score job's params: the same for every source."""
+        return canonical(
+            {
+                "metric": self.metric,
+                "params": self.params,
+                "reference": self.reference,
+                "length_control": self.length_control,
+            }
+        )

@@ -1,0 +1,103 @@
+"""Target lists: every file a run makes, per target rule (``all``, ``omniinput``,
+``agreement``, ...), formatted from :data:`genmetrics.paths.RESULTS`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from genmetrics.paths import REFERENCES, RESULTS
+
+
+@dataclass(frozen=True)
+class Targets:
+    scores: tuple[str, ...]
+    generation_stats: tuple[str, ...]
+    spreads: tuple[str, ...]
+    sweeps: tuple[str, ...]
+    prd_scores: tuple[str, ...]
+    face_scores: tuple[str, ...]  # the first face entry's, for the spectra figure
+    figures: tuple[str, ...]  # in the HTML report
+    analyses: tuple[str, ...]
+    all: tuple[str, ...]
+    omniinput: tuple[str, ...] = ()  # not in all: `snakemake omniinput`
+    agreement: tuple[str, ...] = ()  # `snakemake agreement`; all of an agreement-only config
+    omniinput_toy: tuple[str, ...] = ()
+
+
+class TargetLists:
+    """The :class:`~genmetrics.plan.core.Plan` part that lists targets."""
+
+    def score_targets(self, entries: Iterable[str] | None = None) -> list[str]:
+        out = []
+        for name in self.entries if entries is None else entries:
+            e = self.entries[name]
+            for ds in e.datasets:
+                srcs = [s for s in self.model_sources(ds) if s != e.reference]
+                if e.reference is None and e.score_references:
+                    srcs = [REFERENCES, *srcs]
+                out += [RESULTS.score.format(dataset=ds, source=s, entry=name) for s in srcs]
+        return out
+
+    def _targets(self) -> Targets:
+        gen_stats = [
+            RESULTS.generation_stats.format(dataset=ds, model=m.name, seed=s)
+            for ds in self.datasets
+            for m in self.models.values()
+            if m.generates and ds in m.datasets
+            for s in m.seeds
+        ]
+        spreads = [
+            RESULTS.spread.format(dataset=ds, model=m.name, entry=e.name)
+            for e in self.entries.values()
+            if e.spread is not None
+            for ds in e.datasets
+            for m in self.models.values()
+            if ds in m.datasets and m.sources()[0] != e.reference
+        ]
+        sweeps = []
+        if self.sweep:
+            e = self.entries[self.sweep["metric"]]
+            sweeps = [
+                RESULTS.sweep.format(dataset=ds, source=m.sources()[0], entry=e.name)
+                for ds in e.datasets
+                for m in self.models.values()
+                if ds in m.datasets
+            ]
+        prd = self.score_targets(n for n, e in self.entries.items() if e.metric == "prd")
+        face = next((n for n, e in self.entries.items() if e.metric == "face"), None)
+        face_scores = self.score_targets([face]) if face else []
+        figures = [RESULTS.correlation_figure, RESULTS.pr_figure]
+        figures += [RESULTS.pr_curves_figure] if prd else []
+        figures += [RESULTS.spectra_figure] if face_scores else []
+        figures += [RESULTS.scaling_figure] if self.scaling else []
+        figures += [RESULTS.length_figure]
+        analyses = [RESULTS.length_table]
+        analyses += [RESULTS.scaling_table] if self.scaling else []
+        analyses += [RESULTS.pr_curves_figure] if prd else []
+        analyses += [RESULTS.spectra_figure] if face_scores else []
+        analyses += [RESULTS.spread_table] if spreads else []
+        omni = self.omniinput
+        return Targets(
+            omniinput=tuple(omni.targets) if omni else (),
+            agreement=tuple(self.agreement.targets) if self.agreement else (),
+            omniinput_toy=tuple(omni.toy_targets) if omni else (),
+            scores=tuple(self.score_targets()),
+            generation_stats=tuple(gen_stats),
+            spreads=tuple(spreads),
+            sweeps=tuple(sweeps),
+            prd_scores=tuple(prd),
+            face_scores=tuple(face_scores),
+            figures=tuple(figures),
+            analyses=tuple(analyses),
+            all=(
+                tuple(self.agreement.targets)
+                if not self.models and self.agreement
+                else (
+                    RESULTS.scores,
+                    RESULTS.report,
+                    *analyses,
+                    *(RESULTS.size_check.format(dataset=ds) for ds in self.datasets),
+                )
+            ),
+        )
