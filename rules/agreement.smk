@@ -5,6 +5,7 @@
 
 rule agreement_score:
     input:
+        # data: agreement.sets.{jset}.path (a file, or a folder's *.jsonl); assets: manifests
         unpack(per_job(PLAN.agreement_inputs)),
     output:
         scores=AGREE.scores,
@@ -47,6 +48,7 @@ rule agreement_correlate:
 
 rule agreement_pairwise:
     input:
+        # data: agreement.sets.{jset}.path (a file, or a folder's *.jsonl); assets: manifests
         unpack(per_job(PLAN.agreement_inputs)),
         scores=AGREE.scores,
         record=AGREE.record,

@@ -3,6 +3,7 @@
 
 rule spread:
     input:
+        # reference and candidates (every seed of {model}): the entry's input files
         unpack(per_job(PLAN.spread_inputs)),
     output:
         RESULTS.spread,
@@ -32,6 +33,7 @@ rule spread_table:
 
 rule sweep:
     input:
+        # reference and candidate: the entry's input files (RESULTS.embeddings)
         unpack(per_job(PLAN.sweep_inputs)),
     output:
         RESULTS.sweep,
@@ -106,6 +108,7 @@ rule pr_curves:
 
 rule scaling:
     input:
+        # scores: RESULTS.score of every (entry, model) cell; inputs: their surprisal files
         unpack(per_job(PLAN.scaling_inputs)),
     output:
         table=RESULTS.scaling_table,

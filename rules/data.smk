@@ -3,6 +3,7 @@
 
 rule fetch_dataset:
     input:
+        # datasets.{dataset}.source.path of a local source (none for a download)
         per_job(PLAN.dataset_files),
     output:
         RESULTS.raw,
@@ -35,6 +36,7 @@ rule clean_dataset:
 rule make_prompts:
     input:
         references=RESULTS.references,
+        # datasets.{dataset}.prompts.file, when given
         file=per_job(PLAN.prompt_files),
     output:
         RESULTS.prompts,

@@ -4,7 +4,9 @@
 
 rule embed:
     input:
+        # RESULTS.references, RESULTS.prompts or RESULTS.generations of {source}
         texts=per_job(PLAN.source_texts),
+        # <model_cache>/<checkpoint>/model.json of featurizers.{featurizer}'s checkpoint
         model=per_job(PLAN.featurizer_model),
     output:
         RESULTS.embeddings,
@@ -26,7 +28,9 @@ rule embed:
 
 rule surprisal:
     input:
+        # RESULTS.references, RESULTS.prompts or RESULTS.generations of {source}
         texts=per_job(PLAN.source_texts),
+        # <model_cache>/<checkpoint>/model.json of evaluators.{evaluator}'s checkpoint
         model=per_job(PLAN.evaluator_model),
     output:
         RESULTS.surprisal,
@@ -48,6 +52,7 @@ rule surprisal:
 
 rule pos_tags:
     input:
+        # RESULTS.references, RESULTS.prompts or RESULTS.generations of {source}
         texts=per_job(PLAN.source_texts),
         assets=PLAN.pos_assets(),
     output:

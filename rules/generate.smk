@@ -4,6 +4,7 @@
 rule generate:
     input:
         prompts=RESULTS.prompts,
+        # <model_cache>/<checkpoint>/model.json of models.{model}.checkpoint
         model=per_job(PLAN.generation_model),
         tokens_per_word=TOKENS_PER_WORD,
     output:
@@ -30,6 +31,7 @@ rule generate:
 rule merge_generations:
     input:
         prompts=RESULTS.prompts,
+        # RESULTS.shard and RESULTS.shard_stats for shard = 0 .. generation.shards - 1
         texts=per_job(PLAN.shard_files),
         stats=per_job(PLAN.shard_stat_files),
     output:
@@ -48,6 +50,8 @@ rule merge_generations:
 # Texts that already exist (another system's outputs, a labelled human subset) as a model.
 rule import_texts:
     input:
+        # texts: models.{model}.texts.source.path (local); references: RESULTS.references
+        # with texts.match_references
         unpack(per_job(PLAN.imported_files)),
     output:
         RESULTS.generations,

@@ -5,6 +5,9 @@
 
 rule score:
     input:
+        # candidate, reference: the file of the metric's input kind for {source} and the
+        # entry's reference (RESULTS.embeddings, RESULTS.surprisal, RESULTS.pos or the texts);
+        # group: every source's texts (length_control); assets: offline asset manifests
         unpack(per_job(PLAN.score_inputs)),
     output:
         RESULTS.score,

@@ -54,6 +54,7 @@ rule omni_toy_sample:
 
 rule omni_validate:
     input:
+        # RESULTS.omni_toy_result of each of omniinput.toy.proposals, by name
         unpack(per_job(PLAN.omni_toy_results)),
         model=RESULTS.omni_toy_model,
         exact=RESULTS.omni_toy_exact,
@@ -71,6 +72,7 @@ rule omni_validate:
 
 rule omni_toy_figure:
     input:
+        # RESULTS.omni_toy_result of each of omniinput.toy.proposals, by name
         unpack(per_job(PLAN.omni_toy_results)),
         exact=RESULTS.omni_toy_exact,
         validation=RESULTS.omni_toy_validation,
@@ -90,6 +92,7 @@ rule omni_toy_figure:
 
 rule omni_sample:
     input:
+        # <model_cache>/<checkpoint>/model.json of omniinput.runs.{run}.checkpoint
         model=per_job(PLAN.omni_run_model),
     output:
         RESULTS.omni_result,
@@ -111,6 +114,7 @@ rule omni_sample:
 rule omni_export:
     input:
         result=RESULTS.omni_result,
+        # <model_cache>/<checkpoint>/model.json of omniinput.runs.{run}.checkpoint
         model=per_job(PLAN.omni_run_model),
     output:
         RESULTS.omni_samples,
@@ -126,9 +130,11 @@ rule omni_export:
 
 rule omni_annotate:
     input:
+        # judge: the judge LM's model.json, or scores: the raters' CSV (annotator kind)
         unpack(per_job(PLAN.omni_annotator_inputs)),
         result=RESULTS.omni_result,
         samples=RESULTS.omni_samples,
+        # <model_cache>/<checkpoint>/model.json of omniinput.runs.{run}.checkpoint
         model=per_job(PLAN.omni_run_model),
     output:
         RESULTS.omni_annotations,
@@ -163,6 +169,7 @@ rule omni_score:
 
 rule omni_summary:
     input:
+        # RESULTS.omni_score of every run
         scores=per_job(PLAN.omni_scores),
     output:
         table=RESULTS.omni_table,

@@ -43,10 +43,9 @@ rule correlation_heatmap:
         "../envs/plots.yaml"
     params:
         method=PLAN.report["correlation"],
-        # not a schema default: plan.report stays the config's report: section as written
         cluster=PLAN.report["cluster"],
-        n_boot=1000,
-        seed=0,
+        n_boot=PLAN.report["bootstrap"],
+        seed=PLAN.report["seed"],
     script:
         "../workflow/scripts/correlation_heatmap.py"
 
