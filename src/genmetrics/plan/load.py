@@ -63,8 +63,8 @@ def _scaling(
     return {
         "families": {f: dict(m) for f, m in spec["families"].items()},
         "metrics": names,
-        "bootstrap": int(spec.get("bootstrap", 200)),
-        "seed": int(spec.get("seed", 0)),
+        "bootstrap": int(spec["bootstrap"]),
+        "seed": int(spec["seed"]),
     }
 
 
