@@ -122,7 +122,7 @@ def test_schema_defaults_fill_the_plan():
     assert plan.entries["precision_recall"].params["pca"] == 0.9
     assert plan.entries["self_bleu"].params["tokenizer"] == "gpt2"
     assert plan.entries["precision_recall"].reference == "references"
-    assert plan.report == {"correlation": "spearman", "cluster": True}
+    assert plan.report == {"correlation": "spearman", "cluster": True, "bootstrap": 1000, "seed": 0}
 
 
 def test_the_config_argument_is_not_changed():
