@@ -6,7 +6,7 @@ from pathlib import Path
 from snakemake.logging import logger
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.human_plan import AGREE
+from genmetrics.agreement.settings import AGREE
 from genmetrics.omniinput.settings import OMNI
 from genmetrics.plan import RESULTS, load_plan, names_pattern
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import REPO
 
-from genmetrics.analysis.human_plan import AGREE
+from genmetrics.agreement.settings import AGREE
 from genmetrics.omniinput.settings import OMNI
 from genmetrics.plan import RESULTS, load_plan
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.human_plan import AGREE, AgreementPlan, JudgmentSet, agreement_plan
+from genmetrics.agreement.settings import AGREE, AgreementPlan, JudgmentSet, agreement_plan
 from genmetrics.generation import GenerationSettings
 from genmetrics.kinds import KINDS, PARTS, TEXT_KINDS, texts_path
 from genmetrics.omniinput.settings import OMNI, PROPOSALS, OmniPlan, omni_plan
@@ -50,9 +50,11 @@ FEATURE_CODE = {
 #: the OmniInput code (the jobs module imports the whole subpackage, whose modules the digest
 #: follows): any change to it reruns the OmniInput jobs
 AGREEMENT_CODE = (
-    "genmetrics.analysis.human",
-    "genmetrics.analysis.judgments",
-    "genmetrics.analysis.agreement",
+    "genmetrics.agreement.scoring",
+    "genmetrics.agreement.correlation",
+    "genmetrics.agreement.preference",
+    "genmetrics.agreement.judgment_sets",
+    "genmetrics.analysis.statistics",
 )
 OMNI_CODE = ("genmetrics.omniinput.jobs", "genmetrics.metrics.omniinput")
 #: the wildcard that names what a GPU rule's job loads
