@@ -10,7 +10,7 @@ import pytest
 from scipy import optimize, stats
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.agreement import agreement, bradley_terry, metric_judgments
+from genmetrics.agreement.preference import agreement, bradley_terry, metric_judgments
 
 
 def _rows(a: str, b: str, n_a: int, n_b: int, n_tie: int = 0) -> list[tuple[str, str, str]]:
@@ -238,7 +238,7 @@ def test_spearman_matches_scipy_on_returned_strengths():
 def test_face_judgments_prefer_the_text_whose_spectrum_is_nearer_the_human_one():
     """Item by item: a text drawn from the human's own process beats one with its values
     shuffled in time (same values, no memory); mean surprisal is then a tie-free coin."""
-    from genmetrics.analysis.agreement import face_judgments
+    from genmetrics.agreement.preference import face_judgments
 
     rng = np.random.default_rng(0)
 

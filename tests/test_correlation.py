@@ -13,7 +13,6 @@ from genmetrics.analysis.correlation import (
     COLUMNS,
     METHODS,
     TABLE_COLUMNS,
-    _corr_matrix,
     cluster_order,
     correlation_matrix,
     correlation_table,
@@ -21,6 +20,7 @@ from genmetrics.analysis.correlation import (
     pooled_scores,
     wide_scores,
 )
+from genmetrics.analysis.statistics import pairwise_correlation
 from genmetrics.plots import correlation_heatmap
 
 
@@ -143,7 +143,7 @@ def test_bootstrap_replicates_use_pandas_definitions():
         x[rng.random((n, 5)) < 0.2] = np.nan
         x[:, 4] = 2.0
         for method in METHODS:
-            got = _corr_matrix(x, method).copy()
+            got = pairwise_correlation(x, method).copy()
             want = pd.DataFrame(x).corr(method=method).to_numpy().copy()
             np.fill_diagonal(got, 0)
             np.fill_diagonal(want, 0)

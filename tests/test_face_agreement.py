@@ -42,7 +42,7 @@ import numpy as np
 import pytest
 import yaml
 
-from genmetrics.analysis.agreement import agreement, face_judgments
+from genmetrics.agreement.preference import agreement, face_judgments
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"

@@ -1,7 +1,8 @@
-"""Human agreement (genmetrics.analysis.human, .judgments, .human_plan): correlations equal
-scipy's, bootstrap intervals cover and shrink, the judgment-set readers, the scores of judged
-texts through the registry, A/B agreement on a hand-computed case, the config checks, and a
-real `snakemake agreement` on the five judgment sets of ../shared/data (small bootstrap)."""
+"""Human agreement (genmetrics.agreement: correlation, judgment_sets, scoring, preference,
+settings): correlations equal scipy's, bootstrap intervals cover and shrink, the judgment-set
+readers, the scores of judged texts through the registry, A/B agreement on a hand-computed
+case, the config checks, and a real `snakemake agreement` on the five judgment sets of
+../shared/data (small bootstrap)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,8 @@ import yaml
 from scipy import stats
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.human import (
-    correlations,
-    pairwise_agreement,
-    score_texts,
-    upstream_check,
-)
-from genmetrics.analysis.human_plan import agreement_plan
-from genmetrics.analysis.judgments import (
+from genmetrics.agreement.correlation import correlations, upstream_check
+from genmetrics.agreement.judgment_sets import (
     PairwiseJudgments,
     read_contrastive_search_ab,
     read_hanna,
@@ -31,6 +26,9 @@ from genmetrics.analysis.judgments import (
     read_realsumm,
     read_xsum_hallucination,
 )
+from genmetrics.agreement.preference import pairwise_agreement
+from genmetrics.agreement.scoring import score_texts
+from genmetrics.agreement.settings import agreement_plan
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

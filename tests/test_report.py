@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import REPO
 
-from genmetrics.analysis.human_plan import AGREE
+from genmetrics.agreement.settings import AGREE
 from genmetrics.paths import RESULTS
 from genmetrics.plan import load_plan
 

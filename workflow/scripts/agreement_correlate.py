@@ -1,6 +1,6 @@
 """Correlations of a judged set's scores with its human criteria, and their heatmap."""
 
-from genmetrics.analysis.human_jobs import correlate_set
+from genmetrics.agreement.jobs import correlate_set
 from genmetrics.io import read_json
 from genmetrics.runlog import log_to
 

@@ -1,6 +1,6 @@
 """Item agreement and Bradley-Terry strengths of each metric on an A/B set, and the figure."""
 
-from genmetrics.analysis.human_jobs import pairwise_set
+from genmetrics.agreement.jobs import pairwise_set
 from genmetrics.io import read_json
 from genmetrics.runlog import log_to
 

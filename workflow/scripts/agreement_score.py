@@ -1,6 +1,6 @@
 """Score every text of a judgment set with its metric entries (through the registry)."""
 
-from genmetrics.analysis.human_jobs import score_set
+from genmetrics.agreement.jobs import score_set
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

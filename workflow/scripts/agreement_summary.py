@@ -1,6 +1,6 @@
 """Every judgment set's agreement with the humans in one table (CSV and markdown)."""
 
-from genmetrics.analysis.human_jobs import summarise
+from genmetrics.agreement.jobs import summarise
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

@@ -13,13 +13,17 @@
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from genmetrics.analysis.statistics import (
+    bootstrap_pairwise_correlation,
+    percentile_interval,
+    zscore_within,
+)
 from genmetrics.io import read_json
 
 COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
@@ -197,7 +201,7 @@ def pooled_scores(wide: pd.DataFrame) -> pd.DataFrame:
     for a single source, has no z-score (missing) on that dataset.
     """
     datasets = wide.index.get_level_values("dataset").to_numpy()
-    z = _zscore(wide.to_numpy(dtype=float), datasets)
+    z = zscore_within(wide.to_numpy(dtype=float), datasets)
     return pd.DataFrame(z, index=wide.index, columns=wide.columns)
 
 
@@ -254,13 +258,15 @@ def correlation_table(
     frames = []
     for i, (scope, rows, pooled) in enumerate(scopes):
         x, strata = raw[rows], datasets[rows]
-        xs = _zscore(x, strata) if pooled else x
+        xs = zscore_within(x, strata) if pooled else x
         present = (~np.isnan(xs)).astype(float)
         n = present.T @ present
         point = {
             m: pd.DataFrame(xs).corr(method=m).to_numpy(dtype=float).reshape(k, k) for m in methods
         }
-        boot = _bootstrap(x, strata if pooled else None, methods, n_boot, [seed, i])
+        boot = bootstrap_pairwise_correlation(
+            x, strata if pooled else None, methods, n_boot, [seed, i]
+        )
         for m in methods:
             r = point[m]
             reps = boot.get(m)
@@ -269,7 +275,7 @@ def correlation_table(
                 used = np.zeros((k, k), int)
             else:
                 used = (~np.isnan(reps)).sum(axis=0)
-                low, high = _percentile_interval(reps, level)
+                low, high = percentile_interval(reps, level)
                 enough = used >= max(1, n_boot / 2)
                 low, high = np.where(enough, low, np.nan), np.where(enough, high, np.nan)
             few = n < min_points
@@ -324,127 +330,6 @@ def cluster_order(matrix: pd.DataFrame) -> list[str]:
     np.fill_diagonal(d, 0)
     z = linkage(squareform(d, checks=False), method="average", optimal_ordering=True)
     return [names[i] for i in leaves_list(z)]
-
-
-def _zscore(x: np.ndarray, strata: np.ndarray) -> np.ndarray:
-    """Each column z-scored within each stratum (ddof=1); constant or single values → NaN."""
-    out = np.full_like(x, np.nan, dtype=float)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for s in dict.fromkeys(strata):
-            rows = strata == s
-            sub = x[rows]
-            mean = np.nanmean(sub, axis=0)
-            sd = np.nanstd(sub, axis=0, ddof=1)
-            varies = np.nanmax(sub, axis=0) > np.nanmin(sub, axis=0)
-            z = (sub - mean) / np.where(varies, sd, np.nan)
-            out[rows] = z
-    return out
-
-
-def _bootstrap(
-    x: np.ndarray, strata: np.ndarray | None, methods: list[str], n_boot: int, seed
-) -> dict[str, np.ndarray]:
-    """``n_boot`` correlation matrices per method over resampled rows (within strata, then
-    z-scored within strata, when ``strata`` is given); NaN where undefined."""
-    n = len(x)
-    if n_boot <= 0 or n < 2:
-        return {}
-    rng = np.random.default_rng(seed)
-    groups = (
-        [np.arange(n)]
-        if strata is None
-        else [np.flatnonzero(strata == s) for s in dict.fromkeys(strata)]
-    )
-    out = {m: np.empty((n_boot, x.shape[1], x.shape[1])) for m in methods}
-    for b in range(n_boot):
-        idx = np.concatenate([rng.choice(g, size=len(g), replace=True) for g in groups])
-        xb = x[idx] if strata is None else _zscore(x[idx], strata[idx])
-        for m in methods:
-            out[m][b] = _corr_matrix(xb, m)
-    return out
-
-
-def _percentile_interval(reps: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    alpha = (1 - level) / 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells
-        low, high = np.nanquantile(reps, [alpha, 1 - alpha], axis=0)
-    return low, high
-
-
-def _corr_matrix(x: np.ndarray, method: str) -> np.ndarray:
-    """Pairwise-complete correlation matrix of the columns of ``x`` (NaN = missing), as
-    ``pandas.DataFrame.corr(method)`` computes it, vectorised for the bootstrap: Pearson on
-    the values, Spearman = Pearson on average ranks within each pair's complete rows,
-    Kendall tau-b. NaN where a column is constant over the pair's rows (or < 2 rows)."""
-    x = np.asarray(x, dtype=float)
-    present = ~np.isnan(x)
-    if method == "pearson":
-        return _pearson(x, present)
-    if method == "spearman":
-        if present.all():
-            from scipy.stats import rankdata
-
-            return _pearson(rankdata(x, axis=0), present)
-        return _spearman_pairwise(x, present)
-    if method == "kendall":
-        return _kendall(x, present)
-    raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
-
-
-def _pearson(x: np.ndarray, present: np.ndarray) -> np.ndarray:
-    w = present.astype(float)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mu = np.nan_to_num(np.nanmean(x, axis=0))
-    xc = np.where(present, x - mu, 0.0)
-    n = w.T @ w  # [a, b]: rows where both are present
-    sx = xc.T @ w  # [a, b]: sum of a over those rows
-    sxx = (xc**2).T @ w
-    sxy = xc.T @ xc
-    return _finish(n, sx, sx.T, sxx, sxx.T, sxy)
-
-
-def _finish(n, su, sv, suu, svv, suv) -> np.ndarray:
-    """Pearson r from pairwise sums; NaN where either side has no spread."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cov = suv - su * sv / n
-        vu = suu - su**2 / n
-        vv = svv - sv**2 / n
-        r = cov / np.sqrt(vu * vv)
-    bad = (n < 2) | (vu <= 1e-10 * suu) | (vv <= 1e-10 * svv)
-    return np.clip(np.where(bad, np.nan, r), -1.0, 1.0)
-
-
-def _spearman_pairwise(x: np.ndarray, present: np.ndarray) -> np.ndarray:
-    w = present.astype(float)
-    x0 = np.where(present, x, 0.0)
-    both = w[:, None, :] * w[None, :, :]  # (i, j, a): rows i and j both have a
-    step = (1 + np.sign(x0[:, None, :] - x0[None, :, :])) / 2 * both
-    # average rank of row i in column a among the rows where a and b are both present:
-    # 0.5 + #{j: x_j < x_i} + #{j: x_j == x_i} / 2 (j = i included)
-    rank = 0.5 + np.einsum("ija,jb->abi", step, w)
-    other = rank.transpose(1, 0, 2)  # [a, b, i]: rank of row i in column b, same rows
-    keep = w.T[:, None, :] * w.T[None, :, :]  # [a, b, i]
-    n = keep.sum(-1)
-    su, sv = (keep * rank).sum(-1), (keep * other).sum(-1)
-    suu, svv = (keep * rank**2).sum(-1), (keep * other**2).sum(-1)
-    suv = (keep * rank * other).sum(-1)
-    return _finish(n, su, sv, suu, svv, suv)
-
-
-def _kendall(x: np.ndarray, present: np.ndarray) -> np.ndarray:
-    w = present.astype(float)
-    x0 = np.where(present, x, 0.0)
-    both = w[:, None, :] * w[None, :, :]  # (i, j, a)
-    sign = np.sign(x0[:, None, :] - x0[None, :, :]) * both
-    concord = np.einsum("ija,ijb->ab", sign, sign)  # 2 × (concordant − discordant pairs)
-    untied = np.einsum("ija,ijb->ab", sign**2, both)  # 2 × pairs untied in a, both present
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau = concord / np.sqrt(untied * untied.T)
-    bad = (untied == 0) | (untied.T == 0)
-    return np.clip(np.where(bad, np.nan, tau), -1.0, 1.0)
 
 
 def seed_summary(df: pd.DataFrame) -> pd.DataFrame:

@@ -28,6 +28,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from genmetrics import GenmetricsError
+from genmetrics.analysis.statistics import bootstrap_indices, percentile_interval
 
 SCORE_COLUMNS = ("metric", "task", "model", "value")
 TABLE_COLUMNS = (
@@ -339,7 +340,7 @@ def bootstrap_valid_ratio(
     valid_counts = np.zeros(len(plan))
     failed = 0
     for _ in tqdm(range(n_boot), desc="bootstrap valid-cell ratio", disable=not progress):
-        draws = [rng.integers(0, n, n) for _, n, _ in plan]
+        draws = [bootstrap_indices(rng, n) for _, n, _ in plan]
         try:
             ok = np.array(
                 [
@@ -355,7 +356,7 @@ def bootstrap_valid_ratio(
 
     reps = np.asarray(replicates, dtype=float)
     if reps.size:
-        low, high = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
+        low, high = percentile_interval(reps, level)
         low, high, mean = float(low), float(high), float(reps.mean())
     else:
         low = high = mean = math.nan

@@ -162,7 +162,7 @@ def rouge(
         values=values,
         extras={
             **{t: np.asarray(per[f"{t}_fmeasure"]) for t in ROUGE_TYPES},
-            # one number per pair for every value (genmetrics.analysis.human scores judged texts)
+            # one number per pair for every value (genmetrics.agreement.scoring scores judged texts)
             "per_pair": {
                 v: np.asarray(per[f"{v}_fmeasure" if v in ROUGE_TYPES else v]) for v in values
             },

@@ -35,7 +35,7 @@ A metric module registers its public function once; everything else is read from
   asks for them), e.g. ``(k + 1, "k")``; the workflow checks it right after cleaning.
 * **Per pair**: a paired metric that averages one number per (candidate, reference) pair
   returns them as ``extras["per_pair"][value]`` (``rouge``, ``bertscore``); the human
-  agreement analysis (:mod:`genmetrics.analysis.human`) correlates them with people.
+  agreement analysis (:mod:`genmetrics.agreement`) correlates them with people.
 * **Aggregation** (per-text metrics): how per-text values become the corpus value and what
   happens to texts the metric cannot score (too short, empty); the result's ``n`` reports
   how many were excluded.

@@ -30,7 +30,7 @@ from genmetrics.plan.resources import ResourceQueries
 from genmetrics.plan.targets import TargetLists, Targets
 
 if TYPE_CHECKING:
-    from genmetrics.analysis.human_plan import AgreementPlan, JudgmentSet
+    from genmetrics.agreement.settings import AgreementPlan, JudgmentSet
     from genmetrics.omniinput.settings import OmniPlan
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from genmetrics.analysis.human_plan import AGREE
+from genmetrics.agreement.settings import AGREE
 from genmetrics.paths import REFERENCES, RESULTS, asset_manifest, model_manifest, texts_path
 from genmetrics.plan.objects import split_part
 

@@ -20,9 +20,11 @@ FEATURE_CODE = {
 #: the OmniInput code (the jobs module imports the whole subpackage, whose modules the digest
 #: follows): any change to it reruns the OmniInput jobs
 AGREEMENT_CODE = (
-    "genmetrics.analysis.human",
-    "genmetrics.analysis.judgments",
-    "genmetrics.analysis.agreement",
+    "genmetrics.agreement.scoring",
+    "genmetrics.agreement.correlation",
+    "genmetrics.agreement.preference",
+    "genmetrics.agreement.judgment_sets",
+    "genmetrics.analysis.statistics",
 )
 OMNI_CODE = ("genmetrics.omniinput.jobs", "genmetrics.metrics.omniinput")
 

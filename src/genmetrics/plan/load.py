@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.human_plan import agreement_plan
+from genmetrics.agreement.settings import agreement_plan
 from genmetrics.generation import GenerationSettings
 from genmetrics.kinds import KINDS, TEXT_KINDS
 from genmetrics.omniinput.settings import omni_plan

@@ -22,6 +22,9 @@ Readers, one per set of ../shared/data (each folder's README gives the upstream 
 * ``rankgen_ab`` — Krishna et al. (2022), RankGen: RankGen beam search vs nucleus sampling,
   about 3 writers per item.
 
+:func:`read_judgments` reads a set by kind (:data:`READERS`); :func:`summary_of` counts a
+judged set for its record.
+
 Rows a set marks as unjudged (XSum's 2 documents per system without human scores) are kept
 out of the table and counted in ``excluded`` with the reason: nothing is dropped silently.
 """
@@ -332,3 +335,17 @@ def read_judgments(kind: str, path: str | Path) -> JudgedTexts | PairwiseJudgmen
     if kind not in READERS:
         raise GenmetricsError(f"judgment set kind {kind!r} is not one of {sorted(READERS)}")
     return READERS[kind](path)
+
+
+def summary_of(judged: JudgedTexts) -> dict[str, Any]:
+    """Counts of a judged set for its record."""
+    t = judged.table
+    return {
+        "set": judged.name,
+        "citation": judged.citation,
+        "texts": len(t),
+        "items": int(t["item"].nunique()),
+        "systems": int(t["system"].nunique()),
+        "criteria": list(judged.criteria),
+        "excluded": dict(judged.excluded),
+    }

@@ -11,22 +11,17 @@ from typing import Any
 import pandas as pd
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.human import (
-    correlations,
-    directions,
-    pairwise_agreement,
-    pairwise_scores,
-    score_texts,
-    summary_of,
-    upstream_check,
-)
-from genmetrics.analysis.judgments import (
+from genmetrics.agreement.correlation import correlations, upstream_check
+from genmetrics.agreement.judgment_sets import (
     CRITERIA,
     UPSTREAM,
     JudgedTexts,
     PairwiseJudgments,
     read_judgments,
+    summary_of,
 )
+from genmetrics.agreement.preference import pairwise_agreement
+from genmetrics.agreement.scoring import directions, pairwise_scores, score_texts
 from genmetrics.io import atomic_path, write_json, write_text
 from genmetrics.provenance import package_versions
 

@@ -1,4 +1,4 @@
-"""Human agreement of a metric from pairwise judgments (FACE-2, Liu et al., §5.3).
+"""Agreement of a metric with pairwise human preferences (FACE-2, Liu et al., §5.3).
 
 * :func:`bradley_terry` — Bradley–Terry log-strengths θ from (system_a, system_b, outcome)
   comparisons, fitted by the MM algorithm of Hunter (2004) (Zermelo's iteration),
@@ -7,6 +7,9 @@
 * :func:`agreement` — human and metric Bradley–Terry strengths, their Spearman/Kendall
   correlation (with a bootstrap CI), and item-level agreement of the metric with the human
   majority (with a bootstrap CI).
+* :func:`pairwise_agreement` — :func:`agreement` of every metric value with the raters of an
+  A/B judgment set (:class:`~genmetrics.agreement.judgment_sets.PairwiseJudgments`), per
+  group of items and over all; also used by FACE's human A/B test (:func:`face_judgments`).
 
 Outcomes are ``"a"`` (system_a preferred), ``"b"`` (system_b preferred) or ``"tie"``.
 """
@@ -17,11 +20,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from genmetrics import GenmetricsError
+from genmetrics.agreement.judgment_sets import PairwiseJudgments
+from genmetrics.analysis.statistics import bootstrap_indices, percentile_interval
 
 OUTCOMES = ("a", "b", "tie")
 TIES = ("half", "drop")
@@ -200,7 +206,7 @@ def _rank_corr(h: dict[str, float], m: dict[str, float]) -> tuple[float, float] 
 
 
 def _percentile_ci(values: np.ndarray, level: float) -> tuple[float, float]:
-    lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
+    lo, hi = percentile_interval(values, level)
     return float(lo), float(hi)
 
 
@@ -294,7 +300,7 @@ def agreement(
     hits = np.array([metric[i] == majority[i] for i in decisive], dtype=float)
     if decisive:
         item_agreement: float | None = float(hits.mean())
-        draws = rng.integers(0, len(hits), size=(n_boot, len(hits)))
+        draws = bootstrap_indices(rng, len(hits), n_boot)
         acc_ci: tuple[float, float] | None = _percentile_ci(hits[draws].mean(axis=1), level)
     else:
         item_agreement, acc_ci = None, None
@@ -314,7 +320,7 @@ def agreement(
             spearman, kendall = corr
             boot = []
             for _ in range(n_boot):
-                idx = rng.integers(0, n, size=n)
+                idx = bootstrap_indices(rng, n)
                 try:
                     h, m = fit(idx)
                 except GenmetricsError:
@@ -349,6 +355,68 @@ def agreement(
         "level": level,
         "note": "; ".join(notes) if notes else None,
     }
+
+
+def pairwise_agreement(
+    ab: PairwiseJudgments,
+    scores: pd.DataFrame,
+    higher_is_better: Mapping[str, bool],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """Per metric column and group (and ``all``): the metric's choice per item (the better
+    value wins, :func:`metric_judgments`) against the raters',
+    through :func:`agreement` (Bradley–Terry strengths of
+    each system from human and metric judgments; item agreement with the human majority and
+    its bootstrap interval). A tie between the two values counts as a disagreement, and so
+    does an item where the metric is undefined on either text (``metric_undefined``).
+    Bradley–Terry fits use a pseudo-count of 0.5 wins each way (``alpha``), so that a metric
+    that always prefers one system still gets finite strengths."""
+    t = ab.table.reset_index(drop=True)
+    groups = {"all": np.arange(len(t))}
+    if t["group"].nunique() > 1:
+        groups.update({g: np.flatnonzero(t["group"] == g) for g in sorted(t["group"].unique())})
+    rows = []
+    for col, higher in higher_is_better.items():
+        va, vb = scores[f"a.{col}"].to_numpy(float), scores[f"b.{col}"].to_numpy(float)
+        undefined = ~(np.isfinite(va) & np.isfinite(vb))
+        judged = metric_judgments(
+            np.where(undefined, 0.0, va), np.where(undefined, 0.0, vb), higher_is_better=higher
+        )  # a text the metric cannot score: a tie (a disagreement), counted below
+        for g, idx in groups.items():
+            items = [(t.at[i, "system_a"], t.at[i, "system_b"]) for i in idx]
+            res = agreement(
+                items,
+                [t.at[i, "votes"] for i in idx],
+                [judged[i] for i in idx],
+                n_boot=n_boot,
+                seed=seed,
+                level=ci,
+                alpha=0.5,
+            )
+            systems = res["systems"]
+            rows.append(
+                {
+                    "metric": col,
+                    "higher_is_better": higher,
+                    "group": g,
+                    "item_agreement": res["item_agreement"],
+                    "ci_low": (res["pairwise_accuracy_ci"] or (None, None))[0],
+                    "ci_high": (res["pairwise_accuracy_ci"] or (None, None))[1],
+                    "n_items": res["n_items"],
+                    "n_decisive_items": res["n_decisive_items"],
+                    "n_judgments": res["n_judgments"],
+                    "metric_ties": sum(judged[i] == "tie" for i in idx),
+                    "metric_undefined": int(undefined[idx].sum()),
+                    **{f"human_bt.{s}": res["human_bt"][s] for s in systems},
+                    **{f"metric_bt.{s}": res["metric_bt"].get(s) for s in systems},
+                    "n_boot": n_boot,
+                    "seed": seed,
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 def face_judgments(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.judgments import (
+from genmetrics.agreement.judgment_sets import (
     PAIRWISE_KINDS,
     READERS,
     REFERENCE_KINDS,
@@ -130,7 +130,7 @@ def agreement_plan(section: Mapping[str, Any] | None) -> AgreementPlan | None:
     """``agreement`` (schema-checked, defaults filled) resolved; errors name the config key."""
     if not section:
         return None
-    from genmetrics.analysis.human import applies, entry_values
+    from genmetrics.agreement.scoring import applies, entry_values
     from genmetrics.metrics import all_metrics, get
 
     entries: dict[str, dict[str, Any]] = {}
