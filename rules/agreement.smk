@@ -8,8 +8,8 @@ rule agreement_score:
         # data: agreement.sets.{jset}.path (a file, or a folder's *.jsonl); assets: manifests
         unpack(per_job(PLAN.agreement_inputs)),
     output:
-        scores=AGREE.scores,
-        record=AGREE.record,
+        scores=RESULTS.agreement_scores,
+        record=RESULTS.agreement_record,
     log:
         "results/logs/agreement/{jset}/score.log",
     conda:
@@ -23,13 +23,13 @@ rule agreement_score:
 
 rule agreement_correlate:
     input:
-        scores=AGREE.scores,
-        record=AGREE.record,
+        scores=RESULTS.agreement_scores,
+        record=RESULTS.agreement_record,
     output:
-        table=AGREE.correlations,
-        upstream=AGREE.upstream,
+        table=RESULTS.agreement_correlations,
+        upstream=RESULTS.agreement_upstream,
         figure=report(
-            AGREE.figure,
+            RESULTS.agreement_figure,
             caption="../workflow/report/agreement_heatmap.rst",
             category="Agreement with human judgments",
             subcategory="{jset}",
@@ -50,12 +50,12 @@ rule agreement_pairwise:
     input:
         # data: agreement.sets.{jset}.path (a file, or a folder's *.jsonl); assets: manifests
         unpack(per_job(PLAN.agreement_inputs)),
-        scores=AGREE.scores,
-        record=AGREE.record,
+        scores=RESULTS.agreement_scores,
+        record=RESULTS.agreement_record,
     output:
-        table=AGREE.pairwise,
+        table=RESULTS.agreement_pairwise,
         figure=report(
-            AGREE.figure,
+            RESULTS.agreement_figure,
             caption="../workflow/report/agreement_pairwise.rst",
             category="Agreement with human judgments",
             subcategory="{jset}",
@@ -77,12 +77,12 @@ rule agreement_summary:
         **PLAN.agreement_results(),
     output:
         table=report(
-            AGREE.summary_table,
+            RESULTS.agreement_summary_table,
             caption="../workflow/report/agreement_summary.rst",
             category="Agreement with human judgments",
             labels={"table": "every set, every metric"},
         ),
-        markdown=AGREE.summary,
+        markdown=RESULTS.agreement_summary,
     log:
         "results/logs/agreement/summary.log",
     conda:

@@ -8,7 +8,6 @@ from pathlib import Path
 from snakemake.logging import logger
 
 from genmetrics import GenmetricsError
-from genmetrics.agreement.settings import AGREE
 from genmetrics.paths import RESULTS
 from genmetrics.plan import load_plan, names_pattern
 

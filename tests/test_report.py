@@ -14,7 +14,6 @@ import pytest
 import yaml
 from conftest import REPO
 
-from genmetrics.agreement.settings import AGREE
 from genmetrics.paths import RESULTS
 from genmetrics.plan import load_plan
 
@@ -25,35 +24,34 @@ OPTIONAL = {
     RESULTS.sweep_figure,
     RESULTS.omni_toy_figure,
     RESULTS.omni_figure,
-    AGREE.figure,
+    RESULTS.agreement_figure,
 }
-REPORT_CALL = re.compile(r"report\(\s*(RESULTS|AGREE)\.(\w+),\s*caption=\"([^\"]+)\"", re.S)
-TABLES = {"RESULTS": RESULTS, "AGREE": AGREE}
+REPORT_CALL = re.compile(r"report\(\s*RESULTS\.(\w+),\s*caption=\"([^\"]+)\"", re.S)
 
 
 def _wrapped() -> dict[str, str]:
     """Result path → caption file of every output wrapped in report() in rules/*.smk."""
     out = {}
     for rule_file in RULES:
-        for table, name, caption in REPORT_CALL.findall(rule_file.read_text()):
-            path = getattr(TABLES[table], name)
+        for name, caption in REPORT_CALL.findall(rule_file.read_text()):
+            path = getattr(RESULTS, name)
             out[path] = str((rule_file.parent / caption).resolve())
     return out
 
 
 def _figures() -> set[str]:
     paths = [getattr(RESULTS, f.name) for f in fields(RESULTS)]
-    for extra in (AGREE,):
-        paths += [
-            getattr(extra, f.name) for f in fields(extra) if isinstance(getattr(extra, f.name), str)
-        ]
     return {p for p in paths if p.endswith(".png")}
 
 
 def test_every_figure_is_wrapped_in_report_with_a_caption():
     wrapped = _wrapped()
     assert _figures() - set(wrapped) == set()
-    for path in (RESULTS.headline_table, RESULTS.scores, AGREE.summary_table):  # tables too
+    for path in (
+        RESULTS.headline_table,
+        RESULTS.scores,
+        RESULTS.agreement_summary_table,
+    ):  # tables too
         assert path in wrapped
     # every .png a rule writes is one of the result tables' figures
     for rule_file in RULES:

@@ -90,6 +90,15 @@ class ResultPaths:
     omni_score: str = "results/omniinput/{run}/score.json"
     omni_table: str = "results/omniinput/scores.csv"
     omni_figure: str = "results/figures/omniinput_pr.png"
+    # agreement with human judgments (rules/agreement.smk)
+    agreement_scores: str = "results/agreement/{jset}/scores.csv"
+    agreement_correlations: str = "results/agreement/{jset}/correlations.csv"
+    agreement_upstream: str = "results/agreement/{jset}/upstream_check.csv"
+    agreement_record: str = "results/agreement/{jset}/record.json"
+    agreement_pairwise: str = "results/agreement/{jset}/pairwise.csv"
+    agreement_figure: str = "results/figures/agreement_{jset}.png"
+    agreement_summary: str = "results/agreement/summary.md"
+    agreement_summary_table: str = "results/agreement/summary.csv"
 
 
 RESULTS = ResultPaths()

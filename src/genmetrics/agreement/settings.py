@@ -1,5 +1,5 @@
 """The ``agreement:`` config section resolved: judgment sets, the metric entries each one
-runs, result paths. Errors name the config key (the schema has filled the defaults)."""
+runs, their targets. Errors name the config key (the schema has filled the defaults)."""
 
 from __future__ import annotations
 
@@ -15,21 +15,7 @@ from genmetrics.agreement.judgment_sets import (
     REFERENCE_KINDS,
     TEXTLESS_KINDS,
 )
-
-
-@dataclass(frozen=True)
-class AgreementPaths:
-    scores: str = "results/agreement/{jset}/scores.csv"
-    correlations: str = "results/agreement/{jset}/correlations.csv"
-    upstream: str = "results/agreement/{jset}/upstream_check.csv"
-    record: str = "results/agreement/{jset}/record.json"
-    pairwise: str = "results/agreement/{jset}/pairwise.csv"
-    figure: str = "results/figures/agreement_{jset}.png"
-    summary: str = "results/agreement/summary.md"
-    summary_table: str = "results/agreement/summary.csv"
-
-
-AGREE = AgreementPaths()
+from genmetrics.paths import RESULTS
 
 #: (metric, value) -> the stored upstream column of the same quantity, per set kind
 UPSTREAM_TWINS: dict[str, dict[tuple[str, str], str]] = {
@@ -76,7 +62,9 @@ class JudgmentSet:
     @property
     def outputs(self) -> list[str]:
         names = ("scores", "pairwise") if self.pairwise else ("scores", "correlations")
-        return [getattr(AGREE, n).format(jset=self.name) for n in (*names, "figure")]
+        return [
+            getattr(RESULTS, f"agreement_{n}").format(jset=self.name) for n in (*names, "figure")
+        ]
 
     def twins(self) -> dict[str, str]:
         """``<entry>.<value>`` → ``upstream.<column>`` for the values this set can check."""
@@ -123,7 +111,7 @@ class AgreementPlan:
     @property
     def targets(self) -> list[str]:
         out = [p for s in self.sets.values() for p in s.outputs]
-        return [*out, AGREE.summary, AGREE.summary_table]
+        return [*out, RESULTS.agreement_summary, RESULTS.agreement_summary_table]
 
 
 def agreement_plan(section: Mapping[str, Any] | None) -> AgreementPlan | None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from genmetrics.agreement.settings import AGREE
 from genmetrics.paths import REFERENCES, RESULTS, asset_manifest, model_manifest, texts_path
 from genmetrics.plan.objects import split_part
 
@@ -130,7 +129,9 @@ class JobInputs:
     def agreement_results(self) -> dict[str, str]:
         """Per set, the table the summary reads (correlations or pairwise agreement)."""
         return {
-            n: (AGREE.pairwise if s.pairwise else AGREE.correlations).format(jset=n)
+            n: (
+                RESULTS.agreement_pairwise if s.pairwise else RESULTS.agreement_correlations
+            ).format(jset=n)
             for n, s in (self.agreement.sets.items() if self.agreement else ())
         }
 
