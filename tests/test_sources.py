@@ -504,3 +504,56 @@ def test_asset_pins():
     assert {f"genmetrics.assets.{k}" for k in constants} == set(assets.PINNED)
     for key, requirement in assets.PINNED.items():
         assert len(parse_pypi_requirement(requirement, key).hashes) == 1, key
+
+
+def _tar(path: Path, members: list[tarfile.TarInfo], data: dict[str, bytes] | None = None) -> Path:
+    with tarfile.open(path, "w:gz") as t:
+        for info in members:
+            body = (data or {}).get(info.name)
+            if body is not None:
+                info.size = len(body)
+            t.addfile(info, io.BytesIO(body) if body is not None else None)
+    return path
+
+
+def _link(name: str, target: str, kind: bytes = tarfile.SYMTYPE) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, target
+    return info
+
+
+def test_links_in_archives_are_refused_before_anything_is_written(tmp_path):
+    """The CVE-2025-4517 shape (a chain of symlinks with long names, then a file written
+    through them) and any single link: refused whatever tarfile's filter would let through."""
+    long = "d" * 200
+    chain = [_link(f"{long}{i}", "." if i == 0 else f"{long}{i - 1}/..") for i in range(3)]
+    escape = tarfile.TarInfo(f"{long}2/escape.txt")
+    archive = _tar(tmp_path / "cve.tar.gz", [*chain, escape], {escape.name: b"owned"})
+    with pytest.raises(GenmetricsError, match=r"cve\.tar\.gz: member 'd+0' is a symbolic link"):
+        fetch_url(archive.as_uri(), _sha(archive), tmp_path / "c1")
+    hard = _tar(tmp_path / "hard.tar", [_link("h", "/etc/passwd", tarfile.LNKTYPE)])
+    with pytest.raises(GenmetricsError, match=r"member 'h' is a hard link"):
+        fetch_url(hard.as_uri(), _sha(hard), tmp_path / "c2")
+    fifo = tarfile.TarInfo("f")
+    fifo.type = tarfile.FIFOTYPE
+    special = _tar(tmp_path / "fifo.tar.gz", [fifo])
+    with pytest.raises(GenmetricsError, match=r"member 'f' is a device, FIFO"):
+        fetch_url(special.as_uri(), _sha(special), tmp_path / "c3")
+    link_zip = tmp_path / "link.zip"
+    with zipfile.ZipFile(link_zip, "w") as z:
+        info = zipfile.ZipInfo("ln")
+        info.external_attr = (0o120777) << 16  # a symlink's mode, as Info-ZIP stores it
+        z.writestr(info, "/etc/passwd")
+    with pytest.raises(GenmetricsError, match=r"member 'ln' is not a regular file"):
+        fetch_url(link_zip.as_uri(), _sha(link_zip), tmp_path / "c4")
+    for c in ("c1", "c2", "c3", "c4"):
+        assert _files(tmp_path / c) == []
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_overlong_member_names_are_refused(tmp_path):
+    deep = "/".join(["x" * 200] * 8) + "/f.txt"
+    archive = _zip(tmp_path / "deep.zip", {deep: b"x"})
+    with pytest.raises(GenmetricsError, match=r"deep\.zip: member name of \d+ characters"):
+        fetch_url(archive.as_uri(), _sha(archive), tmp_path / "c")
+    assert _files(tmp_path / "c") == []

@@ -5,8 +5,12 @@ refuses, before anything is written:
 
 - more than :data:`MAX_MEMBERS` members or more than :data:`MAX_UNPACKED_BYTES` bytes in total,
   as the headers declare them (a decompression bomb would fill the disk);
-- a member whose path leaves the destination folder (``../x``, ``/etc/x``);
-- sparse tar members (a sparse member's size is not that of the file it writes).
+- a member whose path leaves the destination folder (``../x``, ``/etc/x``), or whose name is
+  longer than :data:`MAX_NAME_CHARS` (or a path component than 255 bytes);
+- any member that is not a regular file or a folder: symbolic and hard links, devices, FIFOs
+  (a chain of links with long names escapes tarfile's ``data`` filter on the Pythons that
+  CVE-2025-4517 affects; a dataset or model archive never needs a link), and sparse tar
+  members (a sparse member's size is not that of the file it writes).
 
 Headers can lie, so the limits are enforced again while bytes are written: a zip member may not
 inflate past its declared size nor the archive past :data:`MAX_UNPACKED_BYTES` (its CRC-32 is
@@ -18,6 +22,7 @@ read at each call: raise them for a larger archive. Nothing unpacked is run or i
 from __future__ import annotations
 
 import shutil
+import stat
 import tarfile
 import zipfile
 import zlib
@@ -29,6 +34,8 @@ from genmetrics import GenmetricsError
 #: Limits on an archive's unpacked content (header sizes summed, then enforced while writing).
 MAX_UNPACKED_BYTES = 20 * 2**30
 MAX_MEMBERS = 200_000
+#: the longest member name accepted (far below PATH_MAX once joined to the cache folder)
+MAX_NAME_CHARS = 1024
 
 _CHUNK = 1 << 20
 _ZIP = (".whl", ".zip")
@@ -53,13 +60,24 @@ def unpack(archive: Path, dest: Path) -> None:
             with zipfile.ZipFile(archive) as z:
                 infos = z.infolist()
                 _check_limits(archive, len(infos), sum(i.file_size for i in infos))
+                for i in infos:
+                    if stat.S_IFMT(i.external_attr >> 16) not in (0, stat.S_IFREG, stat.S_IFDIR):
+                        raise GenmetricsError(
+                            f"{archive.name}: member {i.filename!r} is not a regular file or "
+                            "folder (links and devices are refused)"
+                        )
                 _check_members(archive, [i.filename for i in infos], dest)
                 _extract_zip(archive, z, infos, dest)
         elif name.lower().endswith(_TAR):
             with tarfile.open(archive) as t:
                 members = t.getmembers()
-                if any(m.issparse() for m in members):
-                    raise GenmetricsError(f"{archive.name}: sparse tar members are not accepted")
+                for m in members:
+                    if not (m.isreg() or m.isdir()) or m.issparse():
+                        what = "a sparse member" if m.issparse() else _tar_type(m)
+                        raise GenmetricsError(
+                            f"{archive.name}: member {m.name!r} is {what}; only regular files "
+                            "and folders are unpacked"
+                        )
                 total = sum(m.size for m in members if m.isreg())
                 _check_limits(archive, len(members), total)
                 _check_members(archive, [m.name for m in members], dest)
@@ -127,8 +145,21 @@ def _tar_budget(archive: Path) -> Callable[[tarfile.TarInfo, str], tarfile.TarIn
     return keep
 
 
+def _tar_type(m: tarfile.TarInfo) -> str:
+    if m.issym():
+        return f"a symbolic link (to {m.linkname!r})"
+    if m.islnk():
+        return f"a hard link (to {m.linkname!r})"
+    return "a device, FIFO or other special file"
+
+
 def _check_members(archive: Path, names: list[str], dest: Path) -> None:
     root = dest.resolve()
     for n in names:
+        if len(n) > MAX_NAME_CHARS or any(len(c.encode()) > 255 for c in n.split("/")):
+            raise GenmetricsError(
+                f"{archive.name}: member name of {len(n)} characters starting {n[:60]!r} is too "
+                f"long (at most {MAX_NAME_CHARS}, 255 bytes a component)"
+            )
         if not (root / n).resolve().is_relative_to(root):
             raise GenmetricsError(f"{archive}: unsafe path {n!r} in archive")
