@@ -8,12 +8,15 @@ from pathlib import Path
 from snakemake.logging import logger
 
 from genmetrics import GenmetricsError
+from genmetrics.config import check_config_file
 from genmetrics.paths import RESULTS
 from genmetrics.plan import load_plan, names_pattern
 
 # $GENMETRICS_REPO in config paths: the checkout, also when run with --directory elsewhere
 os.environ.setdefault("GENMETRICS_REPO", str(Path(workflow.basedir).resolve()))
 try:
+    for path in workflow.configfiles:  # duplicate keys, 010 read as 8: before Snakemake's merge
+        check_config_file(path)
     PLAN = load_plan(
         config, workflow.source_path("../workflow/schemas/config.schema.yaml")
     )

@@ -479,3 +479,42 @@ def test_scaling_settings_name_each_cell_and_refuse_bad_keys():
         GenmetricsError, match=r"analysis.scaling.metrics: 'nope' is not in metrics"
     ):
         plan_of(bad)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "models:\n  a: {checkpoint: x}\nmodels:\n  b: {checkpoint: y}\n",
+            ":3: duplicate key 'models' (first at line 1)",
+        ),
+        (
+            "models:\n  a: {checkpoint: x}\n  a: {checkpoint: y}\n",
+            ":3: duplicate key 'a' (first at line 2)",
+        ),
+        ("generation:\n  words: 010\n", ":2: 010 is read as 8 by YAML 1.1"),
+        ("generation:\n  words: 0x10\n", ":2: 0x10 is read as 16 by YAML 1.1"),
+        ("generation:\n  seeds: [1_000]\n", ":2: 1_000 is read as 1000 by YAML 1.1"),
+    ],
+)
+def test_config_file_duplicate_keys_and_surprising_integers_name_the_line(tmp_path, text, message):
+    """Snakemake's YAML reader keeps the last of two keys and reads 010 as 8 without a word;
+    the workflow reads each config file strictly first (rules/common.smk)."""
+    from genmetrics.config import check_config_file
+
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text)
+    with pytest.raises(GenmetricsError) as err:
+        check_config_file(path)
+    assert str(err.value).startswith(f"{path}{message}")
+
+
+def test_config_file_strict_reading_keeps_what_yaml_means(tmp_path):
+    """Quoted '010', decimals, floats, 0 and merge keys that override are all fine."""
+    from genmetrics.config import check_config_file
+
+    path = tmp_path / "cfg.yaml"
+    path.write_text("a: &x {k: 1, j: 2}\nb:\n  <<: *x\n  k: 3\nc: ['010', 10, 0, -3, 0.5]\n")
+    check_config_file(path)
+    for config in [REPO / "config.yaml", *sorted((REPO / "configs").glob("*.yaml"))]:
+        check_config_file(config)

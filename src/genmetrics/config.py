@@ -85,3 +85,73 @@ def expand_paths(
 
 def _copy(value: Any) -> Any:
     return yaml.safe_load(yaml.safe_dump(value))
+
+
+#: integers that YAML 1.1 (PyYAML, Snakemake's reader) reads in another base or with digit
+#: separators: ``010`` is 8, ``0x10`` 16, ``0b10`` 2, ``1_000`` 1000, ``1:30`` 90
+_SURPRISING_INT = re.compile(r"[-+]?(0[0-9_]+|0[xXoObB][0-9a-fA-F_]+|[0-9][0-9_]*(_|:)[0-9_:]*)")
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """A SafeLoader that refuses duplicate keys and integers YAML 1.1 reads surprisingly
+    (keys brought in by a ``<<`` merge may be overridden, as YAML intends)."""
+
+
+def _strict_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # `<<: *anchor`: the anchor's keys, which the mapping's own keys override
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        if isinstance(key, str | int | float | bool) and key in seen:
+            raise GenmetricsError(
+                f"{key_node.start_mark.name}:{line}: duplicate key {key!r} (first at line "
+                f"{seen[key]}); YAML keeps only the last one"
+            )
+        seen[key] = line
+    return loader.construct_mapping(node, deep=deep)
+
+
+def _strict_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+    if _SURPRISING_INT.fullmatch(node.value):
+        value = yaml.SafeLoader.construct_yaml_int(loader, node)
+        raise GenmetricsError(
+            f"{node.start_mark.name}:{node.start_mark.line + 1}: {node.value} is read as {value} "
+            "by YAML 1.1; write the number in decimal without leading zeros (or quote it for a "
+            "string)"
+        )
+    return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _strict_int)
+
+
+def check_config_file(path: str | Path) -> None:
+    """Read a config file strictly: a duplicate key (two ``models:`` sections, a model named
+    twice) or an integer written ``010``/``0x10``/``1_000`` is an error naming the file and
+    line, where Snakemake's YAML reader would silently keep the last key or change the base."""
+    path = Path(path)
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return  # a JSON config: json has no octal, and Snakemake's reader is the standard one
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise GenmetricsError(f"{path}: cannot read the config file ({e})") from None
+    try:
+        yaml.load(text, Loader=_named_loader(_StrictLoader, str(path)))
+    except yaml.YAMLError as e:
+        raise GenmetricsError(f"{path}: not valid YAML ({e})") from None
+
+
+def _named_loader(base: type, name: str):
+    """A loader class whose marks carry ``name`` (yaml.load of a str names it ``<unicode
+    string>``)."""
+
+    class Named(base):
+        def __init__(self, stream):
+            super().__init__(stream)
+            self.name = name
+
+    return Named
