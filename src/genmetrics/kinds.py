@@ -31,6 +31,8 @@ import numpy as np
 from genmetrics import GenmetricsError
 
 Rows = list[dict[str, Any]]
+#: the source name of a dataset's human texts (the model name of their rows in scores.csv)
+REFERENCES = "references"
 
 
 #: the part of a source's rows that features are computed from: the whole ``text``, or only
@@ -40,8 +42,8 @@ PARTS = ("text", "continuation")
 
 def texts_path(dataset: str, source: str) -> str:
     """The rows of a source: human references, the dataset's prompts, or a model's generations."""
-    if source == "references":
-        return f"results/data/{dataset}/references.jsonl"
+    if source == REFERENCES:
+        return f"results/data/{dataset}/{REFERENCES}.jsonl"
     if source == "prompts":
         return f"results/data/{dataset}/prompts.jsonl"
     return f"results/generations/{dataset}/{source}.jsonl"
