@@ -91,7 +91,7 @@ rule length_analysis:
 
 rule pr_curves:
     input:
-        TARGETS.prd_scores,
+        TARGETS.pr_curves_scores,
     output:
         report(
             RESULTS.pr_curves_figure,
@@ -142,7 +142,7 @@ rule scaling_figure:
 
 rule spectra_figure:
     input:
-        TARGETS.face_scores,
+        TARGETS.spectra_scores,
     output:
         report(
             RESULTS.spectra_figure,

@@ -60,6 +60,8 @@ def test_list_table_shows_constraints_and_survives_a_closed_pipe():
     ).stdout
     assert "--param k=4: an integer >= 1." in full
     assert "values: precision ↑, recall ↑, density ↑, coverage ↑" in full
+    facts = "family quality/diversity; headline precision, recall; scale 0–1, ≥ 0; feeds pr_plane"
+    assert facts + "; sweepable" in full
 
 
 def test_score_precision_recall_matches_prdc(capsys, feats):

@@ -1,6 +1,7 @@
-"""The metric contract: parameter constraints, registration checks, and one test parametrized
+"""The metric contract: parameter constraints, registration checks, and tests parametrized
 over every registered metric (tiny input of its kind → declared values, finite, deterministic,
-every invalid parameter value rejected naming the parameter, empty texts never fail a corpus).
+every invalid parameter value rejected naming the parameter, empty texts never fail a corpus;
+its facts: family, headline, scales, figures, sizes).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics import all_metrics, compute, register
+from genmetrics.metrics import all_metrics, compute, register, registry
+from genmetrics.metrics.registry import FAMILIES, FIGURES, OTHER, SCALES, metrics_feeding
 from genmetrics.params import BOOL, Const, Interval, Options, Param, check_params
 
 # ------------------------------------------------------------------ constraints
@@ -76,6 +78,37 @@ def test_register_reads_defaults_from_the_signature_and_checks_them():
 
     with pytest.raises(ValueError, match="direction"):
         register("_bad3", input="texts", reference="none", values={"v": "up"})
+
+
+@pytest.mark.parametrize(
+    ("facts", "message"),
+    [
+        ({"family": "fluency"}, "family must be one of"),
+        ({"headline": ("n",)}, r"headline value\(s\) \['n'\] are not values with a direction"),
+        ({"headline": "v"}, "headline must be a sequence"),
+        ({"headline": ("v", "v")}, "repeats a value"),
+        ({"scale": "0-1"}, r"not in \['0–1'"),  # a hyphen, not the vocabulary's en dash
+        ({"scale": {"v": "0–1"}}, r"scale must name every value: missing \['n'\]"),
+        ({"figures": ("heatmap",)}, "figure 'heatmap' is not one of"),
+        ({"figures": ("pr_plane",)}, r"plots value\(s\) \['precision', 'recall'\] it lacks"),
+    ],
+)
+def test_register_checks_the_facts(facts, message):
+    with pytest.raises(ValueError, match=message):
+        register("_bad_facts", input="texts", values={"v": "higher", "n": None}, **facts)
+
+
+def test_a_minimal_registration_gets_the_default_facts(monkeypatch):
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
+    @register("_minimal", input="texts", values={"n": None, "v": "lower", "w": "higher"})
+    def minimal(candidate):
+        return {"n": 1.0, "v": 0.0, "w": 1.0}
+
+    m = registry.get("_minimal")
+    assert (m.family, m.headline, dict(m.scales), m.figures) == (OTHER, ("v",), {}, ())
+    assert m.scale("v") is None and not m.sweepable and m.min_items({}) == (1, "")
+    assert m.describe()["headline"] == ["v"]
 
 
 # ------------------------------------------------------------------ every metric
@@ -153,6 +186,33 @@ def test_metric_contract(name):
             assert math.isfinite(v), (name, k, v)
     again = _run(name)
     assert again.values == first.values, f"{name}: same inputs and seed, different values"
+
+
+@pytest.mark.parametrize("name", METRICS)
+def test_metric_declares_its_facts(name):
+    m = all_metrics()[name]
+    assert m.family in FAMILIES and m.family != OTHER, name
+    directed = [v for v, d in m.values.items() if d is not None]
+    assert set(m.headline) <= set(directed) and bool(m.headline) == bool(directed), name
+    assert set(m.scales) == set(m.values), f"{name}: a scale for every value"
+    assert all(m.scale(v) in SCALES for v in m.values), name
+    for f in m.figures:
+        assert f in FIGURES and set(FIGURES[f]) <= set(m.values), (name, f)
+    n, param = m.min_items(m.defaults)
+    assert isinstance(n, int) and n >= 1 and (param == "" or param in m.params), name
+    assert isinstance(m.sweepable, bool)
+    described = m.describe()
+    assert described["family"] == m.family and described["headline"] == list(m.headline)
+    assert described["scales"] == dict(m.scales) and described["figures"] == list(m.figures)
+
+
+def test_figures_and_sweeps_are_fed_by_the_registered_metrics():
+    assert metrics_feeding("pr_plane") == ["precision_recall"]
+    assert metrics_feeding("pr_curves") == ["prd"]
+    assert metrics_feeding("spectra") == ["face"]
+    assert [n for n, m in all_metrics().items() if m.sweepable] == ["precision_recall"]
+    with pytest.raises(ValueError, match="figure must be one of"):
+        metrics_feeding("heatmap")
 
 
 def _invalid_values(param: Param) -> list:

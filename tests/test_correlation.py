@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau
 
+from genmetrics.analysis.aggregate import COLUMNS
 from genmetrics.analysis.correlation import (
-    COLUMNS,
     METHODS,
     TABLE_COLUMNS,
     cluster_order,
@@ -21,6 +21,7 @@ from genmetrics.analysis.correlation import (
     wide_scores,
 )
 from genmetrics.analysis.statistics import pairwise_correlation
+from genmetrics.metrics.registry import get
 from genmetrics.plots import correlation_heatmap
 
 
@@ -255,3 +256,16 @@ def test_correlation_matrix_is_symmetric_and_the_old_wrapper_still_works():
     assert m.loc["x", "y"] == m.loc["y", "x"] == cell(t, "bbc", "pearson", "x", "y")
     old = metric_correlation(df, "pearson", headline_only=False)
     assert old.loc["x", "y"] == pytest.approx(wide_scores(df).corr().loc["x", "y"])
+
+
+def test_figure_draws_the_registered_headline_values_only():
+    pr = {"precision": [0.1, 0.5, 0.3, 0.9], "recall": [0.4, 0.2, 0.8, 0.6]}
+    df = tidy(
+        {"d": {**pr, "density": [1.2, 0.7, 0.9, 1.5], "mattr": [0.2, 0.4, 0.6, 0.8]}},
+        metric=dict.fromkeys(["precision", "recall", "density"], "precision_recall"),
+    )
+    t = correlation_table(df, n_boot=0)
+    assert {"density"} <= set(t.metric_a) | set(t.metric_b)  # a directed value: in the table
+    drawn = t[t.in_figure]
+    headline = set(get("precision_recall").headline) | set(get("mattr").headline)
+    assert set(drawn.metric_a) | set(drawn.metric_b) == headline == {"precision", "recall", "mattr"}

@@ -1,6 +1,6 @@
 """The headline score table (genmetrics.analysis.headline): means and stds against pandas,
-directions from the registry, which values are headline, the references row, family order,
-one seed without "±", the markdown and the HTML report built from it."""
+directions, headlines, families and scales from the registry, the references row, family
+order, one seed without "±", the markdown and the HTML report built from it."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from genmetrics.analysis.correlation import COLUMNS
+from genmetrics.analysis.aggregate import COLUMNS
 from genmetrics.analysis.headline import (
-    FAMILY_ORDER,
     LEGEND,
     LONG_COLUMNS,
     OTHER,
@@ -18,7 +17,10 @@ from genmetrics.analysis.headline import (
     headline_scores,
     headline_table,
 )
-from genmetrics.metrics.registry import get
+from genmetrics.metrics.registry import FAMILIES, SCALES, get
+
+#: the families of the test table, in the registry's order
+SHOWN = [f for f in FAMILIES if f != OTHER]
 
 # (metric, value name) scored per model seed; "references" scored on the reference-free ones
 MODEL_VALUES = [
@@ -79,7 +81,7 @@ def test_mean_and_std_equal_pandas(scores):
         assert (r.mean, r.std) == pytest.approx((d["mean"], d["std"]), rel=1e-12)
     table = headline_table(scores)
     m, s = direct.loc[("big", "ttr", "ttr"), ["mean", "std"]]
-    assert table.loc[("news", "big"), ("lexical", "ttr ↑")] == f"{m:.4g} ± {s:.2g}"
+    assert table.loc[("news", "big"), ("lexical", "ttr ↑ (0–1)")] == f"{m:.4g} ± {s:.2g}"
     # three seeds: the mean is not the median
     three = tidy({"big": 3}, seed=1)
     values = three[(three.model == "big") & (three.name == "mauve")]["value"]
@@ -96,10 +98,10 @@ def test_directions_and_arrows_come_from_the_registry(scores):
     assert long.loc["self_bleu", "direction"] == "lower"
     assert long.loc["mauve", "direction"] == "higher"
     columns = list(headline_table(scores).columns)
-    assert ("diversity", "self_bleu ↓") in columns
-    assert ("quality/diversity", "mauve ↑") in columns
-    assert ("surprisal", "perplexity ↓") in columns
-    assert ("quality/diversity", "precision_recall: precision ↑") in columns
+    assert ("diversity", "self_bleu ↓ (0–1)") in columns
+    assert ("quality/diversity", "mauve ↑ (0–1)") in columns
+    assert ("surprisal", "perplexity ↓ (≥ 1)") in columns
+    assert ("quality/diversity", "precision_recall: precision ↑ (0–1)") in columns
 
 
 def test_headline_is_the_first_directed_value_or_the_pair(scores):
@@ -119,11 +121,11 @@ def test_references_row_only_where_references_were_scored(scores):
     refs = table.loc[("news", "references")]
     scored = {c for c in table.columns if pd.notna(refs[c])}
     assert scored == {
-        ("diversity", "self_bleu ↓"),
-        ("lexical", "ttr ↑"),
-        ("surprisal", "perplexity ↓"),
+        ("diversity", "self_bleu ↓ (0–1)"),
+        ("lexical", "ttr ↑ (0–1)"),
+        ("surprisal", "perplexity ↓ (≥ 1)"),
     }
-    assert "±" not in refs[("diversity", "self_bleu ↓")]  # one text set, no seeds
+    assert "±" not in refs[("diversity", "self_bleu ↓ (0–1)")]  # one text set, no seeds
     assert list(table.index.get_level_values("model")) == ["big", "small", "references"]
     # references scored only on values without a direction (Zipf): no row at all
     no_headline = scores[(scores.model != "references") | (scores.metric == "zipf")]
@@ -133,7 +135,7 @@ def test_references_row_only_where_references_were_scored(scores):
 
 def test_families_in_documented_order(scores):
     families = list(dict.fromkeys(headline_table(scores).columns.get_level_values(0)))
-    assert families == [f for f in FAMILY_ORDER if f in families]
+    assert families == [f for f in FAMILIES if f in families]
     assert families == [
         "quality/diversity",
         "diversity",
@@ -142,9 +144,13 @@ def test_families_in_documented_order(scores):
         "surprisal",
         "coherence",
     ]
-    # within quality/diversity: the module order (kNN P/R before MAUVE), not alphabetical
+    # within a family: by metric name, a pair in its registered order (precision, recall)
     qd = list(headline_table(scores)["quality/diversity"].columns)
-    assert qd == ["precision_recall: precision ↑", "precision_recall: recall ↑", "mauve ↑"]
+    assert qd == [
+        "mauve ↑ (0–1)",
+        "precision_recall: precision ↑ (0–1)",
+        "precision_recall: recall ↑ (0–1)",
+    ]
 
 
 def test_one_seed_has_no_plus_minus():
@@ -158,7 +164,7 @@ def test_one_seed_has_no_plus_minus():
     one = long[long.model == "single"]
     assert (one.n_seeds == 1).all() and one["std"].isna().all()
     value = df[(df.model == "single") & (df.name == "mauve")]["value"].item()
-    assert table.loc[("news", "single"), ("quality/diversity", "mauve ↑")] == f"{value:.4g}"
+    assert table.loc[("news", "single"), ("quality/diversity", "mauve ↑ (0–1)")] == f"{value:.4g}"
 
 
 def test_unregistered_metric_keeps_every_value_under_other_without_arrow(scores):
@@ -176,7 +182,7 @@ def test_markdown_has_legend_and_one_table_per_family(scores):
     md = headline_markdown(headline_table(scores))
     assert LEGEND in md and "[scores.csv](scores.csv)" in md
     headings = [line[3:] for line in md.splitlines() if line.startswith("## ")]
-    assert headings == list(FAMILY_ORDER)
+    assert headings == SHOWN
     # the references have no quality/diversity score: no row in that table
     qd = md.split("## quality/diversity")[1].split("## ")[0]
     assert "| news | references |" not in qd and "| news | big |" in qd
@@ -191,8 +197,9 @@ def test_html_report_shows_the_headline_tables_and_links_the_full_table(scores, 
     write_html_report(out, tmp_path / "scores.csv", figures=[])
     page = out.read_text(encoding="utf-8")
     assert "href='scores.csv'" in page and "the full table" in page
-    assert page.count("<table") == len(FAMILY_ORDER)
-    assert "self_bleu ↓" in page and "mauve ↑" in page and "±" in page
+    assert page.count("<table") == len(SHOWN)
+    assert "self_bleu ↓ (0–1)" in page and "mauve ↑ (0–1)" in page and "±" in page
+    assert SCALES["0–100"] in page  # the legend says what BLEU's scale means
     assert "mauve.mean_words" not in page and "ttr_std" not in page  # no longer the pivot
 
 
@@ -200,6 +207,18 @@ def test_header_names_the_value_only_where_the_metric_has_several(scores):
     extra = scores[(scores.metric == "self_bleu") & (scores.name == "self_bleu")].copy()
     extra["entry"] = "self_bleu_n3"  # a second entry of a metric with one directed value
     columns = list(headline_table(pd.concat([scores, extra]))["diversity"].columns)
-    assert columns == ["self_bleu ↓", "self_bleu_n3 ↓"]
+    assert columns == ["self_bleu ↓ (0–1)", "self_bleu_n3 ↓ (0–1)"]
     qd = list(headline_table(scores)["quality/diversity"].columns)
-    assert "precision_recall: precision ↑" in qd  # precision_recall has four directed values
+    assert "precision_recall: precision ↑ (0–1)" in qd  # it has four directed values
+
+
+def test_headers_and_legend_show_each_values_registered_scale(scores):
+    long = headline_scores(scores).drop_duplicates(["entry", "value_name"])
+    for r in long.itertuples():
+        assert r.scale == get(r.metric).scale(r.value_name), (r.metric, r.value_name)
+    columns = list(headline_table(scores).columns)
+    assert ("reference", "bleu ↑ (0–100)") in columns  # sacrebleu's 0–100
+    assert ("coherence", "coherence ↑ (−1–1)") in columns  # a cosine
+    md = headline_markdown(headline_table(scores))
+    assert f"(0–100) {SCALES['0–100']}" in md and f"(≥ 1) {SCALES['≥ 1']}" in md
+    assert "(%)" not in md  # only the scales the table shows are explained

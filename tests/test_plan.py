@@ -98,8 +98,8 @@ def all_targets(plan) -> dict[str, set[str]]:
             "generation_stats",
             "spreads",
             "sweeps",
-            "prd_scores",
-            "face_scores",
+            "pr_curves_scores",
+            "spectra_scores",
         )
     }
 
@@ -253,7 +253,7 @@ def test_changing_one_entrys_params_changes_only_that_entry():
         ),
         (
             lambda c: c.update(analysis={"sweep": {"metric": "mauve"}}),
-            "analysis.sweep.metric: 'mauve' is not a precision_recall entry",
+            "analysis.sweep.metric: 'mauve' runs mauve, which cannot be swept (sweepable metrics: precision_recall)",
         ),
         (lambda c: c["datasets"]["bbc"].update(clen={}), "datasets.bbc: unknown key(s) 'clen'"),
         (

@@ -71,6 +71,12 @@ def format_metrics(metrics: list[dict[str, Any]]) -> str:
         lines.append(f"{m['name']}  ({kind}; reference {m['reference']})  {m['citation']}")
         lines.append(f"    {m['description']}")
         lines.append("    values: " + ", ".join(f"{k}{arrow[d]}" for k, d in m["values"].items()))
+        scales = dict.fromkeys(m["scales"].values())
+        facts = [f"family {m['family']}", f"headline {', '.join(m['headline']) or '—'}"]
+        facts += [f"scale {', '.join(scales)}"] if scales else []
+        facts += [f"feeds {', '.join(m['figures'])}"] if m["figures"] else []
+        facts += ["sweepable"] if m["sweepable"] else []
+        lines.append("    " + "; ".join(facts))
         for k, p in m["params"].items():
             default = json.dumps(p["default"])
             lines.append(f"    --param {k}={default}: {p['accepts']}. {p['doc']}")

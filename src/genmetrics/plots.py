@@ -210,7 +210,10 @@ def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd
       (resample ``i`` drawn with seed ``settings.seed + i``); its reference is the entry's, as
       in ``scores``. Records of other metrics, or of no scored (dataset, entry), are skipped.
     """
-    d = scores[(scores["metric"] == "precision_recall") & scores["name"].isin(PR_VALUES)]
+    from genmetrics.metrics.registry import metrics_feeding
+
+    plane = metrics_feeding("pr_plane")  # metrics declaring the figure (and its values)
+    d = scores[scores["metric"].isin(plane) & scores["name"].isin(PR_VALUES)]
     if d.empty:
         return pd.DataFrame(columns=PR_PLANE_COLUMNS)
     d = d.assign(reference=d["reference"].fillna("").astype(str))
@@ -223,7 +226,7 @@ def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd
     rows = []
     for rec in spreads:
         ref = refs.get((rec.get("dataset"), rec.get("entry")))
-        if rec.get("metric") != "precision_recall" or ref is None:
+        if rec.get("metric") not in plane or ref is None:
             continue
         runs = {r["value"]: r["runs"] for r in rec["rows"] if r["vary"] == "reference"}
         if not all(n in runs for n in PR_VALUES):

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from genmetrics.analysis.headline import LEGEND, family_tables, headline_table
+from genmetrics.analysis.aggregate import read_scores
+from genmetrics.analysis.headline import family_tables, headline_table, table_legend
 from genmetrics.io import read_json, write_text
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
@@ -30,18 +31,19 @@ def write_html_report(
     """The report page: the headline scores (:mod:`genmetrics.analysis.headline`, one table
     per family), generation statistics and figures; the CSVs are linked by their path relative
     to ``out`` (``summary_csv``, ``headline_csv``: optional further links)."""
-    table = headline_table(pd.read_csv(scores_csv))
+    table = headline_table(read_scores(scores_csv))
     parts = [
         f"<html><head><meta charset='utf-8'><title>genmetrics report</title><style>{_CSS}</style>",
         "</head><body><h1>genmetrics report</h1>",
         "<p class='note'>Each row is a source of texts per dataset: a model's generations "
-        "(mean ± std over its seeds) or the human references. Each column is a metric entry's "
-        "headline value: its first value with a direction of better, or both of kNN precision "
-        "and recall and of PRD's F8 and F1/8 (the other values are in the full table). Precision = share of generated texts inside the human "
-        "distribution's k-NN support (quality); recall = share of human texts inside the "
-        "model's support (diversity). Perplexity is under the evaluator LM.</p>",
+        "(mean ± std over its seeds) or the human references. Each column is a headline value "
+        "of a metric entry, as its metric registers it: one value with a direction of better, "
+        "or a pair such as kNN precision and recall (the other values are in the full table). "
+        "Precision = share of generated texts inside the human distribution's k-NN support "
+        "(quality); recall = share of human texts inside the model's support (diversity). "
+        "Perplexity is under the evaluator LM.</p>",
         "<h2>Scores</h2>",
-        f"<p class='note'>{html.escape(LEGEND)} Every value of every score, per seed: "
+        f"<p class='note'>{html.escape(table_legend(table))} Every value of every score, per seed: "
         f"{_link(scores_csv, out, 'the full table')}"
         + "".join(
             f"; {_link(p, out, what)}"

@@ -1,64 +1,31 @@
-"""Collect score JSONs into the tidy table and correlate metrics across sources.
+"""Correlate metrics across sources.
 
-* :func:`collect_scores` — the tidy table (``results/scores.csv``, columns :data:`COLUMNS`);
-  :func:`wide_scores` — one row per scored source, one column per score.
+The tidy table they start from (``results/scores.csv``) is :mod:`genmetrics.analysis.aggregate`'s.
+
+* :func:`wide_scores` — one row per scored source, one column per score.
 * :func:`correlation_table` — Pearson, Spearman and Kendall correlation between every pair of
   scores across the points (one point = one scored source: dataset, model, seed; the human
   references count as a source where they are scored), per dataset and pooled across datasets
   (within-dataset z-scores, :func:`pooled_scores`), with the number of points behind each cell
-  and a bootstrap 95% interval (``results/analysis/metric_correlation.csv``).
+  and a bootstrap 95% interval (``results/analysis/metric_correlation.csv``); the heatmap
+  draws the pairs of headline values (each metric's registered ``headline``, the values of
+  the headline table: :func:`genmetrics.analysis.headline.headline_rows`).
 * :func:`metric_correlation` — one correlation matrix over every source (kept for callers).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
+from genmetrics.analysis.headline import headline_rows
 from genmetrics.analysis.statistics import (
     bootstrap_pairwise_correlation,
     percentile_interval,
     zscore_within,
 )
-from genmetrics.io import read_json
-
-COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
-
-
-def collect_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """One row per (dataset, source, metric entry, value name).
-
-    ``model`` is the generator name or ``references``; ``seed`` is empty for references;
-    ``metric`` is the registered metric, ``entry`` the config entry (``metrics.<entry>``; a
-    record without one, e.g. from ``genmetrics score``, counts as the entry named after its
-    metric), ``name`` the value.
-    """
-    rows = []
-    for p in paths:
-        rec = read_json(p)
-        src = rec["source"]
-        m = re.fullmatch(r"(.+)/seed(\d+)", src)
-        model, seed = (m.group(1), int(m.group(2))) if m else (src, None)
-        for name, value in rec["values"].items():
-            rows.append(
-                {
-                    "dataset": rec["dataset"],
-                    "model": model,
-                    "seed": seed,
-                    "reference": rec.get("reference"),
-                    "metric": rec["metric"],
-                    "entry": rec.get("entry", rec["metric"]),
-                    "name": name,
-                    "value": value,
-                }
-            )
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    df["seed"] = df["seed"].astype("Int64")
-    return df.sort_values(["dataset", "model", "seed", "entry", "name"]).reset_index(drop=True)
 
 
 def wide_scores(df: pd.DataFrame) -> pd.DataFrame:
@@ -101,35 +68,6 @@ def _short_names(cols: list[str]) -> list[str]:
     return out
 
 
-# Values shown in the correlation heatmap for metrics with several; others show their first
-# registered value. Sub-scores (ROUGE precision/recall, per-n n-gram diversity, *_std, lengths)
-# stay in scores.csv but would make the heatmap unreadable.
-HEADLINE = {
-    "precision_recall": ("precision", "recall", "density", "coverage"),
-    "prd": ("f8", "f1_8"),
-    "mauve": ("mauve",),
-    "perplexity": ("perplexity",),
-    "distinct_n": ("distinct_2", "distinct_4"),
-    "rep_n": ("rep_2", "diversity"),
-    "rouge": ("rouge1", "rougeL"),
-    "face": ("so", "corr", "emd"),
-}
-
-
-def headline(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows of the headline values of each metric (see ``HEADLINE``)."""
-    from genmetrics.metrics import all_metrics
-
-    known = all_metrics()
-    keep = []
-    for metric, name in zip(df["metric"], df["name"], strict=True):
-        names = HEADLINE.get(metric)
-        if names is None:
-            names = list(known[metric].values)[:1] if metric in known else (name,)
-        keep.append(name in names)
-    return df[keep]
-
-
 def metric_correlation(
     df: pd.DataFrame, method: str = "spearman", headline_only: bool = True
 ) -> pd.DataFrame:
@@ -137,7 +75,7 @@ def metric_correlation(
 
     Columns that are constant or mostly missing are dropped (their correlation is undefined).
     """
-    wide = wide_scores(headline(df) if headline_only else df)
+    wide = wide_scores(headline_rows(df) if headline_only else df)
     wide = wide.loc[:, wide.notna().sum() >= 3]
     wide = wide.loc[:, wide.nunique() > 1]
     return wide.corr(method=method)
@@ -169,13 +107,14 @@ def select_values(df: pd.DataFrame, values: str = "directed") -> pd.DataFrame:
 
     ``directed``: values whose registered direction is "higher" or "lower" (the headline
     scores; lengths, counts, standard deviations and other values without a better direction
-    are left out; values of metrics that are not registered are kept). ``headline``: the
-    curated :data:`HEADLINE` subset (:func:`headline`). ``all``: every value.
+    are left out; values of metrics that are not registered are kept). ``headline``: each
+    metric's registered headline values (:func:`genmetrics.analysis.headline.headline_rows`).
+    ``all``: every value.
     """
     if values == "all":
         return df
     if values == "headline":
-        return headline(df)
+        return headline_rows(df)
     if values != "directed":
         raise ValueError(f"values: expected 'directed', 'headline' or 'all', got {values!r}")
     from genmetrics.metrics import all_metrics
@@ -234,8 +173,8 @@ def correlation_table(
       interval (NaN);
     * ``too_few``: fewer than ``min_points`` pairwise complete sources: no correlation is
       reported (``r``, ``low``, ``high`` are NaN);
-    * ``in_figure``: both scores are in the curated :data:`HEADLINE` subset drawn in the
-      heatmap (the table has every pair).
+    * ``in_figure``: both scores are headline values (their metric's registered
+      ``headline``), the pairs drawn in the heatmap (the table has every pair).
     """
     methods = list(methods)
     for m in methods:
@@ -245,7 +184,7 @@ def correlation_table(
     if sel.empty:
         return pd.DataFrame(columns=TABLE_COLUMNS)
     wide, keys = _wide_with_keys(sel)
-    shown = set(zip(*(headline(sel)[c] for c in ("entry", "name")), strict=True))
+    shown = set(zip(*(headline_rows(sel)[c] for c in ("entry", "name")), strict=True))
     figure = np.array([k in shown for k in keys])
     names = list(wide.columns)
     datasets = wide.index.get_level_values("dataset").to_numpy()
@@ -332,20 +271,10 @@ def cluster_order(matrix: pd.DataFrame) -> list[str]:
     return [names[i] for i in leaves_list(z)]
 
 
-def seed_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean, std (ddof=1) and number of seeds per (dataset, model, metric, entry, name)."""
-    keys = ["dataset", "model", "reference", "metric", "entry", "name"]
-    d = df.copy()
-    d["reference"] = d["reference"].fillna("")
-    g = d.groupby(keys, sort=True)["value"]
-    out = g.agg(mean="mean", std="std", n_seeds="count").reset_index()
-    return out
-
-
 def length_table(df: pd.DataFrame) -> pd.DataFrame:
     """One row per source: the headline scores plus ``mean_words``, the texts' mean length
     (the largest one reported, i.e. before any length control)."""
-    wide = wide_scores(headline(df[df["name"] != "mean_words"]))
+    wide = wide_scores(headline_rows(df))
     lengths = df[df["name"] == "mean_words"].copy()
     if lengths.empty:
         return wide.iloc[:, :0]

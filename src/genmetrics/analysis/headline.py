@@ -1,23 +1,23 @@
 """The headline score table a person reads: one row per (dataset, model), one column per entry.
 
-Built from the tidy ``results/scores.csv`` (:data:`genmetrics.analysis.correlation.COLUMNS`).
-Conventions:
+Built from the tidy ``results/scores.csv`` (:data:`genmetrics.analysis.aggregate.COLUMNS`).
+Everything it says of a metric is read from its registration
+(:mod:`genmetrics.metrics.registry`); conventions:
 
-* the *headline value* of a metric entry is its registered metric's first value with a
-  direction of better (``get(metric).values``, in registration order), or both values of a pair
-  in :data:`PAIRED_HEADLINES` (kNN precision and recall; PRD's F8 and F1/8); ``mean_words`` and values
-  without a direction (lengths, counts, ``*_std``) never are, and a metric without any directed
-  value (Zipf) has no column;
+* the *headline values* of a metric entry are its metric's registered ``headline`` (a value
+  with a direction of better, or a pair such as kNN precision and recall); ``mean_words`` and
+  values without a direction (lengths, counts, ``*_std``) never are, and a metric without a
+  headline (Zipf) has no column; :func:`headline_rows` keeps those rows (the correlation
+  heatmap draws the same values);
 * a metric that is not registered (e.g. scores of a metric since removed) keeps every value but
-  ``mean_words``, under the family :data:`OTHER` and without a direction (no arrow): nothing
-  says which of its values is the headline nor which way is better;
-* the *family* of a metric is that of the module defining it (:data:`FAMILIES`); families come
-  in the order of :data:`FAMILY_ORDER`, then any unlisted module (a family named after it,
-  alphabetically), then :data:`OTHER`; within a family, columns follow the module order of
-  :data:`FAMILIES`, then the entry name;
-* a column is headed ``entry ↑`` (higher is better) or ``entry ↓`` (lower), with the value name
-  (``precision_recall: precision ↑``) unless it is the entry's name or the metric's only directed
-  value (``pos_compression_ratio ↓``);
+  ``mean_words``, under the family :data:`OTHER`, without a direction (no arrow) nor a scale:
+  nothing says which of its values is the headline nor which way is better;
+* families come in the registry's order (:data:`FAMILIES`, :data:`OTHER` last); within a
+  family, columns follow the metric name, then the entry name, then the headline's order;
+* a column is headed ``entry ↑ (scale)`` (↑ higher is better, ↓ lower; the scale is the
+  value's registered range or unit, :data:`genmetrics.metrics.registry.SCALES`), with the
+  value name (``precision_recall: precision ↑ (0–1)``) unless it is the entry's name or the
+  metric's only directed value (``pos_compression_ratio ↓ (≥ 0)``);
 * a cell is the mean over seeds, written ``mean ± std`` (ddof=1) where ≥ 2 seeds have a value;
   the human texts (model :data:`REFERENCES`, no seed) are a row, last within their dataset, with
   cells only for the entries they were scored on (none: no row).
@@ -25,7 +25,7 @@ Conventions:
 * :func:`headline_scores` — the long form: mean, std and number of seeds per (dataset, model,
   entry) headline value (``results/scores_headline.csv``, columns :data:`LONG_COLUMNS`);
 * :func:`headline_table` — the readable wide table (string cells, two-level columns: family,
-  header);
+  header; ``attrs["scales"]``: the scales its headers show);
 * :func:`headline_markdown` — that table as markdown, one table per family, with a legend
   (``results/scores_headline.md``).
 """
@@ -37,28 +37,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-#: module of :mod:`genmetrics.metrics` → family, in display order (families and, within each,
-#: modules)
-FAMILIES = {
-    "precision_recall": "quality/diversity",  # kNN precision/recall, density/coverage
-    "prd": "quality/diversity",
-    "mauve": "quality/diversity",
-    "omniinput": "quality/diversity",
-    "diversity": "diversity",  # compression ratio, n-gram diversity, self-repetition
-    "repetition": "diversity",  # rep-n, distinct-n
-    "self_bleu": "diversity",
-    "homogenization": "diversity",
-    "lexical": "lexical",  # TTR, MATTR, HD-D, MTLD
-    "reference": "reference",  # BLEU, ROUGE
-    "perplexity": "surprisal",
-    "face": "surprisal",
-    "zipf": "surprisal",
-    "coherence": "coherence",
-}
-OTHER = "other"
-FAMILY_ORDER = tuple(dict.fromkeys(FAMILIES.values()))
-#: the model name of the human texts (as :data:`genmetrics.plan.REFERENCES`)
-REFERENCES = "references"
+from genmetrics.metrics.registry import FAMILIES, OTHER, SCALES
+from genmetrics.paths import REFERENCES
+
 ARROWS = {"higher": "↑", "lower": "↓"}
 LONG_COLUMNS = [
     "dataset",
@@ -68,19 +49,16 @@ LONG_COLUMNS = [
     "metric",
     "value_name",
     "direction",
+    "scale",
     "mean",
     "std",
     "n_seeds",
 ]
 LEGEND = (
-    "↑ higher is better, ↓ lower is better; each cell is the mean ± std (ddof=1) over seeds "
-    "(the mean alone for one seed; the human references have none); – not scored."
+    "↑ higher is better, ↓ lower is better, in parentheses the value's range or unit; each "
+    "cell is the mean ± std (ddof=1) over seeds (the mean alone for one seed; the human "
+    "references have none); – not scored."
 )
-
-
-#: metrics whose finding is a pair of values, both shown: quality and diversity (Le Bronnec et
-#: al. 2024: precision and recall; Sajjadi et al. 2018: F8 and F1/8)
-PAIRED_HEADLINES = {"precision_recall": ("precision", "recall"), "prd": ("f8", "f1_8")}
 
 
 @dataclass(frozen=True)
@@ -88,8 +66,9 @@ class _Info:
     """What the registry says of one metric name (see the module conventions)."""
 
     family: str
-    order: tuple  # sort key of the metric's module within the families
+    order: tuple  # sort key of the metric among the columns
     headlines: dict[str, str]  # headline value(s) → direction; empty: none (all, if unregistered)
+    scales: dict[str, str]  # headline value → scale (registered ones only)
     registered: bool
     single: bool = False  # the headline is the metric's only directed value
 
@@ -99,21 +78,24 @@ def _metric_info(metric: str) -> _Info:
 
     known = all_metrics()
     if metric not in known:
-        return _Info(OTHER, (2,), {}, registered=False)
+        return _Info(OTHER, (FAMILIES.index(OTHER), metric), {}, {}, registered=False)
     m = known[metric]
-    module = m.func.__module__.rsplit(".", 1)[-1]
-    modules = list(FAMILIES)
-    if module in FAMILIES:
-        family = FAMILIES[module]
-        order = (0, FAMILY_ORDER.index(family), modules.index(module))
-    else:
-        family, order = module, (1, module)
-    directed = [(n, d) for n, d in m.values.items() if n != "mean_words" and d is not None]
-    if not directed:
-        return _Info(family, order, {}, registered=True)
-    names = PAIRED_HEADLINES.get(metric, (directed[0][0],))
-    heads = {n: d for n, d in directed if n in names}
-    return _Info(family, order, heads, registered=True, single=len(directed) == 1)
+    directed = [v for v, d in m.values.items() if d is not None]
+    heads = {v: m.values[v] for v in m.headline}
+    scales = {v: m.scale(v) for v in m.headline if m.scale(v)}
+    order = (FAMILIES.index(m.family), metric)
+    return _Info(m.family, order, heads, scales, registered=True, single=len(directed) == 1)
+
+
+def _is_headline(info: _Info, name: str) -> bool:
+    return name != "mean_words" and (name in info.headlines or not info.registered)
+
+
+def headline_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the tidy table that hold a headline value (see the module conventions)."""
+    info = {m: _metric_info(m) for m in df["metric"].unique()}
+    keep = [_is_headline(info[m], n) for m, n in zip(df["metric"], df["name"], strict=True)]
+    return df[keep]
 
 
 def headline_scores(df: pd.DataFrame) -> pd.DataFrame:
@@ -121,22 +103,18 @@ def headline_scores(df: pd.DataFrame) -> pd.DataFrame:
     conventions — with the mean, std (ddof=1, NaN below 2 seeds) and number of seeds with a
     value; sorted by dataset, model (references last), then in column order."""
     info = {m: _metric_info(m) for m in df["metric"].unique()}
-    keep = [
-        name != "mean_words" and (name in info[m].headlines or not info[m].registered)
-        for m, name in zip(df["metric"], df["name"], strict=True)
-    ]
-    d = df[keep]
+    d = headline_rows(df)
     if d.empty:
         return pd.DataFrame(columns=LONG_COLUMNS)
     keys = ["dataset", "model", "entry", "metric", "name"]
     out = d.groupby(keys, sort=False)["value"].agg(mean="mean", std="std", n_seeds="count")
     out = out.reset_index().rename(columns={"name": "value_name"})
     out["family"] = [info[m].family for m in out["metric"]]
-    out["direction"] = [
-        info[m].headlines.get(v) for m, v in zip(out["metric"], out["value_name"], strict=True)
-    ]
+    pairs = list(zip(out["metric"], out["value_name"], strict=True))
+    out["direction"] = [info[m].headlines.get(v) for m, v in pairs]
+    out["scale"] = [info[m].scales.get(v) for m, v in pairs]
     sort_key = [
-        (ds, model == REFERENCES, model, info[m].order, e, v)
+        (ds, model == REFERENCES, model, info[m].order, e, _position(info[m], v))
         for ds, model, m, e, v in zip(
             out["dataset"],
             out["model"],
@@ -150,11 +128,33 @@ def headline_scores(df: pd.DataFrame) -> pd.DataFrame:
     return out.iloc[order].reset_index(drop=True)[LONG_COLUMNS]
 
 
-def header(entry: str, value_name: str, direction: str | None, named: bool = True) -> str:
-    """``entry: value ↑``; ``entry ↑`` when not ``named`` or the value is named as the entry."""
+def _position(info: _Info, value: str) -> tuple:
+    """Sort key of a value within its entry: the headline's order (unregistered: by name)."""
+    heads = list(info.headlines)
+    return (heads.index(value), "") if value in heads else (len(heads), value)
+
+
+def header(
+    entry: str,
+    value_name: str,
+    direction: str | None,
+    named: bool = True,
+    scale: str | None = None,
+) -> str:
+    """``entry: value ↑ (scale)``; ``entry ↑ (scale)`` when not ``named`` or the value is
+    named as the entry; no arrow without a direction, no parentheses without a scale."""
     name = f"{entry}: {value_name}" if named and value_name != entry else entry
     arrow = ARROWS.get(direction or "")
-    return f"{name} {arrow}" if arrow else name
+    out = f"{name} {arrow}" if arrow else name
+    return f"{out} ({scale})" if isinstance(scale, str) and scale else out
+
+
+def table_legend(table: pd.DataFrame) -> str:
+    """:data:`LEGEND`, then what each scale shown in :func:`headline_table`'s ``table`` means."""
+    scales = table.attrs.get("scales", [])
+    if not scales:
+        return LEGEND
+    return f"{LEGEND} Scales: " + "; ".join(f"({s}) {SCALES[s]}" for s in scales) + "."
 
 
 def cell(mean: float, std: float, n_seeds: int) -> str | None:
@@ -181,17 +181,19 @@ def headline_table(df: pd.DataFrame) -> pd.DataFrame:
     for r in long.itertuples(index=False):
         row = (r.dataset, r.model)
         named = not info[r.metric].single
-        column = (r.family, header(r.entry, r.value_name, r.direction, named))
+        column = (r.family, header(r.entry, r.value_name, r.direction, named, r.scale))
         rows.setdefault(row, None)
-        columns[column] = (info[r.metric].order, r.entry, r.value_name)
+        columns[column] = (info[r.metric].order, r.entry, _position(info[r.metric], r.value_name))
         cells[row, column] = cell(r.mean, r.std, r.n_seeds)
     ordered = sorted(columns, key=columns.__getitem__)
-    return pd.DataFrame(
+    out = pd.DataFrame(
         [[cells.get((row, c)) for c in ordered] for row in rows],
         index=pd.MultiIndex.from_tuples(list(rows), names=["dataset", "model"]),
         columns=pd.MultiIndex.from_tuples(ordered, names=["family", "score"]),
         dtype=object,
     )
+    out.attrs["scales"] = [s for s in SCALES if s in set(long["scale"].dropna())]
+    return out
 
 
 def family_tables(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -206,9 +208,14 @@ def family_tables(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def headline_markdown(table: pd.DataFrame, full_table: str = "scores.csv") -> str:
-    """Markdown of :func:`headline_table`: a title, the legend (:data:`LEGEND`) and one table
+    """Markdown of :func:`headline_table`: a title, the legend (:func:`table_legend`) and one table
     per family (columns dataset, model, its scores); ``full_table``: where the tidy table is."""
-    lines = ["# Scores", "", f"{LEGEND} The full table: [{full_table}]({full_table}).", ""]
+    lines = [
+        "# Scores",
+        "",
+        f"{table_legend(table)} The full table: [{full_table}]({full_table}).",
+        "",
+    ]
     tables = family_tables(table)
     if not tables:
         lines += ["No score has a direction of better.", ""]

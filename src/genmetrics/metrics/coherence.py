@@ -46,6 +46,8 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     paired=True,
     part="continuation",
     values={"coherence": HIGHER},
+    family="coherence",
+    scale="−1–1",  # a cosine
     aggregation=(
         "mean over generations; a continuation with no word is skipped, as SimCTG "
         "(left out by the embed rule)"
@@ -69,6 +71,8 @@ def coherence(candidate: np.ndarray, reference: np.ndarray) -> MetricResult:
     input="surprisal",
     part="continuation",
     values={"coherence_logprob": HIGHER},
+    family="coherence",
+    scale="nats",  # a mean log-probability (≤ 0)
     aggregation="mean over generations with a token of their mean log-prob (n.excluded)",
     upstream="Su & Collier (2023) compute_coherence.py",
     citation="Su & Collier (2023)",

@@ -121,6 +121,8 @@ def _compression_metric(
         input=input,
         values={"compression_ratio": LOWER},
         params=_CR_PARAMS,
+        family="diversity",
+        scale="≥ 0",  # bytes / compressed bytes
         upstream=f"diversity 0.3.1 compression_ratio{suffix}",
         citation="Shaib et al. (2024)",
     )(metric)
@@ -153,6 +155,8 @@ pos_compression_ratio = _compression_metric(
         "ngram_diversity_3": HIGHER,
         "ngram_diversity_4": HIGHER,
     },
+    family="diversity",
+    scale={"ngram_diversity": "0–n", **{f"ngram_diversity_{n}": "0–1" for n in range(1, 5)}},
     params={
         "num_n": (Interval(int, 1, 4), "largest n (the sum runs over n = 1..num_n)"),
         "round": ((Interval(int, 0, None), Const(None)), "decimals (3 = the package's rounding)"),
@@ -191,6 +195,8 @@ def ngram_diversity(
     "self_repetition",
     input="texts",
     values={"self_repetition": LOWER},
+    family="diversity",
+    scale="≥ 0",  # a mean of ln(1 + a count)
     params={"n": (Interval(int, 1, None), "n-gram order")},
     upstream="diversity 0.3.1 self_repetition_score",
     citation="Salkar et al. (2022); Shaib et al. (2024)",

@@ -65,6 +65,18 @@ def _round(a: np.ndarray) -> list[float]:
         "kl": LOWER,
         "js": LOWER,
     },
+    family="surprisal",
+    figures=("spectra",),
+    # SAM is divided by π; EMD sums |cdf differences| / grid points; KL and JS in nats
+    scale={
+        "so": "0–1",
+        "corr": "−1–1",
+        "spear": "−1–1",
+        "sam": "0–1",
+        "emd": "0–1",
+        "kl": "≥ 0",
+        "js": "≥ 0",
+    },
     params={
         "value": (Options("norm", "real"), "|X| (FACE and FACEScore default) or Re X (FACE-2)"),
         "log": (BOOL, "ln(x + 1) before the FFT (FACE 'log'; with zscore: 'logzs')"),

@@ -366,6 +366,8 @@ def bertscore_pair_sums(
     "homogenization",
     input="texts",
     values={"homogenization": LOWER},
+    family="diversity",
+    scale="0–1",  # a mean pair ROUGE-L F (default measure) or BERTScore F1
     params={
         "measure": (Options("rougel", "bertscore"), "pair similarity: ROUGE-L F or BERTScore F1"),
         "use_stemmer": (BOOL, "ROUGE-L: Porter stemming"),

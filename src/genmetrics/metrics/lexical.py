@@ -194,12 +194,17 @@ def _result(
 _SHORT = Options("exclude", "upstream")
 
 
-def _lexical(name: str, params: dict, short_doc: str, minimum: str, citation: str):
-    """The registration shared by the four lexical-diversity scores (one per-text policy)."""
+def _lexical(
+    name: str, params: dict, short_doc: str, minimum: str, citation: str, scale: str = "0–1"
+):
+    """The registration shared by the four lexical-diversity scores (one per-text policy);
+    ``scale``: of the per-text value (and so of its mean and standard deviation)."""
     return register(
         name,
         input="texts",
         values={name: HIGHER, f"{name}_std": None},
+        family="lexical",
+        scale=scale,
         params={
             **params,
             "lemmatize": (BOOL, "lemmatize with the package's table before counting"),
@@ -263,6 +268,7 @@ def hdd(candidate, *, sample: int = 42, lemmatize: bool = False, short_texts: st
     "texts with no word: exclude, or score as upstream",
     "one word",
     "McCarthy & Jarvis (2010)",
+    scale="words",  # tokens per factor
 )
 def mtld(candidate, *, threshold: float = 0.72, lemmatize: bool = False, short_texts="exclude"):
     """MTLD per text (``lex_div.mtld``, TTR threshold .72, min factor length 10), mean over texts.

@@ -123,6 +123,8 @@ def mauve_from_counts(
         "mauve_star": HIGHER,
         "frontier_integral_star": LOWER,
     },
+    family="quality/diversity",
+    scale="0–1",  # the frontier integral is 1 for disjoint histograms
     params={
         "num_buckets": ((Interval(int, 2, None), Const("auto")), "k-means clusters (auto: n/10)"),
         "pca": (

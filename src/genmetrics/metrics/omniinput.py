@@ -34,6 +34,15 @@ from genmetrics.params import Const, Interval
         "bins_populated": None,
         "bins_annotated": None,
     },
+    family="quality/diversity",
+    scale={
+        "aupr": "0–1",
+        "precision": "0–1",
+        "recall": "0–1",
+        "log_recall": "≤ 0",
+        "bins_populated": "count",
+        "bins_annotated": "count",
+    },
     params={
         "threshold": (
             (Interval(float, None, None), Const(None)),

@@ -34,6 +34,8 @@ def text_mean_surprisal(candidate: Sequence[np.ndarray], metric: str) -> np.ndar
     "perplexity",
     input="surprisal",
     values={"perplexity": LOWER, "mean_text_perplexity": LOWER, "mean_surprisal": LOWER},
+    family="surprisal",
+    scale={"perplexity": "≥ 1", "mean_text_perplexity": "≥ 1", "mean_surprisal": "nats"},
     aggregation=(
         "perplexity pools tokens over texts; mean_text_perplexity averages per-text values "
         "over texts with at least one token (the others counted in n.excluded)"

@@ -113,6 +113,10 @@ def prd_from_histograms(
 @clustering_metric(
     "prd",
     values={"f8": HIGHER, "f1_8": HIGHER, "max_precision": HIGHER, "max_recall": HIGHER},
+    family="quality/diversity",
+    headline=("f8", "f1_8"),  # recall-like and precision-like (Sajjadi et al. 2018)
+    scale="0–1",
+    figures=("pr_curves",),
     params={
         "variant": (Options("pr4llm", "sajjadi"), "pr-4-llm's MAUVE-PR, or Sajjadi's prd_score"),
         "num_buckets": ((Interval(int, 2, None), Const("auto")), "clusters (auto: the variant's)"),

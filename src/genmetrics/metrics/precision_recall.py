@@ -221,6 +221,12 @@ def prdc_for_ks(
 @distribution_metric(
     "precision_recall",
     values={"precision": HIGHER, "recall": HIGHER, "density": HIGHER, "coverage": HIGHER},
+    family="quality/diversity",
+    # quality and diversity (Kynkäänniemi et al. 2019; Le Bronnec et al. 2024)
+    headline=("precision", "recall"),
+    scale={"precision": "0–1", "recall": "0–1", "density": "≥ 0", "coverage": "0–1"},
+    figures=("pr_plane",),
+    sweepable=True,
     params={
         "k": (Interval(int, 1, None), "each point's ball reaches its k-th nearest neighbour"),
         "pca": (

@@ -42,6 +42,8 @@ ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
     paired=True,
     reference="required",
     values={"bleu": HIGHER},
+    family="reference",
+    scale="0–100",  # sacrebleu's score
     params={
         "tokenize": (
             Options(
@@ -114,6 +116,8 @@ def sentence_lines(text: str) -> str:
         "rougeLsum": HIGHER,
         **{f"{t}_{m}": HIGHER for t in ROUGE_TYPES for m in ("precision", "recall")},
     },
+    family="reference",
+    scale="0–1",
     params={
         "use_stemmer": (BOOL, "Porter stemming"),
         "split_sentences": (BOOL, "rougeLsum: one NLTK sentence per line"),
@@ -177,6 +181,9 @@ def rouge(
     paired=True,
     reference="required",
     values={"bertscore_precision": HIGHER, "bertscore_recall": HIGHER, "bertscore_f1": HIGHER},
+    family="reference",
+    headline=("bertscore_f1",),
+    scale="−1–1",  # means of token cosines, no baseline rescaling
     params={
         "model": ((STRING, Const(None)), "encoder folder or hub id (null: the offline MiniLM)"),
         "num_layers": (

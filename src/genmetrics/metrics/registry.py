@@ -40,6 +40,32 @@ A metric module registers its public function once; everything else is read from
   happens to texts the metric cannot score (too short, empty); the result's ``n`` reports
   how many were excluded.
 
+What the analyses and figures read about a metric is declared here too, and nowhere else:
+
+* **Family** (``family``): one of :data:`FAMILIES`, in that display order (the headline
+  table's sections); default :data:`OTHER`.
+* **Headline** (``headline``): the value(s) that carry the metric's finding, in display
+  order; default its first value with a direction, none when no value has one (Zipf). A pair
+  is declared here: kNN precision and recall, PRD's F8 and F1/8 (quality and diversity). The
+  same values are the headline table's columns and the correlation heatmap's scores: a
+  metric's other values are sub-scores or variants of its headline (ROUGE-2 beside ROUGE-1,
+  density beside precision, FACE's CORR beside SO) that correlate with it by construction,
+  and drawn they would crowd the heatmap with self-agreement; they stay in ``scores.csv`` and
+  in the correlation table (every directed pair).
+* **Scale** (``scale``): how each value reads, one of :data:`SCALES` (a range such as
+  ``0–1``/``0–100``/``%`` or a unit such as ``nats``/``words``): one string for every value,
+  or a mapping naming every value. Shown after the headline table's arrows.
+* **Figures** (``figures``): the figures of :data:`FIGURES` the metric's scores feed (the
+  P/R plane, PRD's curves, FACE's spectra); a figure may require values (the P/R plane plots
+  ``precision`` against ``recall``). :func:`metrics_feeding` lists a figure's metrics.
+* **Sweep** (``sweepable``): the N/k sweep analysis (``analysis.sweep``) can rerun it.
+
+**Plugins**: besides the modules of :mod:`genmetrics.metrics`, the registry imports every
+module named in the environment variable :data:`PLUGIN_ENV` (comma-separated dotted names,
+e.g. ``GENMETRICS_METRIC_MODULES=mylab.metrics,mylab.more``); a module registers its metrics
+on import as the built-in ones do. Snakemake jobs inherit the variable, so a plugin metric is
+configured and scored like any other.
+
 The function is called with keyword arguments only: ``candidate=...`` (and ``reference=...``
 when the metric takes one) plus every parameter, already checked. It returns a
 :class:`MetricResult` or a ``{name: float}`` dict.
@@ -49,6 +75,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import pkgutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,6 +90,40 @@ HIGHER, LOWER = "higher", "lower"
 #: what ``params`` maps each name to: (constraint or constraints, one-line doc)
 ParamSpec = tuple[Constraint | tuple[Constraint, ...], str]
 _INPUT_ARGS = ("candidate", "reference", "links")
+#: the family of a metric that declares none (and of scores of unregistered metrics)
+OTHER = "other"
+#: metric families, in display order
+FAMILIES = (
+    "quality/diversity",  # a candidate distribution against the reference one
+    "diversity",  # across a corpus: repetition, compression, homogeneity
+    "lexical",  # per text: type-token statistics
+    "reference",  # per pair: overlap with a reference text
+    "surprisal",  # under an evaluator LM, or token frequencies
+    "coherence",  # continuation against its prompt
+    OTHER,
+)
+#: how a value reads (its range or unit) → what that means, for the tables' legends
+SCALES = {
+    "0–1": "between 0 and 1",
+    "0–100": "between 0 and 100",
+    "%": "a percentage (0–100)",
+    "−1–1": "between −1 and 1 (a correlation or a cosine)",
+    "0–n": "a sum of one share per n-gram order, between 0 and the number of orders",
+    "≥ 0": "0 or more, unbounded",
+    "≤ 0": "0 or less",
+    "≥ 1": "1 or more, unbounded",
+    "nats": "natural-log units (a log-probability or surprisal)",
+    "words": "a length in words",
+    "count": "a number of items",
+}
+#: figures that metric scores feed → the values a metric must declare to feed it
+FIGURES: dict[str, tuple[str, ...]] = {
+    "pr_plane": ("precision", "recall"),  # the precision–recall plane (seeds, resamples)
+    "pr_curves": (),  # PRD curves (the records' extras)
+    "spectra": (),  # surprisal spectra (the records' extras)
+}
+#: comma-separated modules imported with the built-in metrics (see the module docstring)
+PLUGIN_ENV = "GENMETRICS_METRIC_MODULES"
 
 
 @dataclass
@@ -92,10 +153,19 @@ class Metric:
     assets: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda params: ()
     loads_model: Callable[[Mapping[str, Any]], bool] = lambda params: False
     min_items: Callable[[Mapping[str, Any]], tuple[int, str]] = lambda params: (1, "")
+    family: str = OTHER
+    headline: tuple[str, ...] = ()
+    scales: Mapping[str, str] = field(default_factory=dict)  # value → SCALES key; {}: unstated
+    figures: tuple[str, ...] = ()
+    sweepable: bool = False
 
     @property
     def defaults(self) -> dict[str, Any]:
         return {k: p.default for k, p in self.params.items()}
+
+    def scale(self, value: str) -> str | None:
+        """How ``value`` reads (a key of :data:`SCALES`); None where the metric states none."""
+        return self.scales.get(value)
 
     def check_params(self, params: Mapping[str, Any] | None, where: str | None = None) -> dict:
         """Every parameter as the metric will run with it (defaults filled, values checked)."""
@@ -114,6 +184,11 @@ class Metric:
                 k: {"default": p.default, "accepts": p.describe(), "doc": p.doc}
                 for k, p in self.params.items()
             },
+            "family": self.family,
+            "headline": list(self.headline),
+            "scales": dict(self.scales),
+            "figures": list(self.figures),
+            "sweepable": self.sweepable,
             "aggregation": self.aggregation,
             "upstream": self.upstream,
             "citation": self.citation,
@@ -141,8 +216,14 @@ def register(
     loads_model: Callable[[Mapping[str, Any]], bool] | None = None,
     min_items: Callable[[Mapping[str, Any]], tuple[int, str]] | None = None,
     description: str | None = None,
+    family: str = OTHER,
+    headline: Sequence[str] | None = None,
+    scale: str | Mapping[str, str] | None = None,
+    figures: Sequence[str] = (),
+    sweepable: bool = False,
 ) -> Callable[[Callable], Callable]:
-    """Decorator that registers ``func`` under ``name`` (snake_case, stable)."""
+    """Decorator that registers ``func`` under ``name`` (snake_case, stable); the facts are
+    checked here (see the module docstring)."""
     if input not in KINDS:
         raise ValueError(f"metric {name!r}: input must be one of {tuple(KINDS)}, got {input!r}")
     if reference not in ("required", "none", "optional", "prompts"):
@@ -154,6 +235,9 @@ def register(
     for v, d in values.items():
         if d not in (HIGHER, LOWER, None):
             raise ValueError(f"metric {name!r}: value {v!r} has bad direction {d!r}")
+    heads = _check_headline(name, values, headline)
+    scales = _check_scales(name, values, scale)
+    _check_facts(name, values, family, figures)
 
     def deco(func: Callable) -> Callable:
         if name in _REGISTRY and _REGISTRY[name].func is not func:
@@ -176,10 +260,69 @@ def register(
             assets=assets or (lambda params: ()),
             loads_model=loads_model or (lambda params: False),
             min_items=min_items or (lambda params: (1, "")),
+            family=family,
+            headline=heads,
+            scales=scales,
+            figures=tuple(figures),
+            sweepable=sweepable,
         )
         return func
 
     return deco
+
+
+def _check_headline(
+    name: str, values: Mapping[str, str | None], headline: Sequence[str] | None
+) -> tuple[str, ...]:
+    """The headline as declared (directed values, no repeat), or the first directed value."""
+    directed = [v for v, d in values.items() if d is not None]
+    if headline is None:
+        return tuple(directed[:1])
+    if isinstance(headline, str):
+        raise ValueError(f"metric {name!r}: headline must be a sequence of value names")
+    heads = tuple(headline)
+    bad = [v for v in heads if v not in directed]
+    if bad:
+        raise ValueError(
+            f"metric {name!r}: headline value(s) {bad} are not values with a direction "
+            f"(those are {directed})"
+        )
+    if len(set(heads)) != len(heads):
+        raise ValueError(f"metric {name!r}: headline {list(heads)} repeats a value")
+    return heads
+
+
+def _check_scales(
+    name: str, values: Mapping[str, str | None], scale: str | Mapping[str, str] | None
+) -> dict[str, str]:
+    """Value → scale: one scale for every value, or a mapping naming each value exactly."""
+    if scale is None:
+        return {}
+    scales = {v: scale for v in values} if isinstance(scale, str) else dict(scale)
+    if set(scales) != set(values):
+        raise ValueError(
+            f"metric {name!r}: scale must name every value: missing "
+            f"{sorted(set(values) - set(scales))}, unknown {sorted(set(scales) - set(values))}"
+        )
+    bad = {v: s for v, s in scales.items() if s not in SCALES}
+    if bad:
+        raise ValueError(f"metric {name!r}: scale(s) {bad} not in {list(SCALES)}")
+    return scales
+
+
+def _check_facts(
+    name: str, values: Mapping[str, str | None], family: str, figures: Sequence[str]
+) -> None:
+    if family not in FAMILIES:
+        raise ValueError(f"metric {name!r}: family must be one of {FAMILIES}, got {family!r}")
+    if isinstance(figures, str):
+        raise ValueError(f"metric {name!r}: figures must be a sequence of figure names")
+    for f in figures:
+        if f not in FIGURES:
+            raise ValueError(f"metric {name!r}: figure {f!r} is not one of {tuple(FIGURES)}")
+        missing = [v for v in FIGURES[f] if v not in values]
+        if missing:
+            raise ValueError(f"metric {name!r}: figure {f!r} plots value(s) {missing} it lacks")
 
 
 def _declare(name: str, func: Callable, specs: Mapping[str, ParamSpec]) -> dict[str, Param]:
@@ -214,17 +357,27 @@ _loaded = False
 
 
 def _load_all() -> None:
-    """Import every module of ``genmetrics.metrics`` (not starting with ``_``) once."""
+    """Import every module of ``genmetrics.metrics`` (not starting with ``_``) once, then the
+    plugin modules named in :data:`PLUGIN_ENV` (imported once each, as any import)."""
     global _loaded
-    if _loaded:
-        return
-    import genmetrics.metrics as pkg
+    if not _loaded:
+        import genmetrics.metrics as pkg
 
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name.startswith("_") or info.name == "registry":
-            continue
-        importlib.import_module(f"genmetrics.metrics.{info.name}")
-    _loaded = True
+        for info in pkgutil.iter_modules(pkg.__path__):
+            if info.name.startswith("_") or info.name == "registry":
+                continue
+            importlib.import_module(f"genmetrics.metrics.{info.name}")
+        _loaded = True
+    for module in plugin_modules():
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise GenmetricsError(f"{PLUGIN_ENV}: cannot import {module!r}: {e}") from None
+
+
+def plugin_modules() -> list[str]:
+    """The modules named in :data:`PLUGIN_ENV` (comma-separated; blanks ignored)."""
+    return [m.strip() for m in os.environ.get(PLUGIN_ENV, "").split(",") if m.strip()]
 
 
 def get(name: str) -> Metric:
@@ -240,6 +393,13 @@ def get(name: str) -> Metric:
 def all_metrics() -> dict[str, Metric]:
     _load_all()
     return dict(sorted(_REGISTRY.items()))
+
+
+def metrics_feeding(figure: str) -> list[str]:
+    """The registered metrics whose scores feed ``figure`` (a key of :data:`FIGURES`)."""
+    if figure not in FIGURES:
+        raise ValueError(f"figure must be one of {tuple(FIGURES)}, got {figure!r}")
+    return [n for n, m in all_metrics().items() if figure in m.figures]
 
 
 def resolve_params(metric: Metric, params: Mapping[str, Any] | None) -> dict[str, Any]:

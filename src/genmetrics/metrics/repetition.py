@@ -44,6 +44,8 @@ def simctg_counts(
     "rep_n",
     input="texts",
     values={"rep_2": LOWER, "rep_3": LOWER, "rep_4": LOWER, "diversity": HIGHER},
+    family="diversity",
+    scale={"rep_2": "%", "rep_3": "%", "rep_4": "%", "diversity": "0–1"},
     params={"rounding": (BOOL, "round rep-n to 2 decimals before the product, as SimCTG")},
     upstream="SimCTG measure_repetition_and_diversity",
     citation="Su et al. (2022)",
@@ -86,6 +88,8 @@ def rep_n(candidate: list[str], *, rounding: bool = True) -> MetricResult:
     "distinct_n",
     input="texts",
     values={"distinct_1": HIGHER, "distinct_2": HIGHER, "distinct_3": HIGHER, "distinct_4": HIGHER},
+    family="diversity",
+    scale="0–1",
     params={
         "tokenizer": (Options("gpt2", "whitespace"), "GPT-2 BPE ids (pr-4-llm) or str.split"),
         "n": (Interval(int, 1, 4), "largest n"),

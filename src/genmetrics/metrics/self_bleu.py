@@ -98,6 +98,8 @@ def self_bleu_scores(docs: Sequence[Sequence], n: int = 4) -> np.ndarray:
     "self_bleu",
     input="texts",
     values={"self_bleu": LOWER},
+    family="diversity",
+    scale="0–1",  # nltk sentence_bleu
     params={
         "n": (Interval(int, 1, None), "BLEU order (uniform weights 1/n)"),
         "tokenizer": (Options("whitespace", "gpt2"), "str.split or GPT-2 BPE ids (pr-4-llm)"),

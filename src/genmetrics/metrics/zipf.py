@@ -66,6 +66,9 @@ def zipf_points(freqs: np.ndarray, convention: str, max_rank: int) -> tuple[np.n
     "zipf",
     input="texts",
     values={"zipf": None, "zipf_r": None, "zipf_slope": None},
+    family="surprisal",
+    # the fit of ln f against ln rank over frequencies sorted descending: slope ≤ 0, r ≤ 0
+    scale={"zipf": "≥ 0", "zipf_r": "0–1", "zipf_slope": "≤ 0"},
     params={
         "convention": (Options("degen", "mauve"), "degen: every rank; mauve: log-rank bins"),
         "tokenizer": (Options("gpt2", "whitespace"), "GPT-2 BPE ids (both references) or split"),

@@ -22,6 +22,7 @@ from genmetrics import GenmetricsError
 from genmetrics.agreement.settings import agreement_plan
 from genmetrics.generation import GenerationSettings
 from genmetrics.kinds import KINDS, TEXT_KINDS
+from genmetrics.metrics.registry import all_metrics, get
 from genmetrics.omniinput.settings import omni_plan
 from genmetrics.paths import PROMPTS, REFERENCES
 from genmetrics.plan.core import Plan
@@ -126,9 +127,12 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
         name = sweep["metric"]
         if name not in entries:
             raise GenmetricsError(f"analysis.sweep.metric: {name!r} is not in metrics")
-        if entries[name].metric != "precision_recall":
+        if not get(entries[name].metric).sweepable:
             raise GenmetricsError(
-                f"analysis.sweep.metric: {name!r} is not a precision_recall entry"
+                f"analysis.sweep.metric: {name!r} runs {entries[name].metric}, which cannot be "
+                "swept (sweepable metrics: "
+                + ", ".join(n for n, m in all_metrics().items() if m.sweepable)
+                + ")"
             )
     plan = Plan(
         cache=cfg["cache"].rstrip("/"),
@@ -260,8 +264,6 @@ def _entry(
     models: Mapping[str, Model],
     tables: Mapping[str, Mapping[str, FeatureModel]],
 ) -> ScoreEntry:
-    from genmetrics.metrics import get
-
     key = f"metrics.{name}"
     try:
         metric = get(e.get("metric", name))

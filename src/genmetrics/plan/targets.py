@@ -15,8 +15,8 @@ class Targets:
     generation_stats: tuple[str, ...]
     spreads: tuple[str, ...]
     sweeps: tuple[str, ...]
-    prd_scores: tuple[str, ...]
-    face_scores: tuple[str, ...]  # the first face entry's, for the spectra figure
+    pr_curves_scores: tuple[str, ...]  # entries whose metric feeds the PR-curves figure
+    spectra_scores: tuple[str, ...]  # the first entry feeding the spectra figure
     figures: tuple[str, ...]  # in the HTML report
     analyses: tuple[str, ...]
     all: tuple[str, ...]
@@ -27,6 +27,13 @@ class Targets:
 
 class TargetLists:
     """The :class:`~genmetrics.plan.core.Plan` part that lists targets."""
+
+    def entries_feeding(self, figure: str) -> list[str]:
+        """Entries whose metric feeds ``figure`` (its registration's ``figures``)."""
+        from genmetrics.metrics.registry import metrics_feeding
+
+        metrics = metrics_feeding(figure)
+        return [n for n, e in self.entries.items() if e.metric in metrics]
 
     def score_targets(self, entries: Iterable[str] | None = None) -> list[str]:
         out = []
@@ -64,9 +71,9 @@ class TargetLists:
                 for m in self.models.values()
                 if ds in m.datasets
             ]
-        prd = self.score_targets(n for n, e in self.entries.items() if e.metric == "prd")
-        face = next((n for n, e in self.entries.items() if e.metric == "face"), None)
-        face_scores = self.score_targets([face]) if face else []
+        prd = self.score_targets(self.entries_feeding("pr_curves"))
+        face = self.entries_feeding("spectra")[:1]  # one panel per dataset and model
+        face_scores = self.score_targets(face)
         figures = [RESULTS.correlation_figure, RESULTS.pr_figure]
         figures += [RESULTS.pr_curves_figure] if prd else []
         figures += [RESULTS.spectra_figure] if face_scores else []
@@ -86,8 +93,8 @@ class TargetLists:
             generation_stats=tuple(gen_stats),
             spreads=tuple(spreads),
             sweeps=tuple(sweeps),
-            prd_scores=tuple(prd),
-            face_scores=tuple(face_scores),
+            pr_curves_scores=tuple(prd),
+            spectra_scores=tuple(face_scores),
             figures=tuple(figures),
             analyses=tuple(analyses),
             all=(
