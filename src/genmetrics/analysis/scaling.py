@@ -471,6 +471,7 @@ class _Recompute:
     def __init__(self, entry: Mapping[str, Any], cell: Mapping[str, Any], loaded: dict):
         from genmetrics.kinds import KINDS
         from genmetrics.metrics import get
+        from genmetrics.scoring import load_input
 
         self.metric = get(entry["metric"])
         self.params = entry["params"]
@@ -478,7 +479,7 @@ class _Recompute:
 
         def load(path: str, role: str) -> tuple[Any, Any]:  # a file shared by entries: once
             if (kind.name, path) not in loaded:
-                loaded[kind.name, path] = kind.load(path, role)
+                loaded[kind.name, path] = load_input(kind, path, role)
             return loaded[kind.name, path]
 
         self.cand, self.rows = load(cell["candidate"], "candidate")
