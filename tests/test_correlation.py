@@ -21,7 +21,7 @@ from genmetrics.analysis.correlation import (
     pooled_scores,
     wide_scores,
 )
-from genmetrics.plots import correlation_heatmap
+from genmetrics.figures.precision_recall import correlation_heatmap
 
 
 def tidy(data: dict[str, dict[str, list[float]]], metric: dict[str, str] | None = None):

@@ -15,7 +15,7 @@ from genmetrics.analysis.overlap import (
     overlap_markdown,
     overlap_matrix,
 )
-from genmetrics.plots import (
+from genmetrics.figures.precision_recall import (
     PR_PLANE_COLUMNS,
     covariance_ellipse,
     pr_plane,
@@ -120,7 +120,7 @@ def test_covariance_ellipse_geometry():
 
 
 def test_figure_with_one_point_per_model(tmp_path, monkeypatch):
-    import genmetrics.plots as plots
+    import genmetrics.figures.precision_recall as plots
 
     figs = []
     save = plots._save

@@ -95,7 +95,7 @@ def test_pr_scatter_rule_reads_the_spread_records():
 
 
 def test_one_page_report_embeds_every_figure(tmp_path):
-    from genmetrics.plots import pr_scatter
+    from genmetrics.figures.precision_recall import pr_scatter
     from genmetrics.report import write_html_report
 
     rows = [

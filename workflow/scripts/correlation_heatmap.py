@@ -4,8 +4,8 @@ intervals: the table of every pair and method, and the heatmap of the configured
 import pandas as pd
 
 from genmetrics.analysis.correlation import correlation_table
+from genmetrics.figures.precision_recall import correlation_heatmap
 from genmetrics.io import atomic_path
-from genmetrics.plots import correlation_heatmap
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

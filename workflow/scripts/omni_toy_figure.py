@@ -1,7 +1,7 @@
 """The toy figure: ρ(z) estimated vs exact, r(z), PR curves."""
 
+from genmetrics.figures.precision_recall import omniinput_toy_figure
 from genmetrics.omniinput.settings import PROPOSALS
-from genmetrics.plots import omniinput_toy_figure
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

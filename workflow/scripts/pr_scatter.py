@@ -4,8 +4,8 @@ as a table, and the model × model overlap table (their Table 1) as CSV and mark
 import pandas as pd
 
 from genmetrics.analysis.overlap import overlap_long, overlap_markdown
+from genmetrics.figures.precision_recall import pr_scatter
 from genmetrics.io import atomic_path, read_json, write_text
-from genmetrics.plots import pr_scatter
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

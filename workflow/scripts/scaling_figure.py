@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from genmetrics.plots import valid_cell_figure
+from genmetrics.figures.precision_recall import valid_cell_figure
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

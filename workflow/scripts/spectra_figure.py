@@ -1,7 +1,7 @@
 """Surprisal-spectra figure (FACE) from the first face entry's scores."""
 
+from genmetrics.figures.precision_recall import surprisal_spectra
 from genmetrics.io import read_json
-from genmetrics.plots import surprisal_spectra
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

@@ -354,8 +354,8 @@ def summarise_runs(scores: list[str], table: str | Path, figure: str | Path) -> 
     """The runs' score records as a tidy CSV (run, name, value) and their PR-curve figure."""
     import pandas as pd
 
+    from genmetrics.figures.precision_recall import omniinput_runs_figure
     from genmetrics.io import read_json, write_text
-    from genmetrics.plots import omniinput_runs_figure
 
     records = {Path(p).parent.name: read_json(p) for p in scores}
     rows = [
