@@ -3,7 +3,7 @@
 import pandas as pd
 
 from genmetrics.analysis.length import length_analysis
-from genmetrics.figures.precision_recall import length_figure
+from genmetrics.figures.length import length_figure
 from genmetrics.io import atomic_path
 from genmetrics.runlog import log_to
 
