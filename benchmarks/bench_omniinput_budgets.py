@@ -19,9 +19,8 @@ import torch
 
 from genmetrics.devices import available_cpus
 from genmetrics.omniinput.digits import DigitLM
-from genmetrics.omniinput.jobs import read_exact
 from genmetrics.omniinput.sampler import wang_landau
-from genmetrics.omniinput.validation import monte_carlo, validation_entry
+from genmetrics.omniinput.validation import monte_carlo, read_exact, validation_entry
 
 TOY = Path("results/omniinput/toy")
 

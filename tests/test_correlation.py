@@ -20,9 +20,10 @@ from genmetrics.analysis.correlation import (
     pooled_scores,
     wide_scores,
 )
+from genmetrics.analysis.correlation_panels import heatmap_panels
 from genmetrics.analysis.statistics import pairwise_correlation
+from genmetrics.figures.correlation import correlation_heatmap
 from genmetrics.metrics.registry import get
-from genmetrics.plots import correlation_heatmap
 
 
 def tidy(data: dict[str, dict[str, list[float]]], metric: dict[str, str] | None = None):
@@ -209,7 +210,7 @@ def test_too_few_points_are_flagged_and_the_figure_still_written(tmp_path):
     assert t.too_few.all() and t.r.isna().all() and t.low.isna().all()
     assert (t.n_points == 3).all()
     out = tmp_path / "fig.png"
-    correlation_heatmap(t, out, "spearman")
+    correlation_heatmap(heatmap_panels(t, "spearman"), out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     four = tidy({"d": {"x": [1.0, 2.0, 3.0, 4.0], "y": [1.0, 3.0, 2.0, 4.0], "z": [1, 2, 3, NAN]}})
     t = correlation_table(four, n_boot=50, values="all")
@@ -218,7 +219,7 @@ def test_too_few_points_are_flagged_and_the_figure_still_written(tmp_path):
     # per cell: z is scored for 3 sources only
     assert cell(t, "d", "spearman", "x", "z", "too_few")
     assert np.isnan(cell(t, "d", "spearman", "x", "z"))
-    correlation_heatmap(t, out, "kendall", cluster=False)
+    correlation_heatmap(heatmap_panels(t, "kendall", cluster=False), out)
     assert out.stat().st_size > 0
 
 

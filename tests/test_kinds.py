@@ -111,3 +111,19 @@ def test_loaded_files_are_validated_naming_the_file(tmp_path):
     save_npz(tmp_path / "s.npz", ids=["a"], emb=np.zeros((2, 2)))
     with pytest.raises(GenmetricsError, match="s.npz: array 'ids' has 1 entries but there are 2"):
         KINDS["embeddings"].load(tmp_path / "s.npz", "candidate")
+
+
+def test_pos_kind_reads_tags_and_only_the_features_side_tags_texts(tmp_path):
+    """The metric side (the ``pos`` kind's own loader) never tags; the adapter that reads
+    files for a metric (``scoring.load_input``) tags a file of texts on load, as before."""
+    from genmetrics.features.pos import tag_texts
+    from genmetrics.scoring import load_input
+
+    write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "text": "The cat sat ."}])
+    with pytest.raises(GenmetricsError, match="t.jsonl: rows have no 'tags'"):
+        KINDS["pos"].load(tmp_path / "t.jsonl", "candidate")
+    tags, rows = load_input(KINDS["pos"], tmp_path / "t.jsonl", "candidate")
+    assert tags == tag_texts(["The cat sat ."]) and rows[0]["id"] == "a"
+    write_jsonl(tmp_path / "p.jsonl", [{"id": "b", "tags": ["DT", "NN"]}])
+    assert load_input(KINDS["pos"], tmp_path / "p.jsonl", "candidate")[0] == [["DT", "NN"]]
+    assert KINDS["pos"].load(tmp_path / "p.jsonl", "candidate")[0] == [["DT", "NN"]]

@@ -290,6 +290,20 @@ def test_toy_jobs_resume_lock_and_validation(small_toy, tmp_path):
         assert e["model_evaluations"] <= settings["budget"]
     assert sum(val["exact_counts"]) == 10**SMALL.length
     assert read_result(tmp_path / "g.npz").vocab_size == 10
+    # the toy figure draws what omniinput.validation computes from these files
+    from genmetrics.figures.omniinput import omniinput_toy_figure
+    from genmetrics.io import write_json
+    from genmetrics.omniinput.validation import toy_comparison
+
+    write_json(tmp_path / "validation.json", val)
+    data = toy_comparison(exact, results, tmp_path / "validation.json")
+    assert list(data.runs) == ["gradient", "uniform", "monte_carlo"]
+    assert data.space_size == 10**SMALL.length and data.n_bins == bins.n
+    g = data.runs["gradient"]
+    assert g.pr_curve_linf_error == val["proposals"]["gradient"]["pr_curve_linf_error"]
+    np.testing.assert_array_equal(g.ln_rho, resumed.ln_rho)
+    omniinput_toy_figure(data, tmp_path / "toy.png")
+    assert (tmp_path / "toy.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_human_csv_and_automatic_annotator_give_the_same_curve(tiny_model_dir, tmp_path):

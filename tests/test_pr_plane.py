@@ -15,13 +15,14 @@ from genmetrics.analysis.overlap import (
     overlap_markdown,
     overlap_matrix,
 )
-from genmetrics.plots import (
+from genmetrics.analysis.pr_plane import (
     PR_PLANE_COLUMNS,
     covariance_ellipse,
+    plane_tables,
     pr_plane,
     pr_plane_points,
-    pr_scatter,
 )
+from genmetrics.figures.precision_recall import pr_scatter
 
 COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
 
@@ -120,14 +121,15 @@ def test_covariance_ellipse_geometry():
 
 
 def test_figure_with_one_point_per_model(tmp_path, monkeypatch):
-    import genmetrics.plots as plots
+    import genmetrics.figures.precision_recall as figure
 
     figs = []
-    save = plots._save
-    monkeypatch.setattr(plots, "_save", lambda fig, path: (figs.append(fig), save(fig, path)))
+    save = figure._save
+    monkeypatch.setattr(figure, "_save", lambda fig, path: (figs.append(fig), save(fig, path)))
     out = tmp_path / "pr.png"
     scores = _scores({"a": [(0.6, 0.8)], "b": [(0.4, 0.9)]})
-    table = pr_scatter(scores, out, templates={"a": "chat", "b": "base"})
+    points, table = plane_tables(scores)
+    pr_scatter(points, table, out, templates={"a": "chat", "b": "base"})
     assert out.stat().st_size > 1000 and out.read_bytes()[:4] == b"\x89PNG"
     assert table["semi_major"].isna().all() and set(table["model"]) == {"a", "b"}
     legends = [leg for ax in figs[0].axes for leg in ax.findobj(Legend)]
@@ -139,8 +141,9 @@ def test_figure_with_one_point_per_model(tmp_path, monkeypatch):
 
 def test_figure_without_precision_recall_scores(tmp_path):
     scores = _scores({})
-    table = pr_scatter(scores, tmp_path / "pr.png")
-    assert table.empty and (tmp_path / "pr.png").exists()
+    points, table = plane_tables(scores)
+    pr_scatter(points, table, tmp_path / "pr.png")
+    assert points.empty and table.empty and (tmp_path / "pr.png").exists()
 
 
 # ---------------------------------------------------------------------------- overlap

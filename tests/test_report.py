@@ -98,7 +98,8 @@ def test_pr_scatter_rule_reads_the_spread_records():
 
 
 def test_one_page_report_embeds_every_figure(tmp_path):
-    from genmetrics.plots import pr_scatter
+    from genmetrics.analysis.pr_plane import plane_tables
+    from genmetrics.figures.precision_recall import pr_scatter
     from genmetrics.report import write_html_report
 
     rows = [
@@ -111,7 +112,7 @@ def test_one_page_report_embeds_every_figure(tmp_path):
     scores.parent.mkdir()
     pd.DataFrame(rows, columns=cols).to_csv(scores, index=False)
     fig = tmp_path / "results" / "figures" / "precision_recall.png"
-    pr_scatter(pd.read_csv(scores), fig)
+    pr_scatter(*plane_tables(pd.read_csv(scores)), fig)
     out = tmp_path / "results" / "report.html"
     write_html_report(out, scores, [fig])
     page = out.read_text()

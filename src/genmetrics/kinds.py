@@ -235,22 +235,36 @@ def _load_surprisal(path: Path) -> tuple[list[np.ndarray], Rows]:
     return seqs, _feature_rows(links)
 
 
-def _load_pos(path: Path) -> tuple[list[list[str]], Rows]:
-    from genmetrics.io import read_jsonl, read_texts
+def read_pos(path: Path) -> tuple[list[list[str]], Rows] | None:
+    """The tags and rows of a ``pos`` file whose every row has ``tags`` (each checked to be a
+    list of strings); None when its rows have no tags (a file of texts, which only the
+    features side can tag: :func:`genmetrics.features.pos.load_pos`)."""
+    from genmetrics.io import read_jsonl
 
     rows = read_jsonl(path)
-    if rows and all("tags" in r for r in rows):
-        for i, r in enumerate(rows, start=1):
-            t = r["tags"]
-            if not isinstance(t, list) or not all(isinstance(x, str) for x in t):
-                raise GenmetricsError(
-                    f"{path}: row {i} (id={r.get('id')!r}): 'tags' must be a list of strings"
-                )
-        return [list(r["tags"]) for r in rows], rows
-    from genmetrics.features.pos import tag_texts
+    if not (rows and all("tags" in r for r in rows)):
+        return None
+    for i, r in enumerate(rows, start=1):
+        t = r["tags"]
+        if not isinstance(t, list) or not all(isinstance(x, str) for x in t):
+            raise GenmetricsError(
+                f"{path}: row {i} (id={r.get('id')!r}): 'tags' must be a list of strings"
+            )
+    return [list(r["tags"]) for r in rows], rows
 
-    rows = read_texts(path, allow_empty=True)
-    return tag_texts([r["text"] for r in rows]), rows
+
+def _load_pos(path: Path) -> tuple[list[list[str]], Rows]:
+    """The ``pos`` kind's own loader reads tags only: the metric side never tags texts. A
+    file of texts is tagged on load by :func:`genmetrics.features.pos.load_pos`, which the
+    adapters that read files for a metric (:func:`genmetrics.scoring.load_input`) pass to
+    :meth:`Kind.load`."""
+    tagged = read_pos(path)
+    if tagged is None:
+        raise GenmetricsError(
+            f"{path}: rows have no 'tags'; POS-tag the texts first "
+            "(genmetrics.features.pos.load_pos tags a file of texts on load)"
+        )
+    return tagged
 
 
 def _load_density(path: Path) -> tuple[Any, Rows]:
@@ -284,16 +298,22 @@ class Kind:
             source = f"{source}.{part}"
         return self.pattern.format(dataset=dataset, source=source, **keys)
 
-    def load(self, path: str | Path, what: str) -> tuple[Any, Rows]:
+    def load(
+        self,
+        path: str | Path,
+        what: str,
+        loader: Callable[[Path], tuple[Any, Rows]] | None = None,
+    ) -> tuple[Any, Rows]:
         """Read ``path`` as this kind and validate it; every error names the file (``what``:
-        ``candidate`` or ``reference``)."""
+        ``candidate`` or ``reference``). ``loader``: instead of the kind's own (same checks
+        before and after), e.g. one that computes the kind from texts on load."""
         from genmetrics.io import regular_file
 
         path = Path(path)
         if path.suffix != self.suffix:
             raise GenmetricsError(f"{path}: {what} must be a {self.suffix} file of {self.name}")
         regular_file(path, what)
-        data, rows = self.loader(path)
+        data, rows = (loader or self.loader)(path)
         return self.validator(data, f"{path} ({what})"), rows
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +17,23 @@ import numpy as np
 
 from genmetrics import GenmetricsError, __version__
 from genmetrics.clean import count_words
-from genmetrics.kinds import KINDS, TEXT_KINDS, link_groups, pair_rows
+from genmetrics.kinds import KINDS, TEXT_KINDS, Kind, link_groups, pair_rows
 from genmetrics.metrics.registry import Metric, MetricResult, compute, get
 
 
 def _take(x: Any, idx: list[int]) -> Any:
     return x[np.asarray(idx, dtype=np.int64)] if isinstance(x, np.ndarray) else [x[i] for i in idx]
+
+
+def load_input(kind: Kind, path: str | Path, what: str) -> tuple[Any, list[dict[str, Any]]]:
+    """Read a metric's input file as ``kind`` (:meth:`Kind.load`); a ``pos`` input may also be
+    a file of texts, tagged on load (:func:`genmetrics.features.pos.load_pos`): the tagging
+    lives on the features side, which the metrics never import."""
+    if kind.name == "pos":
+        from genmetrics.features.pos import load_pos
+
+        return kind.load(path, what, loader=load_pos)
+    return kind.load(path, what)
 
 
 def score_files(
@@ -43,10 +54,10 @@ def score_files(
     if metric.reference == "none" and reference is not None:
         raise GenmetricsError(f"metric {name!r} takes no reference, got --reference {reference}")
     kind = KINDS[metric.input]
-    cand, cand_rows = kind.load(candidate, "candidate")
+    cand, cand_rows = load_input(kind, candidate, "candidate")
     ref = ref_rows = None
     if reference is not None:
-        ref, ref_rows = kind.load(reference, "reference")
+        ref, ref_rows = load_input(kind, reference, "reference")
     return score_loaded(name, cand, cand_rows, ref, ref_rows, params, f"{candidate} vs {reference}")
 
 
@@ -129,38 +140,3 @@ def versions() -> dict[str, str]:
         except md.PackageNotFoundError:
             pass
     return out
-
-
-def score_entry(
-    settings: Mapping[str, Any],
-    *,
-    entry: str,
-    dataset: str,
-    source: str,
-    candidate: str | Path,
-    reference: str | Path | None = None,
-    group: Iterable[str | Path] = (),
-) -> dict[str, Any]:
-    """One score job: the score record of ``entry`` for one (dataset, source).
-
-    ``settings`` is :meth:`ScoreEntry.settings` (metric, params, reference, length_control).
-    With ``length_control: shortest`` every text is first cut, per prompt, to the shortest
-    text among the ``group`` files (the dataset's every source; see
-    :func:`genmetrics.analysis.length.score_shortest`).
-    """
-    metric, params = settings["metric"], settings["params"]
-    if settings["length_control"] == "shortest":
-        from genmetrics.analysis.length import score_shortest
-
-        rec = score_shortest(metric, candidate, reference, list(group), params)
-    else:
-        rec = score_files(metric, candidate, reference, params)
-    return {
-        "metric": rec["metric"],
-        "entry": entry,
-        "dataset": dataset,
-        "source": source,
-        "reference": settings["reference"],
-        "length_control": settings["length_control"],
-        **rec,
-    }

@@ -4,8 +4,9 @@ intervals: the table of every pair and method, and the heatmap of the configured
 import pandas as pd
 
 from genmetrics.analysis.correlation import correlation_table
+from genmetrics.analysis.correlation_panels import heatmap_panels
+from genmetrics.figures.correlation import correlation_heatmap
 from genmetrics.io import atomic_path
-from genmetrics.plots import correlation_heatmap
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
@@ -14,7 +15,8 @@ with log_to(sm.log[0]):
     table = correlation_table(df, n_boot=sm.params.n_boot, seed=sm.params.seed)
     with atomic_path(sm.output.table, suffix=".tmp.csv") as tmp:
         table.to_csv(tmp, index=False)
-    correlation_heatmap(table, sm.output.figure, sm.params.method, cluster=sm.params.cluster)
+    panels = heatmap_panels(table, sm.params.method, cluster=sm.params.cluster)
+    correlation_heatmap(panels, sm.output.figure)
     few = table[table["too_few"]]
     print(
         f"{len(table)} correlations ({table['scope'].nunique()} scopes); "

@@ -3,8 +3,8 @@
 import pandas as pd
 
 from genmetrics.analysis.length import length_analysis
+from genmetrics.figures.length import length_figure
 from genmetrics.io import atomic_path
-from genmetrics.plots import length_figure
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

@@ -1,7 +1,7 @@
 """PR-curve figure from every prd score."""
 
+from genmetrics.figures.precision_recall import pr_curves
 from genmetrics.io import read_json
-from genmetrics.plots import pr_curves
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

@@ -4,15 +4,17 @@ as a table, and the model × model overlap table (their Table 1) as CSV and mark
 import pandas as pd
 
 from genmetrics.analysis.overlap import overlap_long, overlap_markdown
+from genmetrics.analysis.pr_plane import plane_tables
+from genmetrics.figures.precision_recall import pr_scatter
 from genmetrics.io import atomic_path, read_json, write_text
-from genmetrics.plots import pr_scatter
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
     scores = pd.read_csv(sm.input.scores)
     spreads = [read_json(p) for p in sm.input.spreads]
-    plane = pr_scatter(scores, sm.output.figure, spreads, sm.params.templates)
+    points, plane = plane_tables(scores, spreads)
+    pr_scatter(points, plane, sm.output.figure, sm.params.templates)
     with atomic_path(sm.output.plane) as tmp:
         plane.to_csv(tmp, index=False)
     overlap = overlap_long(scores)

@@ -2,9 +2,10 @@
 
 import pandas as pd
 
-from genmetrics.plots import valid_cell_figure
+from genmetrics.analysis.scaling import valid_cells
+from genmetrics.figures.scaling import valid_cell_figure
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
-    valid_cell_figure(pd.read_csv(sm.input[0]), sm.output[0])
+    valid_cell_figure(valid_cells(pd.read_csv(sm.input[0])), sm.output[0])

@@ -114,7 +114,7 @@ def correlate_set(
 ) -> pd.DataFrame:
     """Correlations of every metric column with every criterion, the check of our values
     against the stored upstream ones, and the heatmap."""
-    from genmetrics.plots import agreement_heatmap
+    from genmetrics.figures.agreement import agreement_heatmap
 
     table = read_scores(scores)
     criteria = list(CRITERIA[settings["kind"]])
@@ -150,7 +150,7 @@ def pairwise_set(
     settings: Mapping[str, Any], path: str, scores: str, table_out: str, figure_out: str, title: str
 ) -> pd.DataFrame:
     """Item agreement and Bradley–Terry strengths of every metric column on an A/B set."""
-    from genmetrics.plots import pairwise_agreement_figure
+    from genmetrics.figures.agreement import pairwise_agreement_figure
 
     judged = read_judgments(settings["kind"], path)
     assert isinstance(judged, PairwiseJudgments)

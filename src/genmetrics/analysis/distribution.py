@@ -373,3 +373,21 @@ def check_orderings(
                 f"{value}({low})={a:.3f} is not below {value}({high})={b:.3f} - {margin}"
             )
     return problems
+
+
+def sweep_means(df: Any) -> Any:
+    """What the sweep figure shows, from :func:`sweep_table`'s rows: per sweep axis (``n``:
+    N grows, k fixed; ``k``: k grows), source and value of N or k, the mean precision and
+    recall over seeds. Columns ``sweep``, ``source``, ``value``, ``precision``, ``recall``."""
+    import pandas as pd
+
+    parts = [
+        df[df["sweep"] == axis]
+        .groupby(["source", axis])[["precision", "recall"]]
+        .mean()
+        .reset_index()
+        .rename(columns={axis: "value"})
+        .assign(sweep=axis)
+        for axis in ("n", "k")
+    ]
+    return pd.concat(parts, ignore_index=True)[["sweep", "source", "value", "precision", "recall"]]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -472,6 +473,7 @@ class _Recompute:
     def __init__(self, entry: Mapping[str, Any], cell: Mapping[str, Any], loaded: dict):
         from genmetrics.kinds import KINDS
         from genmetrics.metrics import get
+        from genmetrics.scoring import load_input
 
         self.metric = get(entry["metric"])
         self.params = entry["params"]
@@ -479,7 +481,7 @@ class _Recompute:
 
         def load(path: str, role: str) -> tuple[Any, Any]:  # a file shared by entries: once
             if (kind.name, path) not in loaded:
-                loaded[kind.name, path] = kind.load(path, role)
+                loaded[kind.name, path] = load_input(kind, path, role)
             return loaded[kind.name, path]
 
         self.cand, self.rows = load(cell["candidate"], "candidate")
@@ -603,3 +605,50 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
         "baseline": baseline,
         "ci": ci,
     }
+
+
+@dataclass(frozen=True)
+class ValidCells:
+    """What the valid-cell figure shows: ``summary`` (columns ``metric``, ``mean`` over the
+    evaluators; ascending, NaN first), ``ratios`` (per evaluator, None for text metrics with
+    no LM: its ratio per metric of ``summary``, NaN where it has none), ``intervals`` (metric →
+    the 95% interval of its mean, or of its one ratio), the random ``baseline`` and the
+    number of (family × dataset) ``cells``."""
+
+    summary: pd.DataFrame
+    ratios: list[tuple[str | None, np.ndarray]]
+    intervals: dict[str, tuple[float, float]]
+    baseline: float
+    cells: int
+
+
+def valid_cells(table: pd.DataFrame) -> ValidCells:
+    """:class:`ValidCells` of the scaling table (:func:`run_scaling`): the mean over
+    evaluators (:func:`summarise_evaluators`) with its paired-bootstrap interval
+    (``mean_low``/``mean_high``), or a lone ratio's own interval (``low``/``high``)."""
+    summary = summarise_evaluators(table).sort_values("mean", na_position="first")
+    metrics = list(summary["metric"])
+    ci = {
+        m: (float(lo), float(hi))
+        for m, lo, hi in zip(table["metric"], table["mean_low"], table["mean_high"], strict=True)
+        if np.isfinite(lo)
+    }
+    for m in metrics:
+        rows = table[table["metric"] == m]
+        if m not in ci and len(rows) == 1 and np.isfinite(rows["low"].iloc[0]):
+            ci[m] = (float(rows["low"].iloc[0]), float(rows["high"].iloc[0]))
+    ratios: list[tuple[str | None, np.ndarray]] = []
+    for ev in table["evaluator"].dropna().unique():
+        sub = table[table["evaluator"] == ev].set_index("metric")["ratio"]
+        ratios.append((ev, np.array([sub.get(m, np.nan) for m in metrics], dtype=float)))
+    no_eval = table[table["evaluator"].isna()].set_index("metric")["ratio"]
+    if len(no_eval):
+        ratios.append((None, np.array([no_eval.get(m, np.nan) for m in metrics], dtype=float)))
+    known = table["baseline"].dropna()
+    return ValidCells(
+        summary=summary[["metric", "mean"]].reset_index(drop=True),
+        ratios=ratios,
+        intervals={m: ci[m] for m in metrics if m in ci},
+        baseline=float(known.iloc[0]) if len(known) else 0.0,
+        cells=int(table["cells"].max()) if len(table) else 0,
+    )

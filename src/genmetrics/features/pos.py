@@ -12,10 +12,12 @@ obtainable offline, so it is not offered. Tagger data come from
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from genmetrics import GenmetricsError
 
-__all__ = ["tag_texts", "TOKENIZATIONS"]
+__all__ = ["tag_texts", "load_pos", "TOKENIZATIONS"]
 
 TOKENIZATIONS = ("whitespace", "nltk")
 
@@ -59,3 +61,18 @@ def tag_texts(
         toks = tokenize(text)
         out.append([t for _, t in tag.tag(toks)] if toks else [])
     return out
+
+
+def load_pos(path: Path) -> tuple[list[list[str]], list[dict[str, Any]]]:
+    """A loader of the ``pos`` input kind that also reads texts (for :meth:`Kind.load
+    <genmetrics.kinds.Kind.load>`): a file of tags (``results/features/pos/…``) as it is
+    (:func:`genmetrics.kinds.read_pos`), a file of texts (references, generations) tagged on
+    load with :func:`tag_texts`' defaults, as the ``pos_tags`` feature rule does."""
+    from genmetrics.io import read_texts
+    from genmetrics.kinds import read_pos
+
+    tagged = read_pos(path)
+    if tagged is not None:
+        return tagged
+    rows = read_texts(path, allow_empty=True)
+    return tag_texts([r["text"] for r in rows]), rows

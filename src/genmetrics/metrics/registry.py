@@ -79,6 +79,7 @@ import os
 import pkgutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from genmetrics import GenmetricsError
@@ -361,9 +362,8 @@ def _load_all() -> None:
     plugin modules named in :data:`PLUGIN_ENV` (imported once each, as any import)."""
     global _loaded
     if not _loaded:
-        import genmetrics.metrics as pkg
-
-        for info in pkgutil.iter_modules(pkg.__path__):
+        # the package's folder, found without importing the package (its __init__ imports us)
+        for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
             if info.name.startswith("_") or info.name == "registry":
                 continue
             importlib.import_module(f"genmetrics.metrics.{info.name}")

@@ -37,7 +37,13 @@ from genmetrics.omniinput.curves import Density, write_density
 from genmetrics.omniinput.digits import DigitLM, DigitToySpec
 from genmetrics.omniinput.sampler import Bins, WLResult, read_result, wang_landau
 from genmetrics.omniinput.toy import all_sequences, enumerate_outputs
-from genmetrics.omniinput.validation import exact_truth, monte_carlo, validation_entry
+from genmetrics.omniinput.validation import (
+    exact_truth,
+    monte_carlo,
+    read_exact,
+    validation_entry,
+    write_exact,
+)
 
 _log = logging.getLogger("genmetrics")
 SAMPLER_KEYS = (
@@ -96,8 +102,6 @@ def train_toy(settings: Mapping[str, Any], out_dir: str | Path) -> dict[str, Any
 
 def exact_toy(model_dir: str | Path, settings: Mapping[str, Any], out: str | Path) -> dict:
     """Enumerate every input: z, the rule, the bins over the exact range, ln ρ and r."""
-    from genmetrics.io import save_npz
-
     _threads()
     lm = DigitLM.load(model_dir)
     spec = lm.spec
@@ -108,24 +112,8 @@ def exact_toy(model_dir: str | Path, settings: Mapping[str, Any], out: str | Pat
         x = all_sequences(spec.vocab_size, spec.length, start, min(start + 1_000_000, len(z)))
         scores[start : start + len(x)] = lm.rule(x)
     ln_rho, r = exact_truth(z, scores, bins)
-    save_npz(
-        out,
-        ln_rho=ln_rho,
-        r=r,
-        bins=np.array([bins.lo, bins.hi, bins.n], np.float64),
-        valid_fraction=np.array(float(scores.mean())),
-        space_size=np.array(float(len(z))),
-    )
+    write_exact(out, bins, ln_rho, r, float(scores.mean()), len(z))
     return {"inputs": len(z), "z_range": [bins.lo, bins.hi], "valid_fraction": scores.mean()}
-
-
-def read_exact(path: str | Path) -> tuple[Bins, np.ndarray, np.ndarray, dict[str, float]]:
-    from genmetrics.io import load_npz
-
-    a = load_npz(path, required=("ln_rho", "r", "bins", "valid_fraction", "space_size"))
-    lo, hi, n = (float(v) for v in a["bins"])
-    extra = {"valid_fraction": float(a["valid_fraction"]), "space_size": float(a["space_size"])}
-    return Bins(lo, hi, int(n)), a["ln_rho"], a["r"], extra
 
 
 def sample_toy(
@@ -354,8 +342,8 @@ def summarise_runs(scores: list[str], table: str | Path, figure: str | Path) -> 
     """The runs' score records as a tidy CSV (run, name, value) and their PR-curve figure."""
     import pandas as pd
 
+    from genmetrics.figures.omniinput import omniinput_runs_figure
     from genmetrics.io import read_json, write_text
-    from genmetrics.plots import omniinput_runs_figure
 
     records = {Path(p).parent.name: read_json(p) for p in scores}
     rows = [

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.omniinput.curves import aupr, precision_recall_curve
-from genmetrics.omniinput.sampler import Bins, OutputFn, WLResult
-from genmetrics.omniinput.toy import exact_ln_rho, exact_r
+from genmetrics.omniinput.sampler import Bins, OutputFn, WLResult, read_result
+from genmetrics.omniinput.toy import digit_sum_rule, exact_ln_rho, exact_r
 
 Rule = Callable[[np.ndarray], np.ndarray]
 
@@ -190,3 +191,96 @@ def exact_truth(z: np.ndarray, scores: np.ndarray, bins: Bins) -> tuple[np.ndarr
             f"[{bins.lo:g}, {bins.hi:g}] (outputs span [{np.min(z):g}, {np.max(z):g}])"
         )
     return exact_ln_rho(z, bins), exact_r(z, scores, bins)
+
+
+# ------------------------------------------------------------------ the exact truth file
+
+
+def write_exact(
+    path: Any, bins: Bins, ln_rho: np.ndarray, r: np.ndarray, valid_fraction: float, size: int
+) -> None:
+    """The toy's exact truth (every input enumerated) as ``exact.npz``: ln ρ and r per bin,
+    the bins, the share of valid inputs and the size of the input space."""
+    from genmetrics.io import save_npz
+
+    save_npz(
+        path,
+        ln_rho=ln_rho,
+        r=r,
+        bins=np.array([bins.lo, bins.hi, bins.n], np.float64),
+        valid_fraction=np.array(float(valid_fraction)),
+        space_size=np.array(float(size)),
+    )
+
+
+def read_exact(path: Any) -> tuple[Bins, np.ndarray, np.ndarray, dict[str, float]]:
+    """``exact.npz`` of :func:`write_exact`: (bins, ln ρ, r, {valid_fraction, space_size})."""
+    from genmetrics.io import load_npz
+
+    a = load_npz(path, required=("ln_rho", "r", "bins", "valid_fraction", "space_size"))
+    lo, hi, n = (float(v) for v in a["bins"])
+    extra = {"valid_fraction": float(a["valid_fraction"]), "space_size": float(a["space_size"])}
+    return Bins(lo, hi, int(n)), a["ln_rho"], a["r"], extra
+
+
+# ------------------------------------------------------------------ the toy figure's data
+
+
+@dataclass(frozen=True)
+class ToyRun:
+    """One proposal's run against the exact truth: its ln ρ̂ per bin, r̂ from its annotated
+    samples, its PR curve (over the bins it reached) and its errors from ``validation.json``."""
+
+    ln_rho: np.ndarray
+    r_hat: np.ndarray
+    curve: dict[str, np.ndarray]
+    max_abs_log_rho_error: float
+    pr_curve_linf_error: float
+
+
+@dataclass(frozen=True)
+class ToyComparison:
+    """What the toy figure shows: the bins' ``centers``, the exact ln ρ, r and PR curve, the
+    runs by proposal kind, and the toy's ``spec`` (``validation.json``'s ``toy``: length,
+    modulus), ``n_bins`` and the number of inputs ``space_size``."""
+
+    centers: np.ndarray
+    ln_rho: np.ndarray
+    r: np.ndarray
+    curve: dict[str, np.ndarray]
+    runs: dict[str, ToyRun]
+    spec: dict[str, Any]
+    n_bins: int
+    space_size: int
+
+
+def toy_comparison(exact: Any, results: dict[str, Any], validation: Any) -> ToyComparison:
+    """The exact truth (``exact.npz``), each proposal's sampler result and ``validation.json``
+    compared for the toy figure (equal evaluation budgets)."""
+    from genmetrics.io import read_json
+
+    bins, ln_rho, r, extra = read_exact(exact)
+    val = read_json(validation)
+    m = val["toy"]["modulus"]
+    runs = {}
+    for kind, p in results.items():
+        res = read_result(p)
+        r_hat = estimated_r(res.samples, lambda x: digit_sum_rule(x, m), bins.n)
+        reached = np.isfinite(res.ln_rho)
+        curve = precision_recall_curve(
+            res.ln_rho, np.where(reached, np.nan_to_num(r_hat), np.nan), bins
+        )
+        e = val["proposals"][kind]
+        runs[kind] = ToyRun(
+            res.ln_rho, r_hat, curve, e["max_abs_log_rho_error"], e["pr_curve_linf_error"]
+        )
+    return ToyComparison(
+        centers=bins.centers,
+        ln_rho=ln_rho,
+        r=r,
+        curve=precision_recall_curve(ln_rho, r, bins),
+        runs=runs,
+        spec=dict(val["toy"]),
+        n_bins=bins.n,
+        space_size=int(extra["space_size"]),
+    )

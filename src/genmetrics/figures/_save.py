@@ -1,0 +1,14 @@
+"""Saving a figure: atomically (a reader never sees half a PNG), then closed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from genmetrics.figures._style import plt
+from genmetrics.io import atomic_path
+
+
+def save(fig, path: str | Path) -> None:
+    with atomic_path(path, suffix=".tmp.png") as tmp:
+        fig.savefig(tmp, dpi=130, bbox_inches="tight")
+    plt.close(fig)

@@ -1,0 +1,256 @@
+"""Precision and recall figures: the precision–recall plane, PR curves, the N/k sweep."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from genmetrics.figures._save import save as _save
+from genmetrics.figures._style import OKABE_ITO, plt
+
+#: marker of a model's mean point by its prompt template; imported texts have none
+TEMPLATE_MARKERS = {"base": "o", "chat": "s", "texts": "^"}
+
+
+def _reference_label(ref: str) -> str:
+    """How a panel names its reference set."""
+    if ref in ("", "references"):
+        return "the human texts"
+    return f"{ref}'s texts"
+
+
+def pr_scatter(
+    points: pd.DataFrame,
+    plane: pd.DataFrame,
+    path: str | Path,
+    templates: Mapping[str, str] | None = None,
+) -> None:
+    """The precision–recall plane (Le Bronnec et al. (2024), Fig. 1) from its tables
+    (:func:`genmetrics.analysis.pr_plane.plane_tables`): one panel per (dataset,
+    precision_recall entry, reference set); per model its mean (recall, precision) over seeds
+    (large marker: circle = base template, square = chat, triangle = imported texts;
+    ``templates`` maps model → template), its seed points (small dots), its
+    reference-resample points (small crosses) and the ``n_std``·σ covariance ellipse of the
+    plane table (seeds and resamples each around their own mean, pooled), centred on the mean.
+    A model without two points of a kind gets no ellipse, and its legend entry says so.
+    Okabe–Ito colours, one per model."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Ellipse as EllipsePatch
+
+    templates = dict(templates or {})
+    table = plane
+    n_std = float(table["n_std"].iloc[0]) if len(table) else 2.0
+    cols = [table.get(c, pd.Series(dtype=object)) for c in ("dataset", "entry", "reference")]
+    keys = zip(*cols, strict=True)
+    # per dataset: the panels against the human texts first, then model-vs-model ones
+    panels = sorted(
+        dict.fromkeys(keys), key=lambda k: (k[0], k[2] not in ("", "references"), k[1], k[2])
+    )
+    fig, axes = plt.subplots(
+        max(1, len(panels)),
+        1,
+        figsize=(10.5, 5.6 * max(1, len(panels))),
+        squeeze=False,
+        layout="constrained",
+    )
+    for ax in axes.flat[len(panels) :]:
+        ax.set_axis_off()
+    if not panels:
+        axes[0, 0].text(0.5, 0.5, "no precision_recall scores configured", ha="center")
+    models = list(dict.fromkeys(table["model"])) if len(table) else []
+    colours = {m: OKABE_ITO[i % len(OKABE_ITO)] for i, m in enumerate(models)}
+    for ax, (ds, entry, ref) in zip(axes.flat, panels, strict=False):
+        sub = table[(table["dataset"] == ds) & (table["entry"] == entry)]
+        sub = sub[sub["reference"] == ref]
+        lo, hi = np.array([1.0, 1.0]), np.array([0.0, 0.0])
+        for r in sub.itertuples(index=False):
+            c = colours[r.model]
+            pts = points[
+                (points["dataset"] == ds)
+                & (points["entry"] == entry)
+                & (points["reference"] == ref)
+                & (points["model"] == r.model)
+            ]
+            for kind, marker, size in (("seed", "o", 16), ("resample", "x", 22)):
+                p = pts[pts["kind"] == kind]
+                ax.scatter(
+                    p["recall"],
+                    p["precision"],
+                    color=c,
+                    marker=marker,
+                    s=size,
+                    alpha=0.6,
+                    linewidths=1.0,
+                    zorder=2,
+                )
+            xy = pts[["recall", "precision"]].to_numpy(float)
+            lo, hi = np.minimum(lo, xy.min(axis=0)), np.maximum(hi, xy.max(axis=0))
+            template = templates.get(r.model, "texts")
+            n_pts = r.n_seeds + r.n_resamples
+            what = f"{r.n_seeds} seed{'s' * (r.n_seeds != 1)}"
+            what += f" + {r.n_resamples} resamples" if r.n_resamples else ""
+            if np.isfinite(r.semi_major):
+                ax.add_patch(
+                    EllipsePatch(
+                        (r.recall, r.precision),
+                        2 * r.semi_major,
+                        2 * r.semi_minor,
+                        angle=r.angle,
+                        facecolor=c,
+                        alpha=0.15,
+                        edgecolor=c,
+                        lw=1.4,
+                        zorder=1,
+                    )
+                )
+                t = np.radians(r.angle)
+                ext = np.hypot(
+                    r.semi_major * np.array([np.cos(t), np.sin(t)]),
+                    r.semi_minor * np.array([np.sin(t), np.cos(t)]),
+                )
+                centre = np.array([r.recall, r.precision])
+                lo, hi = np.minimum(lo, centre - ext), np.maximum(hi, centre + ext)
+            else:
+                what += f": {n_pts} point, no ellipse"
+            ax.scatter(
+                r.recall,
+                r.precision,
+                color=c,
+                marker=TEMPLATE_MARKERS.get(template, "D"),
+                s=110,
+                edgecolor="black",
+                linewidths=1.0,
+                zorder=3,
+                label=f"{r.model} ({template}; {what})",
+            )
+        span = np.maximum(hi - lo, 0.1)
+        lo, hi = np.clip(lo - 0.15 * span, 0, 1.02), np.clip(hi + 0.15 * span, 0, 1.02)
+        ax.set_xlim(lo[0], hi[0])
+        ax.set_ylim(lo[1], hi[1])
+        ax.set_xlabel("recall: share of reference texts the model covers (diversity)")
+        ax.set_ylabel("precision: share of model texts inside the reference (quality)")
+        title = f"dataset {ds}, entry {entry}: against {_reference_label(ref)}"
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+        resample_key = "one reference resample (first seed)"
+        keys = [
+            Line2D([], [], color="0.3", marker="o", ls="", ms=4, label="one generation seed"),
+            *(
+                [Line2D([], [], color="0.3", marker="x", ls="", ms=5, label=resample_key)]
+                if sub["n_resamples"].sum()
+                else []
+            ),
+            EllipsePatch(
+                (0, 0),
+                1,
+                1,
+                facecolor="0.5",
+                alpha=0.3,
+                edgecolor="0.3",
+                label=f"{n_std:g}σ ellipse of those points",
+            ),
+            *(
+                Line2D(
+                    [],
+                    [],
+                    color="0.3",
+                    marker=mk,
+                    ls="",
+                    ms=8,
+                    mec="black",
+                    label=f"mean over seeds, {t} model"
+                    if t != "texts"
+                    else "mean over seeds, imported texts",
+                )
+                for t, mk in TEMPLATE_MARKERS.items()
+                if t in {templates.get(m, "texts") for m in sub["model"]}
+            ),
+        ]
+        handles, _ = ax.get_legend_handles_labels()
+        gap = Line2D([], [], ls="", label=" ")
+        ax.legend(
+            handles=[*handles, gap, *keys],
+            fontsize=7.5,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            title="model (template; points)",
+            title_fontsize=8,
+        )
+    fig.suptitle(
+        "Precision vs recall of each model (Le Bronnec et al. 2024, Fig. 1)\n"
+        f"mean over seeds; {n_std:g}σ ellipse over seeds and reference resamples",
+        fontsize=11,
+    )
+    _save(fig, path)
+
+
+def pr_curves(records: list[dict], path: str | Path) -> None:
+    """PR-curves (Sajjadi et al. 2018): β (recall) against α (precision) over the λ grid, one
+    curve per model; F8/F1/8 in the legend."""
+    fig, ax = plt.subplots(figsize=(6.2, 5.2))
+    cmap = plt.get_cmap("tab10")
+    if not records:
+        ax.text(0.5, 0.5, "no prd scores configured", ha="center", va="center")
+    for i, rec in enumerate(records):
+        ex = rec.get("extras") or {}
+        if "alpha" not in ex:
+            continue
+        v = rec["values"]
+        ax.plot(
+            ex["beta"],
+            ex["alpha"],
+            color=cmap(i % 10),
+            lw=1.6,
+            label=f"{rec['source']}  F8={v['f8']:.2f}  F1/8={v['f1_8']:.2f}",
+        )
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("recall β(λ): how much of the human distribution the model covers")
+    ax.set_ylabel("precision α(λ): how much of the model's mass lies on human text")
+    ax.set_title(
+        "Precision–recall curves against human text\n(PRD: Sajjadi et al. 2018; Le Bronnec et al. 2024)"
+    )
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
+    _save(fig, path)
+
+
+def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
+    """Precision and recall as functions of N (left) and k (right), one line per source:
+    the means over seeds of :func:`genmetrics.analysis.distribution.sweep_means`."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
+    cmap = plt.get_cmap("tab10")
+    for ax, axis in zip(axes, ("n", "k"), strict=True):
+        d = df[df["sweep"] == axis]
+        for i, (src, g) in enumerate(d.groupby("source")):
+            g = g.sort_values("value")
+            ax.plot(
+                g["value"],
+                g["precision"],
+                color=cmap(i % 10),
+                marker="o",
+                ms=3,
+                label=f"{src} precision",
+            )
+            ax.plot(
+                g["value"],
+                g["recall"],
+                color=cmap(i % 10),
+                marker="s",
+                ms=3,
+                ls="--",
+                label=f"{src} recall",
+            )
+        ax.set_xlabel("number of texts per side N" if axis == "n" else "neighbours k")
+        if axis == "n":
+            ax.set_xscale("log")
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("kNN precision (solid) / recall (dashed)")
+    axes[0].set_title("P/R as N grows (k fixed)")
+    axes[1].set_title("P/R as k grows (all texts)")
+    axes[1].legend(fontsize=7, loc="lower right")
+    _save(fig, path)

@@ -1,0 +1,45 @@
+"""One score job of the workflow (rules/metrics.smk): the score record of a metric entry for
+one (dataset, source), with or without length control."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from genmetrics.scoring import score_files
+
+
+def score_entry(
+    settings: Mapping[str, Any],
+    *,
+    entry: str,
+    dataset: str,
+    source: str,
+    candidate: str | Path,
+    reference: str | Path | None = None,
+    group: Iterable[str | Path] = (),
+) -> dict[str, Any]:
+    """One score job: the score record of ``entry`` for one (dataset, source).
+
+    ``settings`` is :meth:`ScoreEntry.settings` (metric, params, reference, length_control).
+    With ``length_control: shortest`` every text is first cut, per prompt, to the shortest
+    text among the ``group`` files (the dataset's every source; see
+    :func:`genmetrics.analysis.length.score_shortest`).
+    """
+    metric, params = settings["metric"], settings["params"]
+    if settings["length_control"] == "shortest":
+        from genmetrics.analysis.length import score_shortest
+
+        rec = score_shortest(metric, candidate, reference, list(group), params)
+    else:
+        rec = score_files(metric, candidate, reference, params)
+    return {
+        "metric": rec["metric"],
+        "entry": entry,
+        "dataset": dataset,
+        "source": source,
+        "reference": settings["reference"],
+        "length_control": settings["length_control"],
+        **rec,
+    }

@@ -1,0 +1,141 @@
+"""Every figure draws from data computed elsewhere: each analysis function's output on a
+small synthetic table, drawn to a PNG (the P/R plane and the correlation heatmap have their
+own tests in test_pr_plane.py and test_correlation.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from genmetrics.analysis.distribution import sweep_means
+from genmetrics.analysis.scaling import valid_cells
+from genmetrics.analysis.spectra import smooth, spectra_panels
+from genmetrics.figures.agreement import agreement_heatmap, pairwise_agreement_figure
+from genmetrics.figures.length import length_figure
+from genmetrics.figures.omniinput import omniinput_runs_figure
+from genmetrics.figures.precision_recall import pr_curves, sweep_figure
+from genmetrics.figures.scaling import valid_cell_figure
+from genmetrics.figures.spectra import surprisal_spectra
+
+
+def _png(path) -> bool:
+    return path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 1000
+
+
+def test_sweep_means_average_seeds_and_figure(tmp_path):
+    rows = [
+        {"source": s, "sweep": "n", "n": n, "k": 5, "seed": seed, "precision": p, "recall": p / 2}
+        for s in ("a", "b")
+        for n in (10, 100)
+        for seed, p in ((0, 0.4), (1, 0.6))
+    ] + [
+        {"source": "a", "sweep": "k", "n": 100, "k": 3, "seed": 0, "precision": 0.5, "recall": 0.2}
+    ]
+    means = sweep_means(pd.DataFrame(rows))
+    assert list(means.columns) == ["sweep", "source", "value", "precision", "recall"]
+    n_rows = means[means["sweep"] == "n"]
+    assert len(n_rows) == 4 and np.allclose(n_rows["precision"], 0.5)
+    assert means[means["sweep"] == "k"]["value"].tolist() == [3]
+    sweep_figure(means, tmp_path / "sweep.png")
+    assert _png(tmp_path / "sweep.png")
+
+
+def _face(source: str, shift: float) -> dict:
+    f = np.linspace(0, 0.5, 60)
+    return {
+        "dataset": "ds",
+        "source": source,
+        "entry": "face",
+        "params": {"value": "norm"},
+        "values": {"so": 0.9},
+        "n": {"reference": 30, "candidate": 20},
+        "extras": {
+            "spectrum": {
+                "freq": f.tolist(),
+                "reference_mean": (1 + f).tolist(),
+                "reference_sd": (0.1 + 0 * f).tolist(),
+                "candidate_mean": (1 + shift + f).tolist(),
+                "candidate_sd": (0.2 + 0 * f).tolist(),
+            }
+        },
+    }
+
+
+def test_spectra_panels_bands_and_figure(tmp_path):
+    panels = spectra_panels([_face("m2", 0.2), _face("m1", 0.1), {"dataset": "x", "extras": {}}])
+    assert len(panels) == 1 and panels[0].positive
+    human, m1, m2 = panels[0].curves
+    assert human.reference and m1.label.startswith("m1") and m2.label.startswith("m2")
+    half = 1.96 * 0.2 / np.sqrt(20)
+    np.testing.assert_allclose(m1.high - m1.smoothed, half)
+    np.testing.assert_allclose(smooth(np.ones(40)), np.ones(40))
+    surprisal_spectra(panels, tmp_path / "s.png")
+    surprisal_spectra([], tmp_path / "none.png")
+    assert _png(tmp_path / "s.png") and _png(tmp_path / "none.png")
+
+
+def test_valid_cells_and_figure(tmp_path):
+    nan = np.nan
+    table = pd.DataFrame(
+        [
+            ["m1", "gpt2", 1.0, 0.6, 0.9, nan, nan, 0.5, 4],
+            ["m1", "opt", 0.5, 0.6, 0.9, nan, nan, 0.5, 4],
+            ["ttr", None, 0.25, nan, nan, 0.0, 0.5, 0.5, 4],
+        ],
+        columns=[
+            "metric",
+            "evaluator",
+            "ratio",
+            "mean_low",
+            "mean_high",
+            "low",
+            "high",
+            "baseline",
+            "cells",
+        ],
+    )
+    cells = valid_cells(table)
+    assert cells.summary["metric"].tolist() == ["ttr", "m1"]  # ascending mean
+    assert cells.summary["mean"].tolist() == pytest.approx([0.25, 0.75])
+    assert cells.intervals == {"ttr": (0.0, 0.5), "m1": (0.6, 0.9)}
+    assert [ev for ev, _ in cells.ratios] == ["gpt2", "opt", None]
+    assert cells.baseline == 0.5 and cells.cells == 4
+    valid_cell_figure(cells, tmp_path / "v.png")
+    assert _png(tmp_path / "v.png")
+
+
+def test_drawing_only_figures(tmp_path):
+    length_figure(pd.DataFrame({"spearman": [0.5, -0.2]}, index=["a", "b"]), tmp_path / "l.png", 7)
+    curve = {"lambda": [1.0, 2.0], "precision": [0.9, None], "recall": [0.1, 0.8]}
+    omniinput_runs_figure(
+        {"r": {"extras": {"curve": curve}, "values": {"aupr": 0.7}}}, tmp_path / "o.png"
+    )
+    pr_curves(
+        [
+            {
+                "source": "m",
+                "values": {"f8": 0.5, "f1_8": 0.4},
+                "extras": {"alpha": [1, 0], "beta": [0, 1]},
+            }
+        ],
+        tmp_path / "p.png",
+    )
+    corr = pd.DataFrame(
+        [
+            ["kendall", c, "system", m, 0.5, 0.1, 0.8, 5, 10]
+            for c in ("fluency", "coherence")
+            for m in ("mauve", "upstream.rouge")
+        ],
+        columns=["method", "criterion", "level", "metric", "value", "ci_low", "ci_high"]
+        + ["n_systems", "n_items"],
+    )
+    agreement_heatmap(corr, "system", "kendall", tmp_path / "a.png", title="set")
+    pairs = pd.DataFrame(
+        [["mauve", "all", 0.7, 0.6, 0.8, 40, True]],
+        columns=["metric", "group", "item_agreement", "ci_low", "ci_high"]
+        + ["n_decisive_items", "higher_is_better"],
+    )
+    pairwise_agreement_figure(pairs, tmp_path / "w.png", title="set")
+    for name in ("l", "o", "p", "a", "w"):
+        assert _png(tmp_path / f"{name}.png"), name

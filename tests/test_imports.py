@@ -1,0 +1,225 @@
+"""The package's import graph, built statically from the sources with ``ast``: every import
+counts, at module level or inside a function, relative or absolute, ``from pkg import mod``
+included. Two rules:
+
+* no import cycle between modules of ``genmetrics``;
+* the metrics (every module under ``genmetrics.metrics``, and ``genmetrics.kinds`` which they
+  read their inputs through) never reach, transitively, feature extraction
+  (``genmetrics.features``), model loading (``genmetrics.models``) or generation
+  (``genmetrics.generation``): a metric only reads features.
+
+The graph is built by walking ``src/genmetrics``, so modules added or moved later are covered.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = "genmetrics"
+#: what a metric may not reach: packages or modules, each with everything under it
+FORBIDDEN = ("genmetrics.features", "genmetrics.models", "genmetrics.generation")
+#: the metric side: these modules and everything under them
+METRIC_SIDE = ("genmetrics.metrics", "genmetrics.kinds")
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    """Every module of the package: dotted name → (file, is a package ``__init__``)."""
+    out = {}
+    for path in sorted((SRC / PACKAGE).rglob("*.py")):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        if is_pkg:
+            parts = parts[:-1]
+        out[".".join(parts)] = (path, is_pkg)
+    return out
+
+
+def _under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def _resolve(name: str, modules: dict) -> str | None:
+    """The longest known module that ``name`` is or lies in (``pkg.mod.func`` → ``pkg.mod``)."""
+    parts = name.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in modules:
+            return candidate
+        parts.pop()
+    return None
+
+
+def import_graph(parents: bool = False) -> dict[str, set[str]]:
+    """Module → the package's modules it imports (anywhere in its body). ``from pkg import
+    mod`` imports ``pkg.mod``, ``from mod import f`` imports ``mod``. With ``parents``, an
+    import also reaches the packages above its target, whose ``__init__`` Python runs first
+    (what a module can reach at run time); without, only what it names (the cycles: a
+    package's ``__init__`` re-exporting its submodules is no cycle with them)."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for mod, (path, is_pkg) in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        package = mod if is_pkg else mod.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    origin = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    origin = node.module or ""
+                names = [
+                    f"{origin}.{a.name}" if f"{origin}.{a.name}" in modules else origin
+                    for a in node.names
+                ]
+            else:
+                continue
+            for name in names:
+                if not _under(name, (PACKAGE,)):
+                    continue
+                target = _resolve(name, modules)
+                while target:
+                    if target != mod:
+                        targets.add(target)
+                    # importing a.b.c runs a/__init__ and a/b/__init__ first
+                    target = _resolve(target.rpartition(".")[0], modules) if parents else None
+        graph[mod] = targets
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected component with more than one module (Tarjan),
+    as a path a → b → … → a."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:  # recursion depth ≤ number of modules (~100)
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                components.append(comp)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    cycles = []
+    for comp in components:
+        members = set(comp)
+        start = min(comp)
+        # shortest path from start back to start inside the component (BFS)
+        prev: dict[str, str] = {}
+        queue = [start]
+        found = None
+        while queue and found is None:
+            nxt = []
+            for v in queue:
+                for w in sorted(graph[v] & members):
+                    if w == start:
+                        found = v
+                        break
+                    if w not in prev:
+                        prev[w] = v
+                        nxt.append(w)
+                if found is not None:
+                    break
+            queue = nxt
+        path = [start]
+        v = found
+        while v is not None and v != start:
+            path.append(v)
+            v = prev.get(v)
+        cycles.append([start, *reversed(path[1:]), start])
+    return cycles
+
+
+def _path_to(graph: dict[str, set[str]], start: str, bad: tuple[str, ...]) -> list[str] | None:
+    """The shortest import chain from ``start`` to a module under ``bad``, or None."""
+    prev: dict[str, str | None] = {start: None}
+    queue = [start]
+    while queue:
+        nxt = []
+        for v in queue:
+            for w in sorted(graph.get(v, ())):
+                if w in prev:
+                    continue
+                prev[w] = v
+                if _under(w, bad):
+                    chain = [w]
+                    while prev[chain[-1]] is not None:
+                        chain.append(prev[chain[-1]])
+                    return chain[::-1]
+                nxt.append(w)
+        queue = nxt
+    return None
+
+
+GRAPH = import_graph()
+REACH = import_graph(parents=True)
+
+
+def test_graph_sees_the_package():
+    """The walk finds the package and its imports (guards the test against finding nothing)."""
+    assert "genmetrics.metrics.registry" in GRAPH
+    assert "genmetrics.kinds" in GRAPH["genmetrics.metrics.registry"]
+    assert len(GRAPH) > 30
+
+
+def test_resolution_of_relative_and_from_imports(tmp_path, monkeypatch):
+    """``from . import x``, ``from ..a import b`` and function-level imports all count."""
+    pkg = tmp_path / PACKAGE
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from genmetrics.sub import c\n")
+    (pkg / "sub" / "__init__.py").write_text("from . import c\n")
+    (pkg / "sub" / "c.py").write_text("from ..a import f\n")
+    monkeypatch.setattr(__import__(__name__), "SRC", tmp_path)
+    graph = import_graph()
+    assert graph["genmetrics.a"] == {"genmetrics.sub.c"}
+    assert graph["genmetrics.sub"] == {"genmetrics.sub.c"}
+    assert graph["genmetrics.sub.c"] == {"genmetrics.a"}
+    assert _cycles(graph) == [["genmetrics.a", "genmetrics.sub.c", "genmetrics.a"]]
+    reach = import_graph(parents=True)
+    assert reach["genmetrics.a"] == {"genmetrics", "genmetrics.sub", "genmetrics.sub.c"}
+    assert _path_to(reach, "genmetrics.sub.c", ("genmetrics.sub",)) == [
+        "genmetrics.sub.c",
+        "genmetrics.a",
+        "genmetrics.sub",
+    ]
+
+
+def test_no_import_cycles():
+    cycles = _cycles(GRAPH)
+    assert not cycles, "import cycles:\n" + "\n".join(" → ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if _under(m, METRIC_SIDE)))
+def test_metrics_never_reach_features_models_or_generation(module):
+    chain = _path_to(REACH, module, FORBIDDEN)
+    assert chain is None, f"{module} reaches {chain[-1]}: " + " → ".join(chain)
