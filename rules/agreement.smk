@@ -6,7 +6,7 @@
 rule agreement_score:
     input:
         # data: agreement.sets.{jset}.path (a file, or a folder's *.jsonl); assets: manifests
-        unpack(per_job(PLAN.agreement_inputs)),
+        unpack(per_job(PLAN.agreement.inputs)),
     output:
         scores=RESULTS.agreement_scores,
         record=RESULTS.agreement_record,
@@ -16,7 +16,7 @@ rule agreement_score:
         "../envs/metrics.yaml"
     threads: 1
     params:
-        settings=per_job(PLAN.agreement_settings),
+        settings=per_job(PLAN.agreement.settings),
     script:
         "../workflow/scripts/agreement_score.py"
 
@@ -37,11 +37,11 @@ rule agreement_correlate:
     log:
         "results/logs/agreement/{jset}/correlate.log",
     wildcard_constraints:
-        jset=names_pattern(PLAN.agreement_names(pairwise=False)),
+        jset=names_pattern(PLAN.agreement.names(pairwise=False)),
     conda:
         "../envs/plots.yaml"
     params:
-        settings=per_job(PLAN.agreement_settings),
+        settings=per_job(PLAN.agreement.settings),
     script:
         "../workflow/scripts/agreement_correlate.py"
 
@@ -49,7 +49,7 @@ rule agreement_correlate:
 rule agreement_pairwise:
     input:
         # data: agreement.sets.{jset}.path (a file, or a folder's *.jsonl); assets: manifests
-        unpack(per_job(PLAN.agreement_inputs)),
+        unpack(per_job(PLAN.agreement.inputs)),
         scores=RESULTS.agreement_scores,
         record=RESULTS.agreement_record,
     output:
@@ -63,18 +63,18 @@ rule agreement_pairwise:
     log:
         "results/logs/agreement/{jset}/pairwise.log",
     wildcard_constraints:
-        jset=names_pattern(PLAN.agreement_names(pairwise=True)),
+        jset=names_pattern(PLAN.agreement.names(pairwise=True)),
     conda:
         "../envs/plots.yaml"
     params:
-        settings=per_job(PLAN.agreement_settings),
+        settings=per_job(PLAN.agreement.settings),
     script:
         "../workflow/scripts/agreement_pairwise.py"
 
 
 rule agreement_summary:
     input:
-        **PLAN.agreement_results(),
+        **PLAN.agreement.results(),
     output:
         table=report(
             RESULTS.agreement_summary_table,
@@ -88,7 +88,7 @@ rule agreement_summary:
     conda:
         "../envs/metrics.yaml"
     params:
-        settings=PLAN.agreement_summary_settings(),
+        settings=PLAN.agreement.summary_settings(),
     script:
         "../workflow/scripts/agreement_summary.py"
 

@@ -12,7 +12,7 @@ rule omni_train_toy:
         "../envs/generate.yaml"
     threads: 2
     params:
-        settings=per_job(PLAN.omni_toy_settings),
+        settings=per_job(PLAN.omniinput.toy_settings),
     script:
         "../workflow/scripts/omni_train_toy.py"
 
@@ -28,7 +28,7 @@ rule omni_exact:
         "../envs/generate.yaml"
     threads: 2
     params:
-        settings=per_job(PLAN.omni_toy_settings),
+        settings=per_job(PLAN.omniinput.toy_settings),
     script:
         "../workflow/scripts/omni_exact.py"
 
@@ -45,7 +45,7 @@ rule omni_toy_sample:
         "../envs/generate.yaml"
     threads: 2
     params:
-        settings=per_job(PLAN.omni_toy_settings),
+        settings=per_job(PLAN.omniinput.toy_settings),
         # kept across attempts (not an output: Snakemake deletes those)
         checkpoint=RESULTS.omni_toy_checkpoint,
     script:
@@ -55,7 +55,7 @@ rule omni_toy_sample:
 rule omni_validate:
     input:
         # RESULTS.omni_toy_result of each of omniinput.toy.proposals, by name
-        unpack(per_job(PLAN.omni_toy_results)),
+        unpack(per_job(PLAN.omniinput.toy_results)),
         model=RESULTS.omni_toy_model,
         exact=RESULTS.omni_toy_exact,
     output:
@@ -65,7 +65,7 @@ rule omni_validate:
     conda:
         "../envs/generate.yaml"
     params:
-        code=PLAN.omni_code(),
+        code=PLAN.omniinput.code(),
     script:
         "../workflow/scripts/omni_validate.py"
 
@@ -73,7 +73,7 @@ rule omni_validate:
 rule omni_toy_figure:
     input:
         # RESULTS.omni_toy_result of each of omniinput.toy.proposals, by name
-        unpack(per_job(PLAN.omni_toy_results)),
+        unpack(per_job(PLAN.omniinput.toy_results)),
         exact=RESULTS.omni_toy_exact,
         validation=RESULTS.omni_toy_validation,
     output:
@@ -93,7 +93,7 @@ rule omni_toy_figure:
 rule omni_sample:
     input:
         # <model_cache>/<checkpoint>/model.json of omniinput.runs.{run}.checkpoint
-        model=per_job(PLAN.omni_run_model),
+        model=per_job(PLAN.omniinput.run_model),
     output:
         RESULTS.omni_result,
     log:
@@ -104,7 +104,7 @@ rule omni_sample:
     resources:
         **PLAN.rule_resources("omni_sample"),
     params:
-        settings=per_job(PLAN.omni_run_settings),
+        settings=per_job(PLAN.omniinput.run_settings),
         # kept across attempts and pre-emptions (not an output: Snakemake deletes those)
         checkpoint=RESULTS.omni_checkpoint,
     script:
@@ -115,7 +115,7 @@ rule omni_export:
     input:
         result=RESULTS.omni_result,
         # <model_cache>/<checkpoint>/model.json of omniinput.runs.{run}.checkpoint
-        model=per_job(PLAN.omni_run_model),
+        model=per_job(PLAN.omniinput.run_model),
     output:
         RESULTS.omni_samples,
     log:
@@ -123,7 +123,7 @@ rule omni_export:
     conda:
         "../envs/generate.yaml"
     params:
-        code=PLAN.omni_code(),
+        code=PLAN.omniinput.code(),
     script:
         "../workflow/scripts/omni_export.py"
 
@@ -131,11 +131,11 @@ rule omni_export:
 rule omni_annotate:
     input:
         # judge: the judge LM's model.json, or scores: the raters' CSV (annotator kind)
-        unpack(per_job(PLAN.omni_annotator_inputs)),
+        unpack(per_job(PLAN.omniinput.annotator_inputs)),
         result=RESULTS.omni_result,
         samples=RESULTS.omni_samples,
         # <model_cache>/<checkpoint>/model.json of omniinput.runs.{run}.checkpoint
-        model=per_job(PLAN.omni_run_model),
+        model=per_job(PLAN.omniinput.run_model),
     output:
         RESULTS.omni_annotations,
     log:
@@ -143,8 +143,8 @@ rule omni_annotate:
     conda:
         "../envs/generate.yaml"
     params:
-        annotator=per_job(PLAN.omni_annotator),
-        code=PLAN.omni_code(),
+        annotator=per_job(PLAN.omniinput.annotator),
+        code=PLAN.omniinput.code(),
     script:
         "../workflow/scripts/omni_annotate.py"
 
@@ -161,8 +161,8 @@ rule omni_score:
     conda:
         "../envs/metrics.yaml"
     params:
-        direction=per_job(PLAN.omni_direction),
-        code=PLAN.omni_code(),
+        direction=per_job(PLAN.omniinput.direction),
+        code=PLAN.omniinput.code(),
     script:
         "../workflow/scripts/omni_score.py"
 
@@ -170,7 +170,7 @@ rule omni_score:
 rule omni_summary:
     input:
         # RESULTS.omni_score of every run
-        scores=per_job(PLAN.omni_scores),
+        scores=per_job(PLAN.omniinput.scores),
     output:
         table=RESULTS.omni_table,
         figure=report(

@@ -222,3 +222,13 @@ def check_params(
 
 def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+def canonical(obj: Any) -> Any:
+    """Dicts with sorted keys (recursively), lists for tuples: job params compare equal when
+    only the key order of the config changed."""
+    if isinstance(obj, Mapping):
+        return {k: canonical(obj[k]) for k in sorted(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [canonical(v) for v in obj]
+    return obj

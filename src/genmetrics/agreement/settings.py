@@ -15,7 +15,9 @@ from genmetrics.agreement.judgment_sets import (
     REFERENCE_KINDS,
     TEXTLESS_KINDS,
 )
-from genmetrics.paths import RESULTS
+from genmetrics.params import canonical
+from genmetrics.paths import RESULTS, asset_manifest
+from genmetrics.provenance import code_digest
 
 #: (metric, value) -> the stored upstream column of the same quantity, per set kind
 UPSTREAM_TWINS: dict[str, dict[tuple[str, str], str]] = {
@@ -104,20 +106,79 @@ class JudgmentSet:
         )
 
 
+#: modules whose code decides the agreement outputs besides the metrics' own (their digest is
+#: a params value: a change reruns the agreement jobs)
+AGREEMENT_CODE = (
+    "genmetrics.agreement.scoring",
+    "genmetrics.agreement.correlation",
+    "genmetrics.agreement.preference",
+    "genmetrics.agreement.judgment_sets",
+    "genmetrics.analysis.statistics",
+)
+
+
 @dataclass(frozen=True)
 class AgreementPlan:
-    sets: dict[str, JudgmentSet]
+    """The ``agreement:`` section resolved (empty without one), with the queries its rules call
+    per job (rules/agreement.smk: ``per_job(PLAN.agreement.<query>)``)."""
+
+    sets: dict[str, JudgmentSet] = field(default_factory=dict)
+    cache: str = ""  # where offline assets live (their manifests)
 
     @property
     def targets(self) -> list[str]:
+        if not self.sets:
+            return []
         out = [p for s in self.sets.values() for p in s.outputs]
         return [*out, RESULTS.agreement_summary, RESULTS.agreement_summary_table]
 
+    # ---------------------------------------------------------- job queries (params, inputs)
 
-def agreement_plan(section: Mapping[str, Any] | None) -> AgreementPlan | None:
-    """``agreement`` (schema-checked, defaults filled) resolved; errors name the config key."""
+    def names(self, pairwise: bool) -> list[str]:
+        return [s.name for s in self.sets.values() if s.pairwise == pairwise]
+
+    def judgment_set(self, jset: str) -> JudgmentSet:
+        if jset not in self.sets:
+            raise GenmetricsError(f"agreement.sets has no {jset!r}")
+        return self.sets[jset]
+
+    def inputs(self, jset: str) -> dict[str, Any]:
+        """data: the set's file, or its folder's *.jsonl (a change reruns it); assets: the
+        manifests of the offline assets its metrics need."""
+        s = self.judgment_set(jset)
+        path = Path(s.path)
+        files = sorted(str(p) for p in path.glob("*.jsonl")) if path.is_dir() else [str(path)]
+        return {"data": files, "assets": [asset_manifest(self.cache, a) for a in s.assets()]}
+
+    def settings(self, jset: str) -> dict[str, Any]:
+        """The set's settings with the code digest of the modules that score it."""
+        from genmetrics.metrics import get
+
+        s = self.judgment_set(jset)
+        modules = {get(e["metric"]).func.__module__ for e in s.entries.values()}
+        code = code_digest(*sorted(modules), *AGREEMENT_CODE)
+        return canonical({**s.settings(), "path": s.path, "code": code})
+
+    def summary_settings(self) -> dict[str, Any]:
+        """Every set's settings, keys sorted (a params value: config order changes nothing)."""
+        return canonical({s.name: s.settings() for s in self.sets.values()})
+
+    def results(self) -> dict[str, str]:
+        """Per set, the table the summary reads: RESULTS.agreement_pairwise or
+        RESULTS.agreement_correlations."""
+        return {
+            n: (
+                RESULTS.agreement_pairwise if s.pairwise else RESULTS.agreement_correlations
+            ).format(jset=n)
+            for n, s in self.sets.items()
+        }
+
+
+def agreement_plan(section: Mapping[str, Any] | None, cache: str = "") -> AgreementPlan:
+    """``agreement`` (schema-checked, defaults filled) resolved; errors name the config key.
+    Without the section: an empty plan (no targets)."""
     if not section:
-        return None
+        return AgreementPlan(cache=cache)
     from genmetrics.agreement.scoring import applies, entry_values
     from genmetrics.metrics import all_metrics, get
 
@@ -196,4 +257,4 @@ def agreement_plan(section: Mapping[str, Any] | None) -> AgreementPlan | None:
                 f"{key}.figure.level: {fig['level']!r} is not among the set's levels "
                 f"{list(sets[name].levels)}"
             )
-    return AgreementPlan(sets)
+    return AgreementPlan(sets, cache=cache)

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.paths import RESULTS
+from genmetrics.paths import RESULTS, model_manifest
+from genmetrics.provenance import code_digest
 
 PROPOSALS = ("uniform", "gradient", "monte_carlo")
 
@@ -43,10 +44,19 @@ class OmniRun:
         }
 
 
+#: the OmniInput code (the jobs module imports the whole subpackage, whose modules the digest
+#: follows): any change to it reruns the OmniInput jobs
+OMNI_CODE = ("genmetrics.omniinput.jobs", "genmetrics.metrics.omniinput")
+
+
 @dataclass(frozen=True)
 class OmniPlan:
-    toy: dict[str, Any] | None
+    """The ``omniinput:`` section resolved (empty without one), with the queries its rules
+    call per job (rules/omniinput.smk: ``per_job(PLAN.omniinput.<query>)``)."""
+
+    toy: dict[str, Any] | None = None
     runs: dict[str, OmniRun] = field(default_factory=dict)
+    model_cache: str = ""  # where converted checkpoints live (their model.json)
 
     @property
     def toy_targets(self) -> list[str]:
@@ -63,15 +73,56 @@ class OmniPlan:
     def targets(self) -> list[str]:
         return self.toy_targets + self.run_targets
 
+    # ---------------------------------------------------------- job queries (params, inputs)
+
+    def code(self) -> str:
+        """Digest of the OmniInput code (a params value: a code change reruns its jobs)."""
+        return code_digest(*OMNI_CODE)
+
+    def toy_settings(self) -> dict[str, Any]:
+        """The toy's settings with the code digest of the modules that compute it."""
+        assert self.toy is not None
+        return {**self.toy, "code": self.code()}
+
     def toy_results(self) -> dict[str, str]:
+        """RESULTS.omni_toy_result of each proposal, by name."""
         assert self.toy is not None
         return {p: RESULTS.omni_toy_result.format(proposal=p) for p in self.toy["proposals"]}
 
+    def run_model(self, run: str) -> str:
+        """The run's checkpoint: <model_cache>/<checkpoint>/model.json."""
+        return model_manifest(self.model_cache, self.runs[run].checkpoint)
 
-def omni_plan(section: Mapping[str, Any] | None, checkpoints: Mapping[str, Any]) -> OmniPlan | None:
-    """``omniinput`` (schema-checked, defaults filled) resolved; errors name the config key."""
+    def run_settings(self, run: str) -> dict[str, Any]:
+        return {**self.runs[run].settings(), "code": self.code()}
+
+    def annotator(self, run: str) -> dict[str, Any]:
+        return self.runs[run].annotator
+
+    def direction(self, run: str) -> str:
+        return self.runs[run].direction
+
+    def annotator_inputs(self, run: str) -> dict[str, str]:
+        """What the annotate job reads besides the samples: the judge LM or the raters' CSV."""
+        a = self.runs[run].annotator
+        if a["kind"] == "judge_lm":
+            return {"judge": model_manifest(self.model_cache, a["checkpoint"])}
+        if a["kind"] == "csv":
+            return {"scores": a["path"]}
+        return {}
+
+    def scores(self) -> list[str]:
+        """RESULTS.omni_score of every run."""
+        return [RESULTS.omni_score.format(run=r) for r in self.runs]
+
+
+def omni_plan(
+    section: Mapping[str, Any] | None, checkpoints: Mapping[str, Any], model_cache: str = ""
+) -> OmniPlan:
+    """``omniinput`` (schema-checked, defaults filled) resolved; errors name the config key.
+    Without the section: an empty plan (no targets)."""
     if not section:
-        return None
+        return OmniPlan(model_cache=model_cache)
     toy = dict(section["toy"]) if section.get("toy") is not None else None
     if toy is not None:
         m = toy["model"]
@@ -111,7 +162,7 @@ def omni_plan(section: Mapping[str, Any] | None, checkpoints: Mapping[str, Any])
             seed=r["seed"],
             resources=r.get("resources"),
         )
-    return OmniPlan(toy=toy, runs=runs)
+    return OmniPlan(toy=toy, runs=runs, model_cache=model_cache)
 
 
 def _annotator(key: str, a: Mapping[str, Any] | None, checkpoints: Mapping[str, Any]) -> dict:

@@ -22,8 +22,9 @@ settings that concern it), never on the model list; params are dicts with sorted
 reordering config.yaml triggers no rerun.
 """
 
+from genmetrics.params import canonical
 from genmetrics.plan.core import Plan
 from genmetrics.plan.load import load_plan
-from genmetrics.plan.objects import canonical, names_pattern, split_part
+from genmetrics.plan.objects import names_pattern, split_part
 
 __all__ = ["Plan", "canonical", "load_plan", "names_pattern", "split_part"]

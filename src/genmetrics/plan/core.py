@@ -10,11 +10,11 @@ import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from genmetrics import GenmetricsError
+from genmetrics.agreement.settings import AgreementPlan
 from genmetrics.kinds import PARTS
-from genmetrics.omniinput.settings import PROPOSALS
+from genmetrics.omniinput.settings import PROPOSALS, OmniPlan
 from genmetrics.paths import PROMPTS, REFERENCES
 from genmetrics.plan.inputs import POS_ASSETS, JobInputs
 from genmetrics.plan.jobs import JobParams
@@ -28,10 +28,6 @@ from genmetrics.plan.objects import (
 )
 from genmetrics.plan.resources import ResourceQueries
 from genmetrics.plan.targets import TargetLists, Targets
-
-if TYPE_CHECKING:
-    from genmetrics.agreement.settings import AgreementPlan, JudgmentSet
-    from genmetrics.omniinput.settings import OmniPlan
 
 
 @dataclass(frozen=True)
@@ -50,8 +46,8 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists):
     sweep: dict | None
     report: dict
     scaling: dict | None = None  # analysis.scaling, checked
-    omniinput: OmniPlan | None = None  # omniinput:, checked
-    agreement: AgreementPlan | None = None  # agreement:, checked
+    omniinput: OmniPlan = field(default_factory=OmniPlan)  # omniinput:, with its job queries
+    agreement: AgreementPlan = field(default_factory=AgreementPlan)  # agreement:, likewise
     cluster: dict = field(default_factory=dict)  # the config's resources: section
     notes: tuple[str, ...] = ()  # what the environment changed, for the run log
     targets: Targets = field(init=False)
@@ -89,13 +85,13 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists):
                 sorted(
                     {a for e in self.entries.values() for a in e.assets}
                     | set(POS_ASSETS)
-                    | {a for s in self.agreement_sets() for a in s.assets()}
+                    | {a for s in self.agreement.sets.values() for a in s.assets()}
                 )
             ),
             "seed": r"\d+",
             "shard": r"\d+",
-            "run": names_pattern(self.omniinput.runs if self.omniinput else {}),
-            "jset": names_pattern(self.agreement.sets if self.agreement else {}),
+            "run": names_pattern(self.omniinput.runs),
+            "jset": names_pattern(self.agreement.sets),
             "proposal": "|".join(PROPOSALS),
             "source": rf"(?:{REFERENCES}|{PROMPTS}|(?:{models})/seed\d+)(?:\.(?:{parts}))?",
         }
@@ -129,20 +125,3 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists):
 
         folders = dict.fromkeys(["results", self.cache, self.model_cache, self.feature_cache])
         return sum(sweep_stale_tmp(f, older_than_s, recursive=True) for f in folders)
-
-    @property
-    def omni(self) -> OmniPlan:
-        if self.omniinput is None:
-            raise GenmetricsError("the config has no omniinput: section")
-        return self.omniinput
-
-    def agreement_sets(self) -> list[JudgmentSet]:
-        return list(self.agreement.sets.values()) if self.agreement else []
-
-    def agreement_names(self, pairwise: bool) -> list[str]:
-        return [s.name for s in self.agreement_sets() if s.pairwise == pairwise]
-
-    def agreement_set(self, jset: str) -> JudgmentSet:
-        if self.agreement is None or jset not in self.agreement.sets:
-            raise GenmetricsError(f"agreement.sets has no {jset!r}")
-        return self.agreement.sets[jset]

@@ -3,7 +3,6 @@ formatted from :data:`genmetrics.paths.RESULTS`; fixed inputs are named in the r
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from genmetrics.paths import REFERENCES, RESULTS, asset_manifest, model_manifest, texts_path
@@ -118,37 +117,3 @@ class JobInputs:
         cells = self._scaling_cells()
         feats = {c[k] for c in cells for k in ("candidate", "reference") if c[k]}
         return {"scores": [c["score"] for c in cells], "inputs": sorted(feats)}
-
-    def agreement_inputs(self, jset: str) -> dict[str, Any]:
-        """The set's files (a change reruns it) and the assets its metrics need."""
-        s = self.agreement_set(jset)
-        path = Path(s.path)
-        files = sorted(str(p) for p in path.glob("*.jsonl")) if path.is_dir() else [str(path)]
-        return {"data": files, "assets": [asset_manifest(self.cache, a) for a in s.assets()]}
-
-    def agreement_results(self) -> dict[str, str]:
-        """Per set, the table the summary reads (correlations or pairwise agreement)."""
-        return {
-            n: (
-                RESULTS.agreement_pairwise if s.pairwise else RESULTS.agreement_correlations
-            ).format(jset=n)
-            for n, s in (self.agreement.sets.items() if self.agreement else ())
-        }
-
-    def omni_toy_results(self) -> dict[str, str]:
-        return self.omni.toy_results()
-
-    def omni_run_model(self, run: str) -> str:
-        return model_manifest(self.model_cache, self.omni.runs[run].checkpoint)
-
-    def omni_annotator_inputs(self, run: str) -> dict[str, str]:
-        """What the annotate job reads besides the samples: the judge LM or the raters' CSV."""
-        a = self.omni.runs[run].annotator
-        if a["kind"] == "judge_lm":
-            return {"judge": model_manifest(self.model_cache, a["checkpoint"])}
-        if a["kind"] == "csv":
-            return {"scores": a["path"]}
-        return {}
-
-    def omni_scores(self) -> list[str]:
-        return [RESULTS.omni_score.format(run=r) for r in self.omni.runs]

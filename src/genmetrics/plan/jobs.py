@@ -9,7 +9,8 @@ import math
 from typing import Any
 
 from genmetrics.kinds import KINDS
-from genmetrics.plan.objects import canonical, split_part
+from genmetrics.params import canonical
+from genmetrics.plan.objects import split_part
 from genmetrics.provenance import code_digest
 
 #: modules whose code decides a feature file (their digest is a params value of the rule)
@@ -17,16 +18,6 @@ FEATURE_CODE = {
     "embed": ("genmetrics.features.embed",),
     "surprisal": ("genmetrics.features.surprisal",),
 }
-#: the OmniInput code (the jobs module imports the whole subpackage, whose modules the digest
-#: follows): any change to it reruns the OmniInput jobs
-AGREEMENT_CODE = (
-    "genmetrics.agreement.scoring",
-    "genmetrics.agreement.correlation",
-    "genmetrics.agreement.preference",
-    "genmetrics.agreement.judgment_sets",
-    "genmetrics.analysis.statistics",
-)
-OMNI_CODE = ("genmetrics.omniinput.jobs", "genmetrics.metrics.omniinput")
 
 
 class JobParams:
@@ -131,37 +122,6 @@ class JobParams:
         from genmetrics.generation import GENERATION_CODE
 
         return code_digest(*{"generate": GENERATION_CODE, **FEATURE_CODE}[rule])
-
-    def omni_toy_settings(self) -> dict[str, Any]:
-        """The toy's settings with the code digest of the modules that compute it."""
-        assert self.omni.toy is not None
-        return {**self.omni.toy, "code": self.omni_code()}
-
-    def agreement_summary_settings(self) -> dict[str, Any]:
-        """Every set's settings, keys sorted (a params value: config order changes nothing)."""
-        return canonical({s.name: s.settings() for s in self.agreement_sets()})
-
-    def agreement_settings(self, jset: str) -> dict[str, Any]:
-        """The set's settings with the code digest of the modules that score it."""
-        from genmetrics.metrics import get
-
-        s = self.agreement_set(jset)
-        modules = {get(e["metric"]).func.__module__ for e in s.entries.values()}
-        code = code_digest(*sorted(modules), *AGREEMENT_CODE)
-        return canonical({**s.settings(), "path": s.path, "code": code})
-
-    def omni_code(self) -> str:
-        """Digest of the OmniInput code (a params value: a code change reruns its jobs)."""
-        return code_digest(*OMNI_CODE)
-
-    def omni_run_settings(self, run: str) -> dict[str, Any]:
-        return {**self.omni.runs[run].settings(), "code": self.omni_code()}
-
-    def omni_annotator(self, run: str) -> dict[str, Any]:
-        return self.omni.runs[run].annotator
-
-    def omni_direction(self, run: str) -> str:
-        return self.omni.runs[run].direction
 
     def spread_settings(self, entry: str) -> dict:
         e = self.entries[entry]

@@ -147,8 +147,8 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
         sweep=dict(sweep) if sweep else None,
         report=dict(cfg["report"]),
         scaling=_scaling(cfg["analysis"].get("scaling"), entries, models),
-        omniinput=omni_plan(cfg.get("omniinput"), checkpoints),
-        agreement=agreement_plan(cfg.get("agreement")),
+        omniinput=omni_plan(cfg.get("omniinput"), checkpoints, model_cache),
+        agreement=agreement_plan(cfg.get("agreement"), cfg["cache"].rstrip("/")),
         cluster=cluster,
         notes=tuple(notes),
     )

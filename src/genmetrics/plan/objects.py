@@ -8,25 +8,15 @@ config.yaml triggers no rerun.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from genmetrics.generation import GenerationSettings
 from genmetrics.kinds import KINDS, PARTS
+from genmetrics.params import canonical
 from genmetrics.paths import PROMPTS, REFERENCES, texts_path
 
 __all__ = ["PROMPTS", "REFERENCES"]
-
-
-def canonical(obj: Any) -> Any:
-    """Dicts with sorted keys (recursively), lists for tuples: job params compare equal when
-    only the key order of the config changed."""
-    if isinstance(obj, Mapping):
-        return {k: canonical(obj[k]) for k in sorted(obj)}
-    if isinstance(obj, (list, tuple)):
-        return [canonical(v) for v in obj]
-    return obj
 
 
 def names_pattern(names: Iterable[str]) -> str:

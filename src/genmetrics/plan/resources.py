@@ -25,7 +25,7 @@ class ResourceQueries:
             ck = self.checkpoints[fm.checkpoint]
             layers, dtype, where = [ck.resources], "float32", f"checkpoints.{ck.name}"
         elif rule == "omni_sample":
-            run = self.omni.runs[name]
+            run = self.omniinput.runs[name]
             ck = self.checkpoints[run.checkpoint]
             layers, dtype, where = (
                 [ck.resources, run.resources],

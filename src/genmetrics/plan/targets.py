@@ -86,9 +86,9 @@ class TargetLists:
         analyses += [RESULTS.spread_table] if spreads else []
         omni = self.omniinput
         return Targets(
-            omniinput=tuple(omni.targets) if omni else (),
-            agreement=tuple(self.agreement.targets) if self.agreement else (),
-            omniinput_toy=tuple(omni.toy_targets) if omni else (),
+            omniinput=tuple(omni.targets),
+            agreement=tuple(self.agreement.targets),
+            omniinput_toy=tuple(omni.toy_targets),
             scores=tuple(self.score_targets()),
             generation_stats=tuple(gen_stats),
             spreads=tuple(spreads),
@@ -99,7 +99,7 @@ class TargetLists:
             analyses=tuple(analyses),
             all=(
                 tuple(self.agreement.targets)
-                if not self.models and self.agreement
+                if not self.models and self.agreement.sets
                 else (
                     RESULTS.scores,
                     RESULTS.report,
