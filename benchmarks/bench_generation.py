@@ -170,6 +170,7 @@ def bench_progress_log(
     settings = {
         "template": "chat",
         "tokenizer_family": None,
+        "tokens_per_word": TOKENS_PER_WORD,
         "instruction": None,
         "sampling": SAMPLING,
         "words": args.words,
@@ -182,7 +183,6 @@ def bench_progress_log(
         "device_map": None,
         "max_memory": None,
     }
-    table = {"default": TOKENS_PER_WORD}
     with tempfile.TemporaryDirectory(prefix="bench-progress-") as tmp:
         path = Path(tmp) / "shard0.progress.jsonl"
 
@@ -195,7 +195,6 @@ def bench_progress_log(
                 settings,
                 seed=0,
                 shard=0,
-                tokens_per_word_table=table,
                 progress=False,
                 progress_path=path if with_log else None,
             )

@@ -18,7 +18,9 @@ try:
     for path in workflow.configfiles:  # duplicate keys, 010 read as 8: before Snakemake's merge
         check_config_file(path)
     PLAN = load_plan(
-        config, workflow.source_path("../workflow/schemas/config.schema.yaml")
+        config,
+        workflow.source_path("../workflow/schemas/config.schema.yaml"),
+        tokens_per_word_table=Path(workflow.basedir) / "resources" / "tokens_per_word.tsv",
     )
 except GenmetricsError as e:
     raise WorkflowError(f"invalid config: {e}") from None
@@ -27,7 +29,6 @@ for note in PLAN.notes:  # what the environment changed in the config, said once
 # Every job (and fetch_asset) downloads into the config's cache: jobs inherit this variable.
 os.environ.update(GENMETRICS_CACHE=str(Path(PLAN.cache).resolve()))
 TARGETS = PLAN.targets
-TOKENS_PER_WORD = Path(workflow.basedir) / "resources" / "tokens_per_word.tsv"
 
 
 onstart:

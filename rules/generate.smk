@@ -6,7 +6,6 @@ rule generate:
         prompts=RESULTS.prompts,
         # <model_cache>/<checkpoint>/model.json of models.{model}.checkpoint
         model=per_job(PLAN.generation_model),
-        tokens_per_word=TOKENS_PER_WORD,
     output:
         texts=RESULTS.shard,
         stats=RESULTS.shard_stats,

@@ -93,6 +93,7 @@ def test_batches_cover_every_prompt_once_and_shards_split_them():
 SETTINGS = {
     "template": "base",
     "tokenizer_family": None,
+    "tokens_per_word": 1.0,
     "instruction": None,
     "sampling": {"temperature": 1.0},
     "words": 3,
@@ -105,7 +106,6 @@ SETTINGS = {
     "device_map": None,
     "max_memory": None,
 }
-TABLE = {"default": 1.0}
 MANY = [
     {"id": f"q{i}", "prompt": " ".join(["the cat sat on the mat"][:1] * (1 + i % 4))}
     for i in range(9)
@@ -123,7 +123,6 @@ def _shards(tiny_lm, prompts, shards, **kw):
             settings,
             seed=3,
             shard=k,
-            tokens_per_word_table=TABLE,
             progress=False,
             **kw,
         )
@@ -172,7 +171,6 @@ def test_shard_rows_come_in_prompt_order_and_merge_checks_coverage(tiny_lm):
             {k: v for k, v in SETTINGS.items() if k != "words"},
             seed=0,
             shard=0,
-            tokens_per_word_table=TABLE,
         )
 
 
@@ -208,7 +206,6 @@ def test_a_resumed_shard_generates_only_the_missing_batches_and_the_same_bytes(t
         settings,
         seed=3,
         shard=0,
-        tokens_per_word_table=TABLE,
         progress=False,
         progress_path=log,
     )
@@ -303,7 +300,6 @@ def test_auto_dtype_and_a_device_map_load_on_cpu(tiny_model_dir, tiny_lm):
             settings,
             seed=1,
             shard=0,
-            tokens_per_word_table=TABLE,
             progress=False,
         )
         assert stats["dtype"] == "float32" and stats["dtype_requested"] == "auto"

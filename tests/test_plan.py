@@ -527,3 +527,17 @@ def test_a_name_with_a_trailing_newline_is_refused():
     cfg["models"]["smollm2-pure\n"] = cfg["models"].pop("smollm2-pure")
     with pytest.raises(GenmetricsError, match=r"models: .*smollm2-pure\\n"):
         load_plan(cfg, SCHEMA)
+
+
+def test_generation_settings_carry_their_tokens_per_word_not_the_table_file():
+    """Each model's generate jobs get the value of its tokenizer family's row: editing another
+    family's row, or moving the checkout, reruns nothing; an unknown family names its key."""
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    plan = load_plan(cfg, SCHEMA)
+    assert plan.models["smollm2-pure"].generation["bbc"].tokens_per_word == 1.309
+    assert plan.models["gemma3-nucleus"].generation["bbc"].tokens_per_word == 1.273
+    cfg["checkpoints"]["smollm2-135m"]["tokenizer_family"] = "nope"
+    with pytest.raises(GenmetricsError, match=r"^checkpoints\.smollm2-135m\.tokenizer_family"):
+        load_plan(cfg, SCHEMA)
+    text = (REPO / "rules" / "generate.smk").read_text()
+    assert "tokens_per_word" not in text  # no file input whose path could change

@@ -53,7 +53,9 @@ def test_tokens_per_word_table(tmp_path):
     p.write_text("tokenizer\ttokens_per_word\n# comment\nllama\t1.4\ndefault\t1.5\n")
     table = load_tokens_per_word(p)
     assert tokens_per_word(table, "llama") == 1.4
-    assert tokens_per_word(table, "unknown") == 1.5
+    assert tokens_per_word(table, None) == 1.5  # no family: the default row
+    with pytest.raises(GenmetricsError, match="'unknown' is not in the tokens-per-word table"):
+        tokens_per_word(table, "unknown")  # never a silent default
     p.write_text("tokenizer\ttokens_per_word\nllama\tmany\n")
     with pytest.raises(GenmetricsError, match=r"tpw.tsv: line 2"):
         load_tokens_per_word(p)

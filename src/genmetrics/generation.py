@@ -39,9 +39,7 @@ from genmetrics.progress import ProgressLog
 from genmetrics.prompts import (
     DEFAULT_INSTRUCTION,
     format_prompt,
-    load_tokens_per_word,
     max_new_tokens,
-    tokens_per_word,
 )
 
 SAMPLING_KEYS = ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty", "typical_p")
@@ -276,6 +274,7 @@ class GenerationSettings:
 
     template: str  # chat | base
     tokenizer_family: str | None  # row of tokens_per_word.tsv (None: default)
+    tokens_per_word: float  # that row's value (resolved by the plan: the file is no input)
     instruction: str | None  # chat user turn (None: DEFAULT_INSTRUCTION)
     sampling: Mapping[str, Any]
     words: int  # continuation budget in words
@@ -321,7 +320,6 @@ def generate_shard(
     *,
     seed: int,
     shard: int,
-    tokens_per_word_table: str | Path | Mapping[str, float],
     progress: bool = True,
     progress_path: str | Path | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -330,7 +328,7 @@ def generate_shard(
 
     ``model`` is a manifest/folder/hub id (loaded with the settings' dtype, device_map,
     max_memory and trust_remote_code) or a loaded ``(model, tokenizer)``. The word budget
-    becomes ``max_new_tokens`` through the tokens-per-word table. Returns (rows, stats);
+    becomes ``max_new_tokens`` through the settings' tokens per word. Returns (rows, stats);
     stats add the budget, the dtype and device that ran, and the progress key to
     :func:`generate`'s. The caller deletes the log (:func:`genmetrics.progress.drop`) once
     the shard's outputs are written.
@@ -339,12 +337,7 @@ def generate_shard(
     from genmetrics.provenance import code_digest, package_versions
 
     s = GenerationSettings.of(settings)
-    table = (
-        tokens_per_word_table
-        if isinstance(tokens_per_word_table, Mapping)
-        else load_tokens_per_word(tokens_per_word_table)
-    )
-    budget = max_new_tokens(s.words, tokens_per_word(table, s.tokenizer_family), s.token_margin)
+    budget = max_new_tokens(s.words, s.tokens_per_word, s.token_margin)
     if isinstance(model, tuple):
         lm, tok = model
         weights = None

@@ -128,8 +128,14 @@ def format_prompt(
 
 
 def tokens_per_word(table: Mapping[str, float], tokenizer_family: str | None) -> float:
-    """Look up tokens per whitespace word for a tokenizer family (``default`` otherwise)."""
-    if tokenizer_family and tokenizer_family in table:
+    """Tokens per whitespace word of a tokenizer family; ``None``: the ``default`` row. A
+    family the table lacks is an error (a silent default would change the word budget)."""
+    if tokenizer_family is not None:
+        if tokenizer_family not in table:
+            raise GenmetricsError(
+                f"tokenizer family {tokenizer_family!r} is not in the tokens-per-word table "
+                f"(known: {', '.join(sorted(table))}); add a row or leave it unset for default"
+            )
         return float(table[tokenizer_family])
     if "default" not in table:
         raise GenmetricsError("tokens-per-word table has no 'default' row")

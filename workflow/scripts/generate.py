@@ -17,12 +17,11 @@ with log_to(sm.log[0]) as log:
         sm.params.settings,
         seed=int(sm.wildcards.seed),
         shard=int(sm.wildcards.shard),
-        tokens_per_word_table=sm.input.tokens_per_word,
         progress_path=sm.params.progress,
     )
     stats["provenance"] = record(
         config={"generation": sm.params.settings, "seed": int(sm.wildcards.seed)},
-        inputs={k: sm.input[k] for k in ("prompts", "model", "tokens_per_word")},
+        inputs={k: sm.input[k] for k in ("prompts", "model")},
     )
     write_jsonl(sm.output.texts, rows)
     write_json(sm.output.stats, stats)

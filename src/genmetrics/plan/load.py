@@ -35,7 +35,11 @@ from genmetrics.plan.objects import (
     Model,
     ScoreEntry,
 )
+from genmetrics.prompts import load_tokens_per_word, tokens_per_word
 from genmetrics.resources import job_resources
+
+#: the tokens-per-word table, relative to the checkout (beside workflow/schemas/)
+TOKENS_PER_WORD = "resources/tokens_per_word.tsv"
 
 
 def _scaling(
@@ -69,9 +73,16 @@ def _scaling(
     }
 
 
-def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
+def load_plan(
+    config: Mapping[str, Any],
+    schema_path: str | Path,
+    tokens_per_word_table: str | Path | None = None,
+) -> Plan:
     """Validate ``config`` (a copy: the argument is not changed) and resolve it into a Plan.
 
+    ``tokens_per_word_table``: the table that turns word budgets into token budgets (default:
+    ``resources/tokens_per_word.tsv`` of the checkout holding the schema); each model's row is
+    resolved here, so generation jobs depend on the value they use, not on the file's path.
     Raises :class:`GenmetricsError` naming the config key of the first problem.
     """
     from genmetrics.config import expand_paths, validate_config
@@ -104,8 +115,10 @@ def load_plan(config: Mapping[str, Any], schema_path: str | Path) -> Plan:
     model_cache = cfg["model_cache"].rstrip("/")
     checkpoints = {name: _checkpoint(name, c) for name, c in cfg.get("checkpoints", {}).items()}
     cluster = dict(cfg["resources"])
+    table_path = tokens_per_word_table or Path(schema_path).resolve().parents[2] / TOKENS_PER_WORD
+    tokens_table = load_tokens_per_word(table_path) if cfg.get("models") else {}
     models = {
-        name: _model(name, m, cfg, datasets, checkpoints, cluster)
+        name: _model(name, m, cfg, datasets, checkpoints, cluster, tokens_table)
         for name, m in cfg.get("models", {}).items()
     }
     feature_cache = cfg["feature_cache"].rstrip("/")
@@ -181,6 +194,7 @@ def _model(
     datasets: Mapping[str, Dataset],
     checkpoints: Mapping[str, Checkpoint],
     cluster: Mapping[str, Any],
+    tokens_table: Mapping[str, float],
 ) -> Model:
     key = f"models.{name}"
     for ds in m.get("datasets", []):
@@ -213,9 +227,15 @@ def _model(
         overrides=[checkpoint.resources, m.get("resources")],
         where=f"{key}.resources",
     )
+    family = ck.get("tokenizer_family")
+    try:
+        tpw = tokens_per_word(tokens_table, family)
+    except GenmetricsError as e:
+        raise GenmetricsError(f"checkpoints.{m['checkpoint']}.tokenizer_family: {e}") from None
     settings = {
         "template": m.get("template", ck["template"]),
-        "tokenizer_family": ck.get("tokenizer_family"),
+        "tokenizer_family": family,
+        "tokens_per_word": tpw,
         "instruction": m.get("instruction"),
         "sampling": dict(m.get("sampling", {})),
         "words": m.get("words", gen["words"]),
