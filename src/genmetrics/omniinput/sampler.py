@@ -71,7 +71,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.io import load_npz, save_npz
+from genmetrics.npz import load_npz, save_npz
 
 _log = logging.getLogger("genmetrics")
 CHECKPOINT_FORMAT = 1

@@ -201,7 +201,7 @@ def write_exact(
 ) -> None:
     """The toy's exact truth (every input enumerated) as ``exact.npz``: ln ρ and r per bin,
     the bins, the share of valid inputs and the size of the input space."""
-    from genmetrics.io import save_npz
+    from genmetrics.npz import save_npz
 
     save_npz(
         path,
@@ -215,7 +215,7 @@ def write_exact(
 
 def read_exact(path: Any) -> tuple[Bins, np.ndarray, np.ndarray, dict[str, float]]:
     """``exact.npz`` of :func:`write_exact`: (bins, ln ρ, r, {valid_fraction, space_size})."""
-    from genmetrics.io import load_npz
+    from genmetrics.npz import load_npz
 
     a = load_npz(path, required=("ln_rho", "r", "bins", "valid_fraction", "space_size"))
     lo, hi, n = (float(v) for v in a["bins"])
