@@ -114,7 +114,7 @@ def good(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path
         d / "pos.jsonl", [{"id": f"g{i}", "tags": list(rng.choice(tags, 12))} for i in range(30)]
     )
     from genmetrics.omniinput.curves import Density, write_density
-    from genmetrics.omniinput.sampler import Bins
+    from genmetrics.omniinput.density import Bins
 
     counts = rng.integers(1, 1000, size=6).astype(float)
     write_density(

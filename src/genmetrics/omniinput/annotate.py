@@ -32,7 +32,7 @@ import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.io import PathLike, atomic_path, regular_file
-from genmetrics.omniinput.sampler import Bins
+from genmetrics.omniinput.density import Bins
 from genmetrics.omniinput.toy import digit_sum_rule
 
 #: the columns of an annotation CSV, in order

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.omniinput.sampler import Bins
+from genmetrics.omniinput.density import Bins
 
 
 def _check(ln_rho: np.ndarray, r: np.ndarray, bins: Bins, direction: str) -> tuple:

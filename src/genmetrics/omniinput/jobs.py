@@ -34,8 +34,9 @@ from genmetrics.omniinput.annotate import (
     rule_annotator,
 )
 from genmetrics.omniinput.curves import Density, write_density
+from genmetrics.omniinput.density import Bins, WLResult, read_result
 from genmetrics.omniinput.digits import DigitLM, DigitToySpec
-from genmetrics.omniinput.sampler import Bins, WLResult, read_result, wang_landau
+from genmetrics.omniinput.sampler import wang_landau
 from genmetrics.omniinput.toy import all_sequences, enumerate_outputs
 from genmetrics.omniinput.validation import (
     exact_truth,

@@ -19,7 +19,8 @@ import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.omniinput.curves import aupr, precision_recall_curve
-from genmetrics.omniinput.sampler import Bins, OutputFn, WLResult, read_result
+from genmetrics.omniinput.density import Bins, WLResult, read_result
+from genmetrics.omniinput.sampler import OutputFn
 from genmetrics.omniinput.toy import digit_sum_rule, exact_ln_rho, exact_r
 
 Rule = Callable[[np.ndarray], np.ndarray]
