@@ -14,7 +14,7 @@ import pytest
 from genmetrics import GenmetricsError
 from genmetrics.metrics import compute
 from genmetrics.omniinput import Bins, enumerate_outputs, wang_landau
-from genmetrics.omniinput.annotate import read_annotations
+from genmetrics.omniinput.annotation_csv import read_annotations
 from genmetrics.omniinput.curves import Density, precision_recall_curve
 from genmetrics.omniinput.density import read_result
 from genmetrics.omniinput.digits import DigitLM, DigitToySpec
