@@ -45,8 +45,9 @@ import numpy as np
 import torch
 
 from genmetrics.devices import available_cpus
+from genmetrics.omniinput.density import Bins
 from genmetrics.omniinput.digits import DigitLM, DigitToySpec
-from genmetrics.omniinput.sampler import Bins, wang_landau
+from genmetrics.omniinput.sampler import wang_landau
 
 N_BINS = 32
 LN_F_FINAL = 1e-12

@@ -29,9 +29,10 @@ import pytest
 
 from genmetrics import GenmetricsError
 from genmetrics.cli import main, parse_param
-from genmetrics.io import ragged_to_arrays, save_npz, write_jsonl
+from genmetrics.io import write_jsonl
 from genmetrics.kinds import KINDS
 from genmetrics.metrics.registry import all_metrics
+from genmetrics.npz import ragged_to_arrays, save_npz
 from genmetrics.params import BOOL, STRING, Const, Interval, Options, Param
 
 METRICS = all_metrics()
@@ -113,7 +114,7 @@ def good(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path
         d / "pos.jsonl", [{"id": f"g{i}", "tags": list(rng.choice(tags, 12))} for i in range(30)]
     )
     from genmetrics.omniinput.curves import Density, write_density
-    from genmetrics.omniinput.sampler import Bins
+    from genmetrics.omniinput.density import Bins
 
     counts = rng.integers(1, 1000, size=6).astype(float)
     write_density(

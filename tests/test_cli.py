@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from genmetrics.cli import finite_json, main
-from genmetrics.io import ragged_to_arrays, save_npz, write_jsonl
+from genmetrics.io import write_jsonl
+from genmetrics.npz import ragged_to_arrays, save_npz
 
 
 def run(capsys, *args):

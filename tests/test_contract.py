@@ -140,7 +140,7 @@ def _inputs(kind: str, seed: int):
         return [list(rng.choice(tags, size=int(rng.integers(5, 30)))) for _ in range(20)]
     if kind == "density":  # OmniInput: an annotated density of states over 10^4 inputs
         from genmetrics.omniinput.curves import Density
-        from genmetrics.omniinput.sampler import Bins
+        from genmetrics.omniinput.density import Bins
 
         counts = rng.integers(1, 2000, size=8).astype(float)
         return Density(

@@ -12,9 +12,9 @@ from face_oracle import facescore_distances, facescore_reference, facescore_spec
 
 from genmetrics import GenmetricsError
 from genmetrics.cli import main
-from genmetrics.io import ragged_to_arrays, save_npz
 from genmetrics.metrics import compute
 from genmetrics.metrics.face import judge
+from genmetrics.npz import ragged_to_arrays, save_npz
 from genmetrics.scoring import score_loaded
 
 

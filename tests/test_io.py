@@ -17,25 +17,27 @@ import pytest
 
 from genmetrics import GenmetricsError
 from genmetrics.io import (
-    EMBEDDINGS_NPZ,
-    NpzReader,
     atomic_path,
     current_umask,
     is_temp_name,
+    read_json,
+    read_jsonl,
+    regular_file,
+    sweep_stale_tmp,
+    write_json,
+    write_jsonl,
+    write_text,
+)
+from genmetrics.npz import (
+    EMBEDDINGS_NPZ,
+    NpzReader,
     load_embeddings,
     load_npz,
     load_ragged,
     ragged_to_arrays,
     read_embeddings,
-    read_json,
-    read_jsonl,
     read_ragged,
-    regular_file,
     save_npz,
-    sweep_stale_tmp,
-    write_json,
-    write_jsonl,
-    write_text,
 )
 
 

@@ -8,7 +8,7 @@ import pytest
 from rouge_score import rouge_scorer
 
 from genmetrics import GenmetricsError
-from genmetrics.io import save_npz, write_jsonl
+from genmetrics.io import write_jsonl
 from genmetrics.kinds import (
     KINDS,
     pair_rows,
@@ -16,6 +16,7 @@ from genmetrics.kinds import (
     validate_pos,
     validate_surprisal,
 )
+from genmetrics.npz import save_npz
 from genmetrics.scoring import score_files
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from genmetrics import GenmetricsError
-from genmetrics.io import load_npz
+from genmetrics.npz import load_npz
 from genmetrics.omniinput import (
     Bins,
     LinearToy,

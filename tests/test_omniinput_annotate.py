@@ -16,15 +16,17 @@ import torch
 from genmetrics import GenmetricsError
 from genmetrics.omniinput import Bins, precision_recall_curve
 from genmetrics.omniinput.annotate import (
-    COLUMNS,
     alphabetic_words,
     annotate,
     digit_sum,
-    export_samples,
     judge_lm_annotator,
+    rule_annotator,
+)
+from genmetrics.omniinput.annotation_csv import (
+    COLUMNS,
+    export_samples,
     r_from_scores,
     read_annotations,
-    rule_annotator,
 )
 
 BINS = Bins(0.0, 1.0, 5)
@@ -268,8 +270,8 @@ def test_rule_annotator_errors(tmp_path: Path, monkeypatch) -> None:
         rule_annotator("genmetrics.omniinput.annotate:nosuch")
     with pytest.raises(GenmetricsError, match="expected 'module.path:function'"):
         rule_annotator("genmetrics.omniinput.annotate.digit_sum")
-    with pytest.raises(GenmetricsError, match="'COLUMNS' is not callable"):
-        rule_annotator("genmetrics.omniinput.annotate:COLUMNS")
+    with pytest.raises(GenmetricsError, match="'DEFAULT_JUDGE_TEMPLATE' is not callable"):
+        rule_annotator("genmetrics.omniinput.annotate:DEFAULT_JUDGE_TEMPLATE")
     with pytest.raises(GenmetricsError, match="missing a required argument: 'm'"):
         rule_annotator("genmetrics.omniinput.annotate:digit_sum")
 

@@ -14,11 +14,11 @@ import pytest
 from genmetrics import GenmetricsError
 from genmetrics.metrics import compute
 from genmetrics.omniinput import Bins, enumerate_outputs, wang_landau
-from genmetrics.omniinput.annotate import read_annotations
+from genmetrics.omniinput.annotation_csv import read_annotations
 from genmetrics.omniinput.curves import Density, precision_recall_curve
+from genmetrics.omniinput.density import read_result
 from genmetrics.omniinput.digits import DigitLM, DigitToySpec
 from genmetrics.omniinput.lm import CausalLMOutput
-from genmetrics.omniinput.sampler import read_result
 from genmetrics.omniinput.toy import all_sequences
 from genmetrics.omniinput.validation import exact_truth, monte_carlo, validation_entry
 

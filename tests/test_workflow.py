@@ -230,8 +230,8 @@ def test_offline_run_records_provenance(offline_run):
     hashes, weights hash, versions, host, git commit), and the hashes are the files'."""
     import socket
 
-    from genmetrics.io import read_provenance
     from genmetrics.models import folder_sha256
+    from genmetrics.npz import read_provenance
     from genmetrics.provenance import sha256_file
 
     work, env, _ = offline_run

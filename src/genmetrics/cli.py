@@ -22,7 +22,7 @@ import numpy as np
 import yaml
 
 from genmetrics import GenmetricsError
-from genmetrics.io import _jsonable
+from genmetrics.io import jsonable
 
 
 class _Parser(argparse.ArgumentParser):
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
 
             metrics = [m.describe() for m in all_metrics().values()]
             if args.json:
-                _emit(json.dumps(_jsonable(metrics), indent=2, allow_nan=False))
+                _emit(json.dumps(jsonable(metrics), indent=2, allow_nan=False))
             elif args.markdown:
                 _emit(markdown_table(metrics))
             else:
@@ -207,7 +207,7 @@ def finite_json(rec: dict[str, Any]) -> Any:
             kind = "nan" if math.isnan(obj) else "inf" if obj > 0 else "-inf"
             bad.setdefault(path.removeprefix("values."), set()).add(kind)
             return None
-        return _jsonable(obj)
+        return jsonable(obj)
 
     out = walk(rec, "")
     if bad:

@@ -222,14 +222,14 @@ def _feature_rows(links: Mapping[str, np.ndarray]) -> Rows:
 
 
 def _load_embeddings(path: Path) -> tuple[np.ndarray, Rows]:
-    from genmetrics.io import read_embeddings
+    from genmetrics.npz import read_embeddings
 
     links, emb = read_embeddings(path)
     return emb, _feature_rows(links)
 
 
 def _load_surprisal(path: Path) -> tuple[list[np.ndarray], Rows]:
-    from genmetrics.io import read_ragged
+    from genmetrics.npz import read_ragged
 
     links, seqs = read_ragged(path)
     return seqs, _feature_rows(links)

@@ -2,7 +2,8 @@
 
 from genmetrics.devices import claim_gpus, gpus_requested
 from genmetrics.features.embed import embed_source
-from genmetrics.io import read_jsonl, save_npz, with_provenance
+from genmetrics.io import read_jsonl
+from genmetrics.npz import save_npz, with_provenance
 from genmetrics.provenance import record
 from genmetrics.runlog import log_to
 

@@ -1,6 +1,6 @@
 """Scaling analysis (FACE-2 valid-cell ratio): the table (CSV) and its markdown summary."""
 
-from genmetrics.analysis.scaling import run_scaling
+from genmetrics.analysis.scaling_job import run_scaling
 from genmetrics.io import write_text
 from genmetrics.runlog import log_to
 

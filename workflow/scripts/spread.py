@@ -2,7 +2,8 @@
 (Le Bronnec et al. (2024), Table B.4)."""
 
 from genmetrics.analysis.distribution import spread_analysis
-from genmetrics.io import load_embeddings, write_json
+from genmetrics.io import write_json
+from genmetrics.npz import load_embeddings
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

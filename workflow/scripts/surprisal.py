@@ -3,7 +3,8 @@ continuation is scored given its prompt (conditional surprisal)."""
 
 from genmetrics.devices import claim_gpus, gpus_requested
 from genmetrics.features.surprisal import surprisal_source
-from genmetrics.io import read_jsonl, save_npz, with_provenance
+from genmetrics.io import read_jsonl
+from genmetrics.npz import save_npz, with_provenance
 from genmetrics.provenance import record
 from genmetrics.runlog import log_to
 

@@ -2,7 +2,8 @@
 (Le Bronnec et al. (2024), Fig. 6/B.1)."""
 
 from genmetrics.analysis.distribution import sweep_table
-from genmetrics.io import atomic_path, load_embeddings
+from genmetrics.io import atomic_path
+from genmetrics.npz import load_embeddings
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

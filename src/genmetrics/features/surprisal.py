@@ -147,8 +147,8 @@ def surprisal_source(
 ) -> dict[str, Any]:
     """The surprisal job: the arrays of one ragged feature file (``ids``, ``prompt_ids``,
     ``offsets``, ``values``); a continuation is scored given its prompt."""
-    from genmetrics.io import ragged_to_arrays
     from genmetrics.kinds import part_texts, row_links
+    from genmetrics.npz import ragged_to_arrays
 
     kept, texts = part_texts(rows, part, source)
     contexts = None

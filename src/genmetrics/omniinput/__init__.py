@@ -7,15 +7,9 @@ See ``docs`` section "OmniInput / Gradient Wang–Landau (GWL)" of the metrics r
 from __future__ import annotations
 
 from genmetrics.omniinput.curves import aupr, precision_recall_curve
-from genmetrics.omniinput.sampler import (
-    Bins,
-    GradFn,
-    OutputFn,
-    WLResult,
-    flat_histogram_walk,
-    gradient_log_proposal,
-    wang_landau,
-)
+from genmetrics.omniinput.density import Bins, WLResult
+from genmetrics.omniinput.proposals import gradient_log_proposal
+from genmetrics.omniinput.sampler import GradFn, OutputFn, flat_histogram_walk, wang_landau
 from genmetrics.omniinput.toy import (
     MAX_ENUMERATION,
     LinearToy,

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.omniinput.sampler import Bins
+from genmetrics.omniinput.density import Bins
 
 
 def _check(ln_rho: np.ndarray, r: np.ndarray, bins: Bins, direction: str) -> tuple:
@@ -128,7 +128,7 @@ class Density:
 
 def write_density(path: Any, d: Density) -> None:
     """The density as an ``.npz`` (atomic, no pickle)."""
-    from genmetrics.io import save_npz
+    from genmetrics.npz import save_npz
 
     save_npz(
         path,
@@ -142,7 +142,7 @@ def write_density(path: Any, d: Density) -> None:
 
 
 def read_density(path: Any) -> Density:
-    from genmetrics.io import load_npz
+    from genmetrics.npz import load_npz
 
     a = load_npz(path, required=("ln_rho", "r", "counts", "bins", "ln_space", "direction"))
     lo, hi, n = (float(v) for v in a["bins"])

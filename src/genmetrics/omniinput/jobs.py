@@ -28,14 +28,14 @@ from genmetrics import GenmetricsError
 from genmetrics.omniinput.annotate import (
     DEFAULT_JUDGE_TEMPLATE,
     annotate,
-    export_samples,
     judge_lm_annotator,
-    read_annotations,
     rule_annotator,
 )
+from genmetrics.omniinput.annotation_csv import export_samples, read_annotations
 from genmetrics.omniinput.curves import Density, write_density
+from genmetrics.omniinput.density import Bins, WLResult, read_result
 from genmetrics.omniinput.digits import DigitLM, DigitToySpec
-from genmetrics.omniinput.sampler import Bins, WLResult, read_result, wang_landau
+from genmetrics.omniinput.sampler import wang_landau
 from genmetrics.omniinput.toy import all_sequences, enumerate_outputs
 from genmetrics.omniinput.validation import (
     exact_truth,

@@ -22,20 +22,8 @@ bin equally often once S is right; S is learnt on the fly.
   when the window holds every output (otherwise the mass outside the window is missing;
   ``ln_S`` is returned for renormalising).
 
-Proposals (``proposal``):
-
-* ``"uniform"``: a position uniformly, a new token uniformly among the other V − 1
-  (symmetric: q ratio 1).
-* ``"gradient"``: Gibbs-with-Gradients (Grathwohl et al. 2021) on the one-hot input, as GWL
-  (Liu et al. 2023). With g = ∂z/∂onehot (from ``grad_f``), the first-order change of z for
-  token v at position i is Δ_{i,v} = g_{i,v} − g_{i,x_i}; the estimated log-target change is
-  d_{i,v} = S(bin(z)) − S(bin(clip(z + Δ_{i,v}))) (bin look-up in the current S; an estimate
-  beyond the window counts as its edge bin, because it is only a first-order guess: giving such
-  moves probability 0 would strand a walker whose reverse moves are all estimated outside, and a
-  move that really leaves the window is rejected anyway); q(i, v | x) = softmax over (i, v) of d/2 with the stay moves v = x_i excluded
-  (if every move is −inf: uniform over the non-stay moves). The reverse q(x | x′) is computed
-  at x′ with its own gradient. ``uniform_mix`` = ε mixes in ε of the uniform proposal
-  (default 0: plain GWG).
+Proposals (``proposal``): ``"uniform"`` single-token moves or ``"gradient"``
+(Gibbs-with-Gradients, as GWL), in :mod:`genmetrics.omniinput.proposals`.
 
 What counts as a model evaluation (``model_evaluations``): one sequence passed to ``f`` or to
 ``grad_f`` (one forward + backward of one sequence counts as one).
@@ -50,31 +38,38 @@ Representative samples: each bin keeps a reservoir (Algorithm R, seeded) of up t
 ``samples_per_bin`` states over all walker-steps in that bin (the walk's time average, which is
 uniform within a bin; a state may repeat).
 
-Checkpoint (``checkpoint`` path, an ``.npz``): arrays S, H, visited, tokens, z, gradient
-(gradient proposal), reservoir and its counts, plus a 0-d ``state`` JSON string with ln f,
-counters, the settings and the RNG state (``bit_generator.state``); written atomically (no
-pickle) every ``checkpoint_every`` steps and at the end, and read back (bounded, no pickle) when
-the file exists. A resumed run gives exactly the result of an uninterrupted one.
+Checkpoint (``checkpoint`` path, an ``.npz``, :mod:`genmetrics.omniinput.checkpoint`): the
+walk's arrays and a JSON ``state`` (ln f, counters, settings, RNG state); written every
+``checkpoint_every`` steps and at the end, and read back when the file exists. A resumed run
+gives exactly the result of an uninterrupted one.
 ``stop_after_evaluations`` stops the walk early (checkpoint written, ``stopped="interrupted"``).
+
+The bins over z and the result (:class:`~genmetrics.omniinput.density.WLResult`) with its
+file are in :mod:`genmetrics.omniinput.density`.
+
+Why this module is above 500 lines: it is one idea, the walk itself — the walkers' shared
+state, their entry into the window, the batched Metropolis–Hastings step, the ln f schedule
+(flatness halvings, 1/t) with resuming, and the fixed-S walk that reuses the same step. These
+share the private walk state (``_Walk``), and splitting them would expose it across modules;
+the proposals, the checkpoint file and the result file are already modules of their own.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.io import load_npz, save_npz
+from genmetrics.omniinput.checkpoint import CHECKPOINT_FORMAT, read_checkpoint, write_checkpoint
+from genmetrics.omniinput.density import Bins, WLResult
+from genmetrics.omniinput.proposals import gradient_log_proposal, sample_rows, uniform_move
 
 _log = logging.getLogger("genmetrics")
-CHECKPOINT_FORMAT = 1
 
 
 class OutputFn(Protocol):
@@ -85,181 +80,6 @@ class OutputFn(Protocol):
 
 #: (z (walkers,), ∂z/∂onehot (walkers, L, V)) for int64 tokens (walkers, L)
 GradFn = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-
-
-@dataclass(frozen=True)
-class Bins:
-    """``n`` uniform bins over [lo, hi]; bin k = [edges[k], edges[k+1]), the last one closed."""
-
-    lo: float
-    hi: float
-    n: int
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.lo) and math.isfinite(self.hi) and self.lo < self.hi):
-            raise GenmetricsError(f"bins: need finite lo < hi, got lo={self.lo!r}, hi={self.hi!r}")
-        if int(self.n) != self.n or self.n < 1:
-            raise GenmetricsError(f"bins: n must be a positive integer, got {self.n!r}")
-        edges = np.linspace(self.lo, self.hi, int(self.n) + 1)
-        edges.flags.writeable = False
-        object.__setattr__(self, "_edges", edges)
-
-    @property
-    def edges(self) -> np.ndarray:
-        return self._edges  # type: ignore[attr-defined]
-
-    @property
-    def centers(self) -> np.ndarray:
-        e = self.edges
-        return (e[:-1] + e[1:]) / 2
-
-    def index(self, z: np.ndarray | float) -> np.ndarray:
-        """Bin index of each z (int64, same shape); −1 outside [lo, hi] or NaN."""
-        z = np.asarray(z, dtype=np.float64)
-        idx = np.searchsorted(self._edges, z, side="right") - 1  # type: ignore[attr-defined]
-        idx = np.where(z == self.hi, self.n - 1, idx)
-        ok = (z >= self.lo) & (z <= self.hi)  # False for NaN
-        return np.where(ok, idx, -1).astype(np.int64)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"lo": float(self.lo), "hi": float(self.hi), "n": int(self.n)}
-
-
-@dataclass
-class WLResult:
-    """Outcome of :func:`wang_landau`; ``ln_rho`` is −inf for bins never visited."""
-
-    bins: Bins
-    ln_rho: np.ndarray
-    ln_S: np.ndarray
-    histogram: np.ndarray
-    visits: np.ndarray
-    samples: list[np.ndarray]
-    model_evaluations: int
-    iterations: int
-    walker_steps: int
-    final_ln_f: float
-    stopped: str
-    bins_reached: int
-    stages: int
-    one_over_t_from: int | None
-    acceptance_rate: float
-    proposal: str = "uniform"
-    vocab_size: int = 0  # Ω = V^L
-    length: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def save(self, path: str | Path) -> None:
-        """Write the result as an ``.npz`` (samples padded with −1, scalars as JSON)."""
-        k = max((len(s) for s in self.samples), default=0)
-        length = self.samples[0].shape[1] if self.samples else 0
-        pad = np.full((self.bins.n, k, length), -1, np.int64)
-        for b, s in enumerate(self.samples):
-            pad[b, : len(s)] = s
-        scalars = {
-            "bins": self.bins.as_dict(),
-            "model_evaluations": self.model_evaluations,
-            "iterations": self.iterations,
-            "walker_steps": self.walker_steps,
-            "final_ln_f": self.final_ln_f,
-            "stopped": self.stopped,
-            "bins_reached": self.bins_reached,
-            "stages": self.stages,
-            "one_over_t_from": self.one_over_t_from,
-            "acceptance_rate": self.acceptance_rate,
-            "proposal": self.proposal,
-            "vocab_size": self.vocab_size,
-            "length": self.length,
-        }
-        save_npz(
-            path,
-            ln_rho=self.ln_rho,
-            ln_S=self.ln_S,
-            histogram=self.histogram,
-            visits=self.visits,
-            samples=pad,
-            sample_counts=np.array([len(s) for s in self.samples], np.int64),
-            meta=np.array(json.dumps(scalars)),
-        )
-
-
-def read_result(path: str | Path) -> WLResult:
-    """A :class:`WLResult` written by :meth:`WLResult.save` (no pickle)."""
-    a = load_npz(path, required=("ln_rho", "ln_S", "histogram", "visits", "samples", "meta"))
-    try:
-        meta = json.loads(str(a["meta"]))
-        bins = Bins(**meta.pop("bins"))
-    except (ValueError, TypeError, KeyError) as e:
-        raise GenmetricsError(f"{path}: not a Wang-Landau result ({e})") from None
-    n = bins.n
-    for k in ("ln_rho", "ln_S", "histogram", "visits", "sample_counts"):
-        if k not in a or a[k].shape != (n,):
-            raise GenmetricsError(f"{path}: {k!r} must have one value per bin ({n})")
-    pad, counts = a["samples"], a["sample_counts"]
-    if pad.ndim != 3 or pad.shape[0] != n or (counts > pad.shape[1]).any():
-        raise GenmetricsError(f"{path}: 'samples' has shape {pad.shape} for {n} bins")
-    samples = [pad[b, : int(c)].astype(np.int64) for b, c in enumerate(counts)]
-    return WLResult(
-        bins=bins,
-        ln_rho=a["ln_rho"].astype(np.float64),
-        ln_S=a["ln_S"].astype(np.float64),
-        histogram=a["histogram"],
-        visits=a["visits"],
-        samples=samples,
-        **meta,
-    )
-
-
-def _log_softmax_rows(logits: np.ndarray) -> np.ndarray:
-    m = np.max(logits, axis=1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        return logits - m - np.log(np.sum(np.exp(logits - m), axis=1, keepdims=True))
-
-
-def gradient_log_proposal(
-    tokens: np.ndarray,
-    z: np.ndarray,
-    grad: np.ndarray,
-    ln_S: np.ndarray,
-    bins: Bins,
-    uniform_mix: float = 0.0,
-) -> np.ndarray:
-    """log q(i, v | x) for every walker, flattened to (walkers, L·V) (index i·V + v).
-
-    Δ_{i,v} = g_{i,v} − g_{i,x_i}; d_{i,v} = S(bin(z)) − S(bin(clip(z + Δ_{i,v}, lo, hi)));
-    q = softmax(d / 2) over (i, v) with the stay moves v = x_i at −inf; a walker with every
-    move at −inf (NaN gradients) gets the uniform proposal over its L(V − 1) non-stay moves. With
-    ``uniform_mix`` ε: q = (1 − ε) q + ε uniform. A walker outside the window (z not in a bin)
-    gets −inf everywhere (it is never at such a state; used for rejected reverse moves).
-    """
-    w, length = tokens.shape
-    v_size = grad.shape[2]
-    rows = np.arange(w)[:, None]
-    cols = np.arange(length)[None, :]
-    g_cur = grad[rows, cols, tokens]  # (w, L)
-    delta = grad - g_cur[:, :, None]
-    b = bins.index(z)
-    s_cur = np.where(b >= 0, ln_S[np.maximum(b, 0)], np.nan)
-    be = bins.index(np.clip(z[:, None, None] + delta, bins.lo, bins.hi))
-    d = np.where(be >= 0, s_cur[:, None, None] - ln_S[np.maximum(be, 0)], -np.inf)
-    stay = np.zeros((w, length, v_size), bool)
-    stay[rows, cols, tokens] = True
-    logits = np.where(stay, -np.inf, d / 2).reshape(w, length * v_size)
-    uniform = np.where(stay.reshape(w, -1), -np.inf, -math.log(length * (v_size - 1)))
-    dead = ~np.isfinite(logits).any(axis=1)
-    logits = np.where(dead[:, None], uniform, logits)
-    logq = _log_softmax_rows(logits)
-    if uniform_mix > 0:
-        logq = np.logaddexp(logq + math.log1p(-uniform_mix), uniform + math.log(uniform_mix))
-    return np.where((b >= 0)[:, None], logq, -np.inf)
-
-
-def _sample_rows(logq: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """One index per row from the probabilities exp(logq), by inversion with uniforms ``u``."""
-    c = np.cumsum(np.exp(logq), axis=1)
-    target = u[:, None] * c[:, -1:]
-    return np.minimum((c <= target).sum(axis=1), logq.shape[1] - 1)
 
 
 class _Walk:
@@ -335,11 +155,7 @@ class _Walk:
         spent = 0
         out = np.flatnonzero(bins.index(z) < 0)
         while len(out) and spent + len(out) <= max_entry_evaluations:
-            prop = tokens[out].copy()
-            pos = rng.integers(0, self.L, size=len(out))
-            off = rng.integers(1, self.V, size=len(out))
-            rows = np.arange(len(out))
-            prop[rows, pos] = (prop[rows, pos] + off) % self.V
+            prop = uniform_move(tokens[out], self.V, rng)
             zp = self.eval_f(prop)
             spent += len(out)
             seen_lo, seen_hi = (
@@ -374,15 +190,11 @@ class _Walk:
 
     # ---------------------------------------------------------------- one step
     def step(self, ln_f: float) -> None:
-        rng, W, L, V = self.rng, self.W, self.L, self.V
+        rng, W, V = self.rng, self.W, self.V
         rows = np.arange(W)
         S = self.ln_S
         if self.proposal == "uniform":
-            pos = rng.integers(0, L, size=W)
-            off = rng.integers(1, V, size=W)
-            new = (self.tokens[rows, pos] + off) % V
-            prop = self.tokens.copy()
-            prop[rows, pos] = new
+            prop = uniform_move(self.tokens, V, rng)
             zp = self.eval_f(prop)
             gp = None
             log_q_ratio = np.zeros(W)
@@ -391,7 +203,7 @@ class _Walk:
             logq = gradient_log_proposal(
                 self.tokens, self.z, self.grad, S, self.bins, self.uniform_mix
             )
-            idx = _sample_rows(logq, rng.random(W))
+            idx = sample_rows(logq, rng.random(W))
             pos, new = idx // V, idx % V
             prop = self.tokens.copy()
             prop[rows, pos] = new
@@ -581,16 +393,9 @@ def wang_landau(
     )
     ckpt = Path(checkpoint) if checkpoint is not None else None
     ln_f, stages, one_over_t_from = float(ln_f_start), 0, None
-    arrays, state = _read_checkpoint(ckpt, checkpoint_key)
+    arrays, state = read_checkpoint(ckpt, checkpoint_key, settings)
     if arrays is not None:
         assert ckpt is not None
-        for key, value in settings.items():
-            if state.get("settings", {}).get(key) != value:
-                raise GenmetricsError(
-                    f"{ckpt}: checkpoint was written with {key}="
-                    f"{state.get('settings', {}).get(key)!r}, this run has {key}={value!r}; "
-                    "delete the checkpoint or use the same settings"
-                )
         walk.load(arrays, ckpt)
         rng.bit_generator.state = state["rng"]
         ln_f, stages, one_over_t_from = state["ln_f"], state["stages"], state["one_over_t_from"]
@@ -616,7 +421,7 @@ def wang_landau(
             "walker_steps": walk.walker_steps,
             "accepted": walk.accepted,
         }
-        save_npz(ckpt, **walk.arrays(), state=np.array(json.dumps(state)))
+        write_checkpoint(ckpt, walk.arrays(), state)
 
     from tqdm.auto import tqdm
 
@@ -665,24 +470,6 @@ def wang_landau(
     bar.close()
     save()
     return _result(walk, ln_f, stopped, stages, one_over_t_from)
-
-
-def _read_checkpoint(
-    ckpt: Path | None, key: str | None
-) -> tuple[dict[str, np.ndarray] | None, dict[str, Any]]:
-    """(arrays, state) of a checkpoint to resume, or (None, {}) when there is none to resume
-    (no file, or one written under another ``key``)."""
-    if ckpt is None or not ckpt.exists():
-        return None, {}
-    arrays = load_npz(ckpt, required=("state",))
-    try:
-        state = json.loads(str(arrays.pop("state")))
-    except json.JSONDecodeError as e:
-        raise GenmetricsError(f"{ckpt}: checkpoint 'state' is not JSON ({e.msg})") from None
-    if key is not None and state.get("key") != key:
-        _log.info("wang_landau: %s was written for other settings; starting afresh", ckpt)
-        return None, {}
-    return arrays, state
 
 
 def _result(

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.omniinput.sampler import Bins, OutputFn
+from genmetrics.omniinput.density import Bins
+from genmetrics.omniinput.sampler import OutputFn
 
 #: the most sequences :func:`enumerate_outputs` walks through
 MAX_ENUMERATION = 20_000_000

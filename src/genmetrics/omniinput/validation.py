@@ -19,7 +19,8 @@ import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.omniinput.curves import aupr, precision_recall_curve
-from genmetrics.omniinput.sampler import Bins, OutputFn, WLResult, read_result
+from genmetrics.omniinput.density import Bins, WLResult, read_result
+from genmetrics.omniinput.sampler import OutputFn
 from genmetrics.omniinput.toy import digit_sum_rule, exact_ln_rho, exact_r
 
 Rule = Callable[[np.ndarray], np.ndarray]
@@ -201,7 +202,7 @@ def write_exact(
 ) -> None:
     """The toy's exact truth (every input enumerated) as ``exact.npz``: ln ρ and r per bin,
     the bins, the share of valid inputs and the size of the input space."""
-    from genmetrics.io import save_npz
+    from genmetrics.npz import save_npz
 
     save_npz(
         path,
@@ -215,7 +216,7 @@ def write_exact(
 
 def read_exact(path: Any) -> tuple[Bins, np.ndarray, np.ndarray, dict[str, float]]:
     """``exact.npz`` of :func:`write_exact`: (bins, ln ρ, r, {valid_fraction, space_size})."""
-    from genmetrics.io import load_npz
+    from genmetrics.npz import load_npz
 
     a = load_npz(path, required=("ln_rho", "r", "bins", "valid_fraction", "space_size"))
     lo, hi, n = (float(v) for v in a["bins"])

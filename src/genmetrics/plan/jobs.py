@@ -128,7 +128,7 @@ class JobParams:
         return canonical({"metric": e.metric, "params": e.params, "spread": e.spread})
 
     def scaling_settings(self) -> dict:
-        """:func:`genmetrics.analysis.scaling.run_scaling`'s settings: families, bootstrap,
+        """:func:`genmetrics.analysis.scaling_job.run_scaling`'s settings: families, bootstrap,
         each entry's metric, params, evaluator and variant label, and the cells' files."""
         from genmetrics.metrics import get
 
