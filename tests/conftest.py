@@ -56,3 +56,12 @@ def tiny_model_dir(tmp_path_factory, tiny_lm):
     model.save_pretrained(d)
     tok.save_pretrained(d)
     return d
+
+
+def placeholder_checkpoint(folder: Path) -> Path:
+    """A folder that passes for a local checkpoint in a dry run (a config.json and a small
+    weights file: the plan hashes a local checkpoint's content); nothing can load it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text('{"model_type": "placeholder"}')
+    (folder / "model.safetensors").write_bytes(b"placeholder weights")
+    return folder

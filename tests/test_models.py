@@ -16,6 +16,7 @@ def test_local_folder_source(tmp_path, tiny_model_dir, tiny_lm):
     m = prepare_model("tiny", {"source": {"kind": "local", "path": str(tiny_model_dir)}}, tmp_path)
     man = read_manifest(m)
     assert man["path"] == str(tiny_model_dir.resolve()) and man["format"] == "hf"
+    assert man["path_base"] == "absolute"  # a user's folder outside the working folder
     lm, tok = load_causal_lm(m, device="cpu")
     ids = torch.tensor([tok("the cat sat")["input_ids"]])
     ref, _ = tiny_lm
@@ -92,3 +93,33 @@ def test_gguf_dtype_float16_refused(tmp_path):
         msg = str(err.value)
         assert msg.startswith("checkpoints.g.dtype: 'float16'") and "\n" not in msg
     assert not (tmp_path / "models").exists()  # refused before any download
+
+
+def test_manifests_survive_a_moved_project_and_a_shared_cache(tmp_path, monkeypatch):
+    """A folder inside the model cache is recorded relative to the manifest, one inside the
+    working folder relative to it: moving either keeps the manifest valid (issue 22, item 12)."""
+    import shutil
+
+    from conftest import placeholder_checkpoint
+
+    from genmetrics.models import MANIFEST, manifest_folder, model_fingerprint, portable_path
+
+    project = tmp_path / "project"
+    monkeypatch.chdir(placeholder_checkpoint(project / "ckpt").parent)
+    m = prepare_model("c", {"source": {"kind": "local", "path": "ckpt"}}, project / "models")
+    man = read_manifest(m)
+    assert (man["path"], man["path_base"]) == ("ckpt", "workdir")
+    before = model_fingerprint(m)
+    moved = tmp_path / "moved"
+    shutil.move(project, moved)
+    monkeypatch.chdir(moved)
+    manifest = moved / "models" / "c" / MANIFEST
+    assert manifest_folder(manifest, read_manifest(manifest)).resolve() == moved / "ckpt"
+    assert model_fingerprint(manifest) == before
+    inside = moved / "models" / "c" / "hf"
+    assert portable_path(inside, manifest.parent, [moved / "models"]) == ("hf", "manifest")
+    shared = tmp_path / "shared-cache"
+    assert portable_path(shared / "pypi" / "w" / "m", shared / "models" / "c", [shared]) == (
+        "../../pypi/w/m",
+        "manifest",
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, placeholder_checkpoint
 
 from genmetrics import GenmetricsError
 from genmetrics.paths import RESULTS
@@ -24,7 +24,7 @@ SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 @pytest.fixture(autouse=True)
 def _env(monkeypatch, tmp_path):
     monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
-    monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(tmp_path / "tiny"))
+    monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(placeholder_checkpoint(tmp_path / "tiny")))
 
 
 def config(name: str = "config.yaml") -> dict:
@@ -541,3 +541,42 @@ def test_generation_settings_carry_their_tokens_per_word_not_the_table_file():
         load_plan(cfg, SCHEMA)
     text = (REPO / "rules" / "generate.smk").read_text()
     assert "tokens_per_word" not in text  # no file input whose path could change
+
+
+def test_a_missing_local_checkpoint_stops_the_dry_run_naming_its_key(monkeypatch, tmp_path):
+    cfg = config(".test/config.yaml")
+    monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(tmp_path / "not-there"))
+    with pytest.raises(GenmetricsError, match=r"^checkpoints\.tiny\.source\.path: .*not-there"):
+        plan_of(cfg)
+
+
+def test_a_local_checkpoint_s_content_is_in_its_fetch_params(monkeypatch, tmp_path):
+    """New weights under the same path change fetch_model's params (and so every job that
+    loads the checkpoint); a touch does not; the digest is remembered per file stat."""
+    from genmetrics.models import DIGESTS_FILE
+
+    folder = placeholder_checkpoint(tmp_path / "ckpt")
+    monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(folder))
+    cfg = config(".test/config.yaml")
+    cfg["model_cache"] = str(tmp_path / "models")
+    first = plan_of(cfg).checkpoint_spec("tiny")
+    assert len(first["content"]) == 64
+    assert (tmp_path / "models" / DIGESTS_FILE).exists()
+    weights = folder / "model.safetensors"
+    os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 10**9))
+    assert plan_of(cfg).checkpoint_spec("tiny") == first
+    weights.write_bytes(b"other weights")
+    assert plan_of(cfg).checkpoint_spec("tiny")["content"] != first["content"]
+
+
+def test_paths_inside_the_working_folder_are_kept_relative(monkeypatch, tmp_path):
+    """An absolute path (as $GENMETRICS_REPO gives) inside the working folder is written
+    relative to it, so moving the folder changes no job's params or inputs."""
+    from genmetrics.config import expand_paths
+
+    (tmp_path / "data").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PROJECT", str(tmp_path))
+    cfg = {"a": {"path": "$PROJECT/data/x.jsonl"}, "b": {"path": "/elsewhere/y"}, "cache": "c"}
+    expand_paths(cfg)
+    assert cfg == {"a": {"path": "data/x.jsonl"}, "b": {"path": "/elsewhere/y"}, "cache": "c"}

@@ -12,7 +12,7 @@ from dataclasses import fields
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, placeholder_checkpoint
 
 from genmetrics.paths import RESULTS
 from genmetrics.plan import load_plan
@@ -76,11 +76,11 @@ def test_captions_exist_render_and_cite():
 
 
 @pytest.mark.parametrize("config", [REPO / ".test" / "config.yaml", REPO / "config.yaml"])
-def test_report_figures_are_the_html_report_figures(config, monkeypatch):
+def test_report_figures_are_the_html_report_figures(config, monkeypatch, tmp_path):
     """The figures of `all` (in the HTML summary: TARGETS.figures) are all in the Snakemake
     report, and every wrapped figure not of an optional target can be one of them."""
     monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
-    monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(REPO / "no-such-model"))
+    monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(placeholder_checkpoint(tmp_path / "m")))
     plan = load_plan(yaml.safe_load(config.read_text()), SCHEMA)
     wrapped = {p for p in _wrapped() if p.endswith(".png")}
     assert set(plan.targets.figures) <= wrapped

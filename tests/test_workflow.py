@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, SHARED_DATA
+from conftest import REPO, SHARED_DATA, placeholder_checkpoint
 
 BIN = Path(sys.executable).parent
 CACHE = REPO / ".cache" / "genmetrics"
@@ -108,7 +108,7 @@ def test_dry_run_default_config_lists_the_full_dag(tmp_path):
 def test_dry_run_of_every_config(path, tmp_path):
     if "../shared/data" in path.read_text() and not SHARED_DATA.exists():
         pytest.skip("reads ../shared/data, which is not present")
-    env = {"GENMETRICS_TINY_MODEL": str(tmp_path / "tiny-model")}
+    env = {"GENMETRICS_TINY_MODEL": str(placeholder_checkpoint(tmp_path / "tiny-model"))}
     proc = snakemake("-n", "--cores", "2", "--configfile", str(path), cwd=tmp_path, env=env)
     counts = job_counts(proc.stdout)
     if "datasets" not in yaml.safe_load(path.read_text()):  # an agreement analysis alone
@@ -368,6 +368,58 @@ def test_offline_run_metric_code_changes_rerun_that_metric_only(offline_run, tmp
     assert _score_entries(out) == {"mattr", "hdd"}
     assert set(_scheduled(out)) == {"score"} | AGGREGATES
     assert "Params have changed" in out
+
+
+@pytest.mark.e2e
+def test_offline_run_new_weights_under_the_same_path_rerun_their_jobs(offline_run):
+    """A local checkpoint's content is a params value of fetch_model: new weights under the
+    same path rerun it and everything that loads it; a touched file (same bytes) reruns
+    nothing (issue 22, item 2)."""
+    work, env, _ = offline_run
+    weights = Path(env["GENMETRICS_TINY_MODEL"]) / "model.safetensors"
+    original = weights.read_bytes()
+    stat = weights.stat()
+    try:
+        os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # touched only
+        assert _scheduled(_dry(work, env, TEST_CONFIG)) == {}
+        weights.write_bytes(original + b" ")  # other bytes: other weights
+        out = _dry(work, env, TEST_CONFIG)
+        counts = _scheduled(out)
+        assert counts["fetch_model"] == 1 and "Params have changed" in out
+        assert counts["generate"] >= 1 and counts["embed"] >= 1 and counts["surprisal"] >= 1
+    finally:
+        weights.write_bytes(original)
+        os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert _scheduled(_dry(work, env, TEST_CONFIG)) == {}
+
+
+@pytest.mark.e2e
+def test_offline_run_a_moved_project_folder_reruns_nothing(offline_run, tmp_path):
+    """The finished project folder (its results, caches, converted checkpoints and the local
+    checkpoint inside it) copied elsewhere: nothing to do there, and a feature job rerun in
+    the copy loads the model through its manifest (issue 22, item 12)."""
+    import shutil
+
+    work, env, _ = offline_run
+    moved = tmp_path / "elsewhere" / "project"
+    shutil.copytree(work, moved, symlinks=True)  # copy2: the same mtimes
+    env = {**env, "GENMETRICS_TINY_MODEL": str(moved / Path(env["GENMETRICS_TINY_MODEL"]).name)}
+    assert _scheduled(_dry(moved, env, TEST_CONFIG)) == {}
+    target = "results/features/embed/tiny/stories/references.npz"
+    snakemake(
+        "--cores",
+        "1",
+        "--configfile",
+        str(TEST_CONFIG),
+        *TRIGGERS,
+        "--forcerun",
+        target,
+        "--until",
+        target,
+        cwd=moved,
+        env=env,
+    )
+    assert _scheduled(_dry(moved, env, TEST_CONFIG, "--until", target)) == {}
 
 
 @pytest.mark.e2e

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import pickle
 import shutil
 from pathlib import Path
@@ -155,12 +156,22 @@ ASSETS = {
 
 
 def fetch_asset(name: str, cache: Path | None = None) -> dict[str, str]:
-    """Make asset ``name`` present in the cache; return its manifest ``{"asset", "path"}``."""
+    """Make asset ``name`` present in the cache; return its manifest ``{"asset", "path",
+    "path_base"}``, the path relative to the manifest's folder ``{cache}/assets`` (a cache
+    moved, or shared by several projects, stays valid)."""
     try:
         build = ASSETS[name]
     except KeyError:
         raise GenmetricsError(f"unknown asset {name!r}; known: {', '.join(ASSETS)}") from None
-    return {"asset": name, "path": str(build(cache))}
+    root = Path(cache) if cache is not None else default_cache()
+    path = Path(os.path.abspath(build(cache)))
+    if path.is_relative_to(os.path.abspath(root)):
+        return {
+            "asset": name,
+            "path": os.path.relpath(path, os.path.abspath(root / "assets")),
+            "path_base": "manifest",
+        }
+    return {"asset": name, "path": str(path), "path_base": "absolute"}
 
 
 def use_nltk_data(cache: Path | None = None) -> Path:

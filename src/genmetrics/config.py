@@ -60,6 +60,10 @@ def expand_paths(
     """Expand ``$VAR``/``${VAR}`` and ``~`` in path-valued keys, in place; return one line
     per value the environment changed (``key: '$X/y' -> '/abs/y'``), for the run log.
 
+    An absolute path inside the working folder becomes relative to it, so that moving or
+    copying a project folder changes no job's inputs or params (Snakemake compares them as
+    written).
+
     The workflow sets ``GENMETRICS_REPO`` (the checkout holding the Snakefile), so a config
     run with ``--directory`` elsewhere can still point at files beside the repository. A
     variable that is not set is an error naming the key (the path would point nowhere).
@@ -79,8 +83,19 @@ def expand_paths(
                 )
             if expanded_value != value:
                 expanded.append(f"{here}: {value!r} -> {expanded_value!r} (from the environment)")
-            config[key] = expanded_value
+            config[key] = _inside_workdir(expanded_value)
     return expanded
+
+
+def _inside_workdir(path: str) -> str:
+    """``path`` relative to the working folder when it lies inside it, else unchanged."""
+    if not os.path.isabs(path):
+        return path
+    cwd = os.getcwd()
+    norm = os.path.normpath(path)
+    if norm == cwd or not norm.startswith(cwd.rstrip(os.sep) + os.sep):
+        return path
+    return os.path.relpath(norm, cwd)
 
 
 def _copy(value: Any) -> Any:

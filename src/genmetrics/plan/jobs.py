@@ -8,6 +8,7 @@ import json
 import math
 from typing import Any
 
+from genmetrics import GenmetricsError
 from genmetrics.kinds import KINDS
 from genmetrics.params import canonical
 from genmetrics.plan.objects import split_part
@@ -56,7 +57,19 @@ class JobParams:
         return canonical(self.datasets[dataset].prompts)
 
     def checkpoint_spec(self, checkpoint: str) -> dict:
-        return canonical(self.checkpoints[checkpoint].spec)
+        """What fetch_model makes of a checkpoint; a local one adds the digest of its content
+        (:func:`genmetrics.models.local_checkpoint_digest`), so new weights under the same
+        path rerun its fetch_model job and every job that loads it."""
+        from genmetrics.models import local_checkpoint_digest
+
+        spec = dict(self.checkpoints[checkpoint].spec)
+        source = spec.get("source") or {}
+        if source.get("kind") == "local":
+            try:
+                spec["content"] = local_checkpoint_digest(source["path"], self.model_cache)
+            except GenmetricsError as e:
+                raise GenmetricsError(f"checkpoints.{checkpoint}.source.path: {e}") from None
+        return canonical(spec)
 
     def generation_settings(self, dataset: str, model: str) -> dict:
         """Everything about one model's generation job, and nothing about other models."""
