@@ -50,8 +50,8 @@ rule make_prompts:
         "../workflow/scripts/make_prompts.py"
 
 
-# Runs first among the jobs ready after cleaning: a k or a cluster count larger than the
-# cleaned data stops the workflow before any model runs.
+# An input of every generate job: a k or a cluster count larger than the cleaned data stops
+# the workflow before any model runs.
 rule check_sizes:
     input:
         RESULTS.clean_stats,

@@ -109,6 +109,9 @@ def test_dry_run_of_every_config(path, tmp_path):
     if "../shared/data" in path.read_text() and not SHARED_DATA.exists():
         pytest.skip("reads ../shared/data, which is not present")
     env = {"GENMETRICS_TINY_MODEL": str(placeholder_checkpoint(tmp_path / "tiny-model"))}
+    dry = snakemake("-n", "--configfile", str(_write(tmp_path, cfg)), cwd=tmp_path, env=env)
+    generate = job_blocks(dry.stdout, "generate")
+    assert generate and all("results/data/stories/size_check.json" in b for b in generate)
     proc = snakemake("-n", "--cores", "2", "--configfile", str(path), cwd=tmp_path, env=env)
     counts = job_counts(proc.stdout)
     if "datasets" not in yaml.safe_load(path.read_text()):  # an agreement analysis alone
@@ -741,3 +744,23 @@ def test_offline_omniinput(offline_run):
         "-n", "--configfile", str(TEST_CONFIG), "--cores", "2", "omniinput", cwd=work, env=env
     )
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_a_size_check_failure_stops_the_run_before_any_generate_job(tmp_path):
+    """check_sizes is an input of every generate job: a k larger than the cleaned data stops
+    the workflow naming the key, and no generate job has started (issue 22, item 8). The
+    checkpoint is a placeholder nothing could load: reaching generation would fail otherwise."""
+    cfg = yaml.safe_load(TEST_CONFIG.read_text())
+    cfg["metrics"]["precision_recall"]["params"]["k"] = 500
+    env = {"GENMETRICS_TINY_MODEL": str(placeholder_checkpoint(tmp_path / "tiny-model"))}
+    dry = snakemake("-n", "--configfile", str(_write(tmp_path, cfg)), cwd=tmp_path, env=env)
+    generate = job_blocks(dry.stdout, "generate")
+    assert generate and all("results/data/stories/size_check.json" in b for b in generate)
+    proc = snakemake(
+        "--configfile", str(_write(tmp_path, cfg)), *FAST, cwd=tmp_path, env=env, check=False
+    )
+    assert proc.returncode != 0
+    log = (tmp_path / "results/logs/check_sizes/stories.log").read_text()
+    assert "metrics.precision_recall.params.k" in log
+    assert not (tmp_path / "results/logs/generate").exists()
+    assert not list(tmp_path.glob("results/generations/**/*.jsonl"))
