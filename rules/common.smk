@@ -15,7 +15,8 @@ from genmetrics.plan import load_plan, names_pattern
 # $GENMETRICS_REPO in config paths: the checkout, also when run with --directory elsewhere
 os.environ.setdefault("GENMETRICS_REPO", str(Path(workflow.basedir).resolve()))
 try:
-    for path in workflow.configfiles:  # duplicate keys, 010 read as 8: before Snakemake's merge
+    # duplicate keys, 010 read as 8: each config file read strictly before Snakemake's merge
+    for path in workflow.configfiles:
         check_config_file(path)
     PLAN = load_plan(
         config,
