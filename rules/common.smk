@@ -21,7 +21,9 @@ try:
     PLAN = load_plan(
         config,
         workflow.source_path("../workflow/schemas/config.schema.yaml"),
-        tokens_per_word_table=Path(workflow.basedir, "resources", "tokens_per_word.tsv"),
+        tokens_per_word_table=Path(
+            workflow.basedir, "resources", "tokens_per_word.tsv"
+        ),
     )
 except GenmetricsError as e:
     raise WorkflowError(f"invalid config: {e}") from None
