@@ -584,3 +584,38 @@ def test_console_script_bad_file_and_forged_npz_under_a_memory_cap(good, tmp_pat
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "forged.npz: array 'emb'" in proc.stderr and "truncated or forged" in proc.stderr
     assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("metric", "params", "names"),
+    [
+        ("bertscore", [], ("bertscore: model=",)),
+        ("homogenization", ["--param", "measure=bertscore"], ("homogenization: model=",)),
+    ],
+)
+def test_a_decoder_as_bertscore_encoder_is_a_clear_error(
+    capsys, tmp_path, tiny_model_dir, metric, params, names
+):
+    """A causal LM given as BERTScore's encoder: its tokenizer has no model_max_length (1e30,
+    transformers' unset value), which ended in an OverflowError inside the tokenizer."""
+    texts = [{"text": t} for t in ("a cat sat", "a dog ran far", "the cat ran")]
+    write_jsonl(tmp_path / "c.jsonl", texts)
+    args = ["score", metric, "--candidate", str(tmp_path / "c.jsonl")]
+    if metric == "bertscore":
+        args += ["--reference", str(tmp_path / "c.jsonl")]
+    code, out, err = cli(capsys, *args, *params, "--param", f"model={tiny_model_dir}")
+    assert_one_line_error(code, out, err, *names)
+    assert "model_max_length" in err and "LlamaForCausalLM" in err and "decoder" in err
+    assert "OverflowError" not in err
+
+
+def test_a_decoder_tokenizer_with_a_maximum_length_is_accepted(tiny_model_dir):
+    """The check is on the length bert_score truncates to, not on the architecture: a decoder
+    whose tokenizer states one (GPT-2: 1024) passes, as bert_score accepts GPT-2 models."""
+    from types import SimpleNamespace
+
+    from genmetrics.metrics.homogenization import check_encoder_tokenizer
+
+    check_encoder_tokenizer(SimpleNamespace(model_max_length=1024), str(tiny_model_dir), "m")
+    with pytest.raises(GenmetricsError, match=r"^m='.*' cannot be BERTScore's encoder"):
+        check_encoder_tokenizer(SimpleNamespace(model_max_length=int(1e30)), "x", "m")

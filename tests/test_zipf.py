@@ -175,3 +175,20 @@ def test_degenerate_corpora_raise():
     # two distinct tokens suffice for degen: equal frequencies give a flat line (r = 0)
     flat = compute("zipf", ["a b"], params=WS).values
     assert flat == {"zipf": 0.0, "zipf_r": 0.0, "zipf_slope": 0.0}
+
+
+@pytest.mark.parametrize("convention", ["degen", "mauve"])
+def test_equal_frequencies_slope_as_upstream_r_zero_where_scipy_is_nan(convention):
+    """The one documented difference from degen: every fitted frequency equal. The slope is 0
+    as scipy's linregress and sklearn's LinearRegression give it; scipy's r is NaN (0/0), and
+    zipf_r is 0 by choice (module docstring), never NaN."""
+    texts = ["a b c d e f", "g h i j"]  # ten tokens, each once
+    docs = [t.split() for t in texts]
+    res = compute("zipf", texts, params={**WS, "convention": convention}).values
+    if convention == "degen":
+        z, r = degen_zipf(docs)
+        assert res["zipf"] == pytest.approx(z, abs=0) and math.isnan(r)
+    else:
+        assert res["zipf_slope"] == pytest.approx(mauve_zipf_coeff(docs), abs=1e-12)
+    assert res == {"zipf": 0.0, "zipf_r": 0.0, "zipf_slope": 0.0}
+    assert all(math.copysign(1.0, v) == 1.0 for v in res.values())  # +0.0, not −0.0

@@ -138,7 +138,8 @@ pos_compression_ratio = _compression_metric(
     "pos",
     lambda docs: " ".join(" ".join(tags) for tags in docs),
     "part-of-speech tag sequences",
-    " of POS sequences",
+    " of POS sequences (NLTK perceptron tags of text.split(), as diversity <= 0.1.22; 0.3.1 "
+    "tags with spaCy)",
 )
 
 

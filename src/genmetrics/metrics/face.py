@@ -102,7 +102,10 @@ def _round(a: np.ndarray) -> list[float]:
         "set: the distance between the mean spectra; sequences of < 3 values are dropped and "
         "counted"
     ),
-    upstream="FACEScore 0976433 (fft_utils.py, metrics.py); FACE d4121f2 (align=face)",
+    upstream=(
+        "FACEScore 0976433 (fft_utils.py, metrics.py); FACE d4121f2 (align=face; SO not "
+        "rounded to 4 per pair)"
+    ),
     citation="Yang et al. (2023); Liu et al. (2025)",
 )
 def face(
@@ -126,7 +129,8 @@ def face(
 
     Defaults are FACEScore's (``norm`` value, index re-gridding, plain-sum SO, the first 1000
     values); the FACE-2 experiments used ``value=real``; ``align=face`` gives FACE's
-    true-frequency alignment and trapezoid SO. ``n`` counts dropped short sequences
+    true-frequency alignment and trapezoid SO (unrounded: FACE's ``getSO`` rounds each pair's
+    SO to 4 decimals). ``n`` counts dropped short sequences
     (``dropped_candidate``/``dropped_reference``), candidates left without a reference
     (``unpaired_candidate``), candidates whose spectrum is flat (a constant sequence,
     z-scored: no correlation, no distribution; ``undefined_candidate``, left out of the means)

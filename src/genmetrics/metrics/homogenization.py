@@ -45,6 +45,7 @@ __all__ = [
     "rougel_pair_sums",
     "bertscore_model",
     "bert_score_tokenizer",
+    "check_encoder_tokenizer",
     "bertscore_pair_sums",
 ]
 
@@ -240,13 +241,52 @@ def bertscore_model(
     return model_type, int(num_layers)
 
 
-def bert_score_tokenizer(model_type: str):
+#: a ``model_max_length`` at or above this is transformers' "no maximum set" (``int(1e30)``)
+_UNSET_MAX_LENGTH = 10**18
+
+
+def check_encoder_tokenizer(tokenizer, model_type: str, where: str) -> None:
+    """Refuse, naming ``where`` (e.g. ``bertscore: model``), a checkpoint whose tokenizer states
+    no usable maximum input length: bert_score truncates every text to
+    ``tokenizer.model_max_length``, and transformers' "unset" value (``int(1e30)``, what most
+    decoder / causal-LM checkpoints save) ends in an ``OverflowError`` inside the tokenizer.
+    A decoder whose tokenizer does state a length (GPT-2: 1024) is accepted, as bert_score
+    accepts it (its layer table lists GPT-2 models)."""
+    length = getattr(tokenizer, "model_max_length", None)
+    if isinstance(length, int) and 0 < length < _UNSET_MAX_LENGTH:
+        return
+    what = "no maximum input length" if length is None else f"model_max_length={length:.3g}"
+    why = ""
+    try:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(model_type)
+        archs = list(getattr(config, "architectures", None) or [])
+        if getattr(config, "is_decoder", False) or any("CausalLM" in a for a in archs):
+            why = (
+                f"; its config declares {', '.join(archs) or 'is_decoder'}: a decoder (causal "
+                "LM), not the encoder BERTScore is defined on"
+            )
+    except Exception:  # noqa: BLE001 - the length alone says what is wrong
+        pass
+    raise GenmetricsError(
+        f"{where}={model_type!r} cannot be BERTScore's encoder: its tokenizer states {what} "
+        "(transformers' 'unset' value), and bert_score truncates every text to that length"
+        f"{why}. Give an encoder checkpoint (BERT, RoBERTa, DeBERTa, MiniLM...), or set "
+        "model_max_length in its tokenizer_config.json"
+    )
+
+
+def bert_score_tokenizer(model_type: str, where: str = "bertscore: model"):
     """bert_score's ``get_tokenizer(model_type)``, able to encode an empty text: bert_score
     0.3.12 encodes one as ``tokenizer.build_inputs_with_special_tokens([])`` ([CLS] [SEP]), a
-    method transformers 5 tokenizers no longer have; the tokenizer gets the same ids back."""
+    method transformers 5 tokenizers no longer have; the tokenizer gets the same ids back.
+    A tokenizer without a usable maximum length is an error naming ``where``
+    (:func:`check_encoder_tokenizer`)."""
     from bert_score.utils import get_tokenizer
 
     tokenizer = get_tokenizer(model_type, False)
+    check_encoder_tokenizer(tokenizer, model_type, where)
     if not hasattr(tokenizer, "build_inputs_with_special_tokens"):
         bare = list(tokenizer.encode("", add_special_tokens=True))
 
@@ -284,7 +324,7 @@ def bertscore_pair_sums(
         )
     model_type, num_layers = bertscore_model(model, num_layers)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    tokenizer = bert_score_tokenizer(model_type)
+    tokenizer = bert_score_tokenizer(model_type, "homogenization: model")
     enc = get_model(model_type, num_layers, False).to(device)
     from collections import defaultdict
 

@@ -230,6 +230,8 @@ def bertscore(
 
     try:
         model_type, layer = bertscore_model(model, num_layers)
+        # a decoder's tokenizer (no model_max_length) is refused here, before the model loads
+        tokenizer = bert_score_tokenizer(model_type, "bertscore: model")
         # = bert_score.score(...): the same tokenizer/model loading, idf and matching code
         scorer = BERTScorer(
             model_type=model_type,
@@ -240,11 +242,13 @@ def bertscore(
             lang=None,
             rescale_with_baseline=False,
         )
+    except GenmetricsError:
+        raise
     except (AssertionError, OSError, ValueError) as e:  # no such folder or layer
         raise GenmetricsError(
             f"bertscore: cannot load model={model!r}, num_layers={num_layers!r}: {e}"
         ) from None
-    tokenizer = scorer._tokenizer = bert_score_tokenizer(model_type)
+    scorer._tokenizer = tokenizer
     if idf:
         scorer.compute_idf(reference)
     P, R, F = scorer.score(candidate, reference, batch_size=batch_size)

@@ -16,8 +16,14 @@ tokens, N = ``max_rank`` (5000 in both references) and M = min(V, N).
 Reported in both conventions: ``zipf`` = −b (the positive exponent s; degen's number, and
 mauve-experiments' number negated), ``zipf_slope`` = b (the fitted slope itself: mauve-experiments'
 number, degen's negated), ``zipf_r`` = −r (Pearson r of the fitted points, negated as degen
-prints it; 0 when every fitted frequency is equal, as scipy). The two conventions give
-different numbers on the same text: compare a model with human text under one convention.
+prints it). The two conventions give different numbers on the same text: compare a model with
+human text under one convention.
+
+One deliberate difference from degen: when every fitted frequency is equal (e.g. each token
+once) the line is flat (slope 0, so ``zipf`` = 0 in both conventions, as scipy and sklearn
+give) but r is 0/0; ``scipy.stats.linregress`` (1.17) returns r = NaN there, so degen would
+print ``nan``. ``zipf_r`` is 0 there instead: a flat rank-frequency curve has no Zipf trend to
+correlate with, and 0 keeps the value inside its 0–1 scale (a NaN would be written as null).
 """
 
 from __future__ import annotations
@@ -40,7 +46,8 @@ def sorted_frequencies(docs: list[list]) -> np.ndarray:
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
-    """Ordinary least squares y = a + b·x: (b, a, Pearson r); r = 0 when x or y is constant."""
+    """Ordinary least squares y = a + b·x: (b, a, Pearson r); r = 0 when x or y is constant
+    (scipy's ``linregress`` gives NaN: see the module docstring)."""
     xm, ym = x - x.mean(), y - y.mean()
     sxx, syy, sxy = float(xm @ xm), float(ym @ ym), float(xm @ ym)
     slope = sxy / sxx
@@ -74,7 +81,10 @@ def zipf_points(freqs: np.ndarray, convention: str, max_rank: int) -> tuple[np.n
         "tokenizer": (Options("gpt2", "whitespace"), "GPT-2 BPE ids (both references) or split"),
         "max_rank": (Interval(int, 2, None), "fit the max_rank most frequent tokens (N)"),
     },
-    upstream="degen metrics/zipf.py; mauve-experiments zipf_coeff",
+    upstream=(
+        "degen metrics/zipf.py (scipy linregress; zipf_r 0 where scipy's r is NaN: all fitted "
+        "frequencies equal); mauve-experiments zipf_coeff"
+    ),
     assets=lambda p: ("gpt2_bpe",) if p["tokenizer"] == "gpt2" else (),
     citation="Holtzman et al. (2020); Pillutla et al. (2021)",
 )
@@ -90,7 +100,8 @@ def zipf(
     ``degen`` (Holtzman et al. 2020): points (ln r, ln f_r), r = 1..min(V, N), as
     ``scipy.stats.linregress``; ``mauve`` (mauve-experiments ``zipf_coeff``): ranks
     1..min(V, N)−1 binned at x = round(15·ln r)/15, one point (x, ln f) at the first rank of
-    each bin, OLS slope. ``zipf`` = −b (positive), ``zipf_slope`` = b, ``zipf_r`` = −r.
+    each bin, OLS slope. ``zipf`` = −b (positive), ``zipf_slope`` = b, ``zipf_r`` = −r (0, not
+    scipy's NaN, when every fitted frequency is equal).
     ``tokenizer``: ``gpt2`` (GPT-2 BPE ids, as both references) or ``whitespace``. Fewer than
     2 distinct tokens (``mauve``: fewer than 2 bins, i.e. 3 distinct tokens) is an error.
     """
@@ -112,7 +123,8 @@ def zipf(
         )
     slope, intercept, r = _fit(x, y)
     return MetricResult(
-        values={"zipf": -slope, "zipf_r": -r, "zipf_slope": slope},
+        # + 0.0: a flat fit reads 0.0, never −0.0
+        values={"zipf": -slope + 0.0, "zipf_r": -r + 0.0, "zipf_slope": slope + 0.0},
         extras={"intercept": intercept, "log_rank": x, "log_freq": y, "rank": ranks},
         n={
             "candidate": len(candidate),
