@@ -19,7 +19,8 @@ A metric module registers its public function once; everything else is read from
 * **Values** name every number the metric returns and whether higher or lower is better
   (``None``: neither, e.g. a length or a count).
 * **Inputs**: ``input`` is a kind of :data:`genmetrics.kinds.KINDS`; ``paired=True`` aligns
-  candidate rows with reference rows by ``prompt_id``/``source_id`` (any kind). ``part`` says
+  candidate rows with reference rows by ``prompt_id``/``source_id``, else by ``id`` (any
+  kind; by position only when asked for: :func:`genmetrics.kinds.pair_rows`). ``part`` says
   which part of each generation the features are computed from (``text`` or only the
   ``continuation``); ``reference="prompts"`` compares each source with the dataset's prompts
   (featurized the same way), e.g. coherence. ``links=True``: the function also takes
