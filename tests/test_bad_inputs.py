@@ -85,9 +85,11 @@ def good(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path
     d = tmp_path_factory.mktemp("good")
     rng = np.random.default_rng(0)
     words = WORDS.split()
-    refs = [{"id": f"p{i}", "text": " ".join(rng.choice(words, 20))} for i in range(30)]
+    # 60 words: longer than MATTR's window (50) and HD-D's sample (42), whose default policy
+    # excludes shorter texts (every text excluded is an error, no longer a null)
+    refs = [{"id": f"p{i}", "text": " ".join(rng.choice(words, 60))} for i in range(30)]
     cands = [
-        {"id": f"g{i}", "prompt_id": f"p{i}", "text": " ".join(rng.choice(words, 20))}
+        {"id": f"g{i}", "prompt_id": f"p{i}", "text": " ".join(rng.choice(words, 60))}
         for i in range(30)
     ]
     write_jsonl(d / "ref.jsonl", refs)
@@ -336,7 +338,11 @@ JSONL_CASES = [
     ("not_object", _text('{"id": "a", "text": "ok"}\n[1, 2]\n'), "line 2"),
     ("deep_nesting", _text("[" * 100_000 + "\n"), "line 1"),
     ("invalid_utf8", _text(b'{"text": "ok"}\n{"text": "\xff"}\n'), "invalid UTF-8"),
-    ("nan_literal", _text('{"text": NaN}\n'), "row 1"),
+    ("nan_literal", _text('{"text": NaN}\n'), "line 1: NaN is not valid JSON"),
+    ("nan_id", _text('{"id": "a", "text": "x"}\n{"id": NaN, "text": "y"}\n'), "line 2: NaN"),
+    ("infinity_field", _text('{"id": "a", "text": "x", "p": -Infinity}\n'), "-Infinity is not"),
+    ("float_id", _text('{"id": 1.5, "text": "x"}\n'), "line 1: 'id' must be a string or an"),
+    ("bool_prompt_id", _text('{"id": "a", "prompt_id": true, "text": "x"}\n'), "'prompt_id' m"),
 ]
 JSONL_BY_KIND = {
     "texts": [
@@ -409,6 +415,7 @@ NPZ_BY_KIND = {
         ("values_2d", _npz(offsets=OFF, values=VAL[None]), "'values': must be 1-D"),
         ("values_strings", _npz(offsets=OFF, values=VAL.astype(str)), "'values': dtype"),
         ("values_nan", _npz(offsets=OFF, values=np.where(VAL > 3, np.nan, VAL)), "NaN/inf"),
+        ("values_negative", _npz(offsets=OFF, values=-VAL, ids=IDS), "first id 'g0'"),
         ("ids_shorter", _npz(offsets=OFF, values=VAL, ids=IDS[:2]), "'ids' has 2 entries"),
         ("huge_declared_values", _forged("values", (1 << 33,), offsets=OFF), "forged"),
         (

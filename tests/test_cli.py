@@ -231,3 +231,95 @@ def test_non_finite_numbers_anywhere_become_null_with_a_note():
     assert out["values"] == {"a": None, "b": 1.0, "c": None}
     assert out["extras"] == {"curve": [0.5, None, None], "ok": [1, 2]}
     assert out["non_finite"] == {"a": "inf", "c": "nan", "extras.curve": "-inf,nan"}
+
+
+def _texts(path, rows):
+    write_jsonl(path, rows)
+    return str(path)
+
+
+def test_bleu_pairs_by_id_and_by_position_only_when_asked(capsys, tmp_path):
+    """A candidate file without ids was paired with the references line by line without a
+    word: shuffling it moved BLEU from 100 to 62.7, and unrelated files scored 0.63."""
+    import random
+
+    import sacrebleu
+
+    words = "the a cat dog sat ran on in mat park today quickly slowly big small red".split()
+    rng = random.Random(0)
+    refs = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(30)]
+    order = list(range(30))
+    rng.shuffle(order)
+    ref = _texts(tmp_path / "ref.jsonl", [{"id": f"r{i}", "text": t} for i, t in enumerate(refs)])
+    plain = _texts(tmp_path / "plain.jsonl", [{"text": refs[i]} for i in order])
+    code, out, err = run(capsys, "score", "bleu", "--candidate", plain, "--reference", ref)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "plain.jsonl vs" in err and "but 30 of 30 candidate row(s) have no 'id'" in err
+    assert "--pair-by position" in err
+    code, out, _ = run(
+        capsys, "score", "bleu", "--candidate", plain, "--reference", ref, "--pair-by", "position"
+    )
+    want = sacrebleu.corpus_bleu([refs[i] for i in order], [refs]).score
+    assert code == 0 and json.loads(out)["values"]["bleu"] == pytest.approx(want, abs=1e-9)
+    assert want < 90  # the shuffle is a real difference
+    # with their ids, the shuffled candidates find their references: BLEU 100
+    rows = [{"id": f"r{i}", "text": refs[i]} for i in order]
+    ided = _texts(tmp_path / "ided.jsonl", rows)
+    code, out, _ = run(capsys, "score", "bleu", "--candidate", ided, "--reference", ref)
+    assert code == 0 and json.loads(out)["values"]["bleu"] == pytest.approx(100)
+    # two unrelated sets with ids of their own are refused, naming how many and the first
+    other = _texts(
+        tmp_path / "other.jsonl", [{"id": f"x{i}", "text": t} for i, t in enumerate(refs)]
+    )
+    code, _, err = run(capsys, "score", "bleu", "--candidate", other, "--reference", ref)
+    assert code == 2 and "30 of 30 candidate(s) whose id matches no reference id, first 'x0'" in err
+    # position pairing is for paired metrics only, and needs equal counts
+    code, _, err = run(capsys, "score", "ttr", "--candidate", plain, "--pair-by", "position")
+    assert code == 2 and "metric 'ttr' is not paired" in err
+    short = _texts(tmp_path / "short.jsonl", [{"text": t} for t in refs[:29]])
+    code, _, err = run(
+        capsys, "score", "rouge", "--candidate", short, "--reference", ref, "--pair-by", "position"
+    )
+    assert code == 2 and "position needs equal counts (30 references vs 29 candidates)" in err
+    code, _, err = run(capsys, "score", "bleu", "--candidate", plain, "--pair-by", "order")
+    assert code == 2 and "--pair-by: invalid choice: 'order'" in err
+
+
+def test_help_documents_pair_by(capsys):
+    code, out, _ = run(capsys, "score", "--help")
+    assert code == 0 and "--pair-by {id,position}" in out and "line by line" in out
+
+
+def test_a_mean_over_no_text_exits_2_with_one_line(capsys, tmp_path):
+    texts = _texts(tmp_path / "t.jsonl", [{"id": str(i), "text": "a b c"} for i in range(40)])
+    code, out, err = run(capsys, "score", "mattr", "--candidate", texts)
+    assert code == 2 and out == ""
+    assert err == (
+        "genmetrics: error: mattr: all 40 texts are shorter than window=50 words; lower "
+        "window or use short_texts: upstream\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("metric", "params", "message"),
+    [
+        ("precision_recall", [], "precision_recall: k=4 needs at least 5 texts per set; "),
+        ("precision_recall", ["k=1"], "precision_recall: k=1 needs at least 2 texts per set; "),
+        ("prd", ["num_buckets=4"], "prd: num_buckets=4 needs at least 2 texts per set; "),
+        ("mauve", ["num_buckets=6"], "mauve: num_buckets=6 needs at least 3 texts per set; "),
+    ],
+)
+def test_sizes_are_checked_as_the_workflow_does(capsys, feats, metric, params, message):
+    """``min_items(params)``, which the workflow's check_sizes rule uses, holds in the CLI."""
+    d, ref, cand = feats
+    save_npz(d / "one.npz", ids=["c0"], emb=cand[:1])
+    args = [a for p in params for a in ("--param", p)]
+    ref_path = str(d / "ref.npz")
+    code, _, err = run(
+        capsys, "score", metric, "--candidate", str(d / "one.npz"), "--reference", ref_path, *args
+    )
+    assert code == 2 and err == f"genmetrics: error: {message}the candidate has 1\n"
+    code, _, err = run(
+        capsys, "score", metric, "--candidate", ref_path, "--reference", str(d / "one.npz"), *args
+    )
+    assert code == 2 and err.endswith("the reference has 1\n")

@@ -138,7 +138,7 @@ def test_non_finite_surprisal_is_refused_naming_the_sequence():
     rng = np.random.default_rng(5)
     human, model = _seqs(rng, 4), _seqs(rng, 4)
     model[2][5] = np.nan
-    with pytest.raises(GenmetricsError, match="candidate: sequence 2 has NaN/inf"):
+    with pytest.raises(GenmetricsError, match="candidate: 1 of 4 text.*NaN/inf, first sequence 2"):
         compute("face", model, human)
 
 

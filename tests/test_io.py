@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import time
 import zipfile
@@ -22,6 +23,7 @@ from genmetrics.io import (
     is_temp_name,
     read_json,
     read_jsonl,
+    read_texts,
     regular_file,
     sweep_stale_tmp,
     write_json,
@@ -248,3 +250,57 @@ def test_reads_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None:
         load_npz(tmp_path / "d.npz")
     with pytest.raises(GenmetricsError, match="m.jsonl: file not found"):
         regular_file(tmp_path / "m.jsonl")
+
+
+@pytest.mark.parametrize("const", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize(
+    "row",
+    [
+        '{"id": %s, "text": "a b"}',
+        '{"id": "g1", "prompt_id": %s, "text": "a b"}',
+        '{"id": "g1", "text": "a b", "score": %s}',
+        '{"id": "g1", "text": "a b", "meta": {"a": [1, %s]}}',
+    ],
+)
+def test_jsonl_refuses_nan_and_infinity_anywhere(tmp_path: Path, const: str, row: str) -> None:
+    """Python's json writes and reads ``NaN``; a NaN ``prompt_id`` became the string "nan" and
+    paired with a reference of that id (BLEU 53.7)."""
+    (tmp_path / "x.jsonl").write_text('{"id": "g0", "text": "ok"}\n\n' + row % const + "\n")
+    with pytest.raises(GenmetricsError, match=rf"x.jsonl: line 3: {const} is not valid JSON"):
+        read_jsonl(tmp_path / "x.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "shown"),
+    [
+        ("id", "1.0", "float 1.0"),
+        ("id", "true", "bool True"),
+        ("id", "null", "NoneType None"),
+        ("prompt_id", '["a"]', "list ['a']"),
+        ("source_id", '{"a": 1}', "dict {'a': 1}"),
+    ],
+)
+def test_ids_must_be_strings_or_integers(tmp_path: Path, key: str, raw: str, shown: str) -> None:
+    ok = [{"id": "a", "text": "x"}, {"id": 2, "prompt_id": -3, "source_id": "s", "text": "y"}]
+    write_jsonl(tmp_path / "ok.jsonl", ok)
+    assert read_texts(tmp_path / "ok.jsonl") == ok
+    (tmp_path / "b.jsonl").write_text(
+        f'{{"id": "a", "text": "x"}}\n{{"{key}": {raw}, "text": "y"}}\n'
+    )
+    want = f"b.jsonl: line 2: '{key}' must be a string or an integer, got {shown}"
+    with pytest.raises(GenmetricsError, match=re.escape(want)):
+        read_texts(tmp_path / "b.jsonl")
+
+
+def test_dataset_jsonl_refuses_nan_and_float_ids(tmp_path: Path) -> None:
+    from genmetrics.datasets import _read_jsonl
+
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"doc": 1, "body": "a"}\n{"doc": NaN, "body": "b"}\n')
+    with pytest.raises(GenmetricsError, match="d.jsonl: line 2: NaN is not valid JSON"):
+        _read_jsonl(path, "body", "doc", [])
+    path.write_text('{"doc": 1, "body": "a"}\n{"doc": 2.5, "body": "b"}\n')
+    with pytest.raises(GenmetricsError, match="line 2: 'doc' must be a string or an integer"):
+        _read_jsonl(path, "body", "doc", [])
+    path.write_text('{"doc": 1, "body": "a"}\n{"body": "b"}\n')
+    assert [r["id"] for r in _read_jsonl(path, "body", "doc", [])] == ["1", "2"]

@@ -147,8 +147,38 @@ def test_default_policy_excludes_texts_too_short_to_score(real_texts):
     # an empty generation never fails the corpus: excluded and counted
     res = compute("ttr", ["", "a b a", "c d"])
     assert res.values["ttr"] == pytest.approx((2 / 3 + 1) / 2) and res.n["excluded"] == 1
-    # every text too short: no number rather than a wrong one
-    assert np.isnan(compute("hdd", ["a b c"]).values["hdd"])
+    # every text too short: an error naming the parameter, never a NaN mean over nothing
+    with pytest.raises(GenmetricsError, match="^hdd: all 1 texts are shorter than sample=42"):
+        compute("hdd", ["a b c"])
+
+
+@pytest.mark.parametrize(
+    ("metric", "params", "message"),
+    [
+        (
+            "mattr",
+            {},
+            "mattr: all 40 texts are shorter than window=50 words; lower window or use "
+            "short_texts: upstream",
+        ),
+        ("mattr", {"window": 5}, "mattr: all 40 texts are shorter than window=5 words"),
+        ("hdd", {"sample": 10}, "hdd: all 40 texts are shorter than sample=10 words"),
+    ],
+)
+def test_a_mean_over_no_text_is_an_error_naming_the_parameter(metric, params, message):
+    texts = [f"word{i} and another one" for i in range(40)]  # 4 words each
+    with pytest.raises(GenmetricsError, match=f"^{message}"):
+        compute(metric, texts, params=params)
+    # one text long enough, or the upstream policy, gives the number it should
+    longer = compute(metric, [*texts[:-1], " ".join(f"w{i}" for i in range(60))], params=params)
+    assert longer.n["excluded"] == 39 and longer.values[metric] > 0.9
+    assert compute(metric, texts, params={**params, "short_texts": "upstream"}).n["scored"] == 40
+
+
+@pytest.mark.parametrize("metric", ["ttr", "mtld"])
+def test_texts_with_no_word_only_are_an_error(metric):
+    with pytest.raises(GenmetricsError, match=f"^{metric}: all 2 texts have no word; use short"):
+        compute(metric, ["", "  "])
 
 
 def test_params_change_values(real_texts):

@@ -121,6 +121,17 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--candidate", required=True, help=".jsonl texts or .npz features")
     sp.add_argument("--reference", help=".jsonl texts or .npz features")
     sp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    sp.add_argument(
+        "--pair-by",
+        choices=("id", "position"),
+        default="id",
+        help=(
+            "paired metrics (bleu, rouge, bertscore, coherence): 'id' (default) pairs each "
+            "candidate's prompt_id/source_id, else its id, with the reference of that id and "
+            "refuses rows without ids or id sets that differ; 'position' pairs line by line "
+            "(equal counts), only when the files are known to be aligned"
+        ),
+    )
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:  # --help (0) or a usage error (2), already printed
@@ -142,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         from genmetrics.scoring import score_files
 
         params = parse_params(args.param)
-        rec = score_files(args.metric, args.candidate, args.reference, params)
+        rec = score_files(args.metric, args.candidate, args.reference, params, args.pair_by)
         rec.pop("versions", None)
         _emit(json.dumps(finite_json(rec), allow_nan=False))
         return 0

@@ -8,13 +8,13 @@ human subset) as a model's generations.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.clean import clean_rows
+from genmetrics.io import check_ids, parse_json_line
 from genmetrics.sources import check_hub_revision, resolve
 
 FORMATS = ("jsonl", "txt", "csv", "folder", "hub")
@@ -120,10 +120,9 @@ def _read_jsonl(
     for lineno, line in _decode_lines(path):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise GenmetricsError(f"{path}: line {lineno}: invalid JSON ({e.msg})") from None
+        obj = parse_json_line(line, path, lineno)
+        if isinstance(obj, dict):
+            check_ids(obj, path, lineno, (id_field,))
         if not isinstance(obj, dict) or text_field not in obj:
             raise GenmetricsError(f"{path}: line {lineno}: missing text field {text_field!r}")
         if not isinstance(obj[text_field], str):

@@ -185,8 +185,56 @@ def regular_file(path: PathLike, what: str = "") -> Path:
     return path
 
 
-def read_jsonl(path: PathLike, required: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """Read a JSONL file strictly: UTF-8, one object per line, ``required`` keys present.
+#: the fields that name or link a row; each must be a string or an integer where present
+ID_FIELDS = ("id", "prompt_id", "source_id")
+
+
+class _NonStandard(Exception):
+    """A ``NaN``/``Infinity``/``-Infinity`` constant, which is not JSON (Python writes it)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonStandard(name)
+
+
+def parse_json_line(line: str, path: PathLike, lineno: int) -> Any:
+    """One line of JSON, strictly: the non-standard constants ``NaN``, ``Infinity`` and
+    ``-Infinity`` (which Python's json writes and reads by default) are refused, naming the
+    file and line, so a NaN id never becomes the string ``"nan"``."""
+    try:
+        return json.loads(line, parse_constant=_refuse_constant)
+    except _NonStandard as e:
+        raise GenmetricsError(
+            f"{path}: line {lineno}: {e} is not valid JSON (write null, a number or a string)"
+        ) from None
+    except json.JSONDecodeError as e:
+        raise GenmetricsError(f"{path}: line {lineno}: invalid JSON ({e.msg})") from None
+    except RecursionError:
+        raise GenmetricsError(f"{path}: line {lineno}: JSON nested too deeply") from None
+
+
+def check_ids(
+    row: Mapping[str, Any], path: PathLike, lineno: int, fields: Sequence[str] = ID_FIELDS
+) -> None:
+    """Each of ``fields`` present in ``row`` is a string or an integer (not a float, a bool,
+    null or a list: ``1.0`` and ``"1"`` would be paired by their printed form)."""
+    for key in fields:
+        if key in row:
+            v = row[key]
+            if isinstance(v, bool) or not isinstance(v, (str, int)):
+                shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
+                raise GenmetricsError(
+                    f"{path}: line {lineno}: {key!r} must be a string or an integer, "
+                    f"got {type(v).__name__} {shown}"
+                )
+
+
+def read_jsonl(
+    path: PathLike, required: Sequence[str] = (), ids: Sequence[str] = ID_FIELDS
+) -> list[dict[str, Any]]:
+    """Read a JSONL file strictly: UTF-8, one object per line, ``required`` keys present,
+    the ``ids`` fields strings or integers where present (:func:`check_ids`); no ``NaN`` or
+    ``Infinity`` (:func:`parse_json_line`).
 
     Errors name the file and the 1-based line. Blank lines are skipped; a line longer than
     :data:`MAX_JSONL_LINE_BYTES` is refused before it is read whole.
@@ -213,17 +261,13 @@ def read_jsonl(path: PathLike, required: Sequence[str] = ()) -> list[dict[str, A
                 ) from None
             if not line.strip():
                 continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise GenmetricsError(f"{path}: line {lineno}: invalid JSON ({e.msg})") from None
-            except RecursionError:
-                raise GenmetricsError(f"{path}: line {lineno}: JSON nested too deeply") from None
+            row = parse_json_line(line, path, lineno)
             if not isinstance(row, dict):
                 raise GenmetricsError(f"{path}: line {lineno}: expected a JSON object")
             for key in required:
                 if key not in row:
                     raise GenmetricsError(f"{path}: line {lineno}: missing field {key!r}")
+            check_ids(row, path, lineno, ids)
             rows.append(row)
     return rows
 

@@ -4,7 +4,8 @@ Each kind has a file suffix, a loader (file → data + per-row metadata with ``i
 generations, ``prompt_id``/``source_id``), a validator (applied once, at the edge: in
 :func:`genmetrics.metrics.compute`) and the path pattern of the workflow file that holds it.
 ``paired`` is not a kind: it is a property of a metric (``Metric.paired``), and any kind can be
-paired by ``prompt_id``/``source_id`` with :func:`pair_rows`.
+paired by ``prompt_id``/``source_id`` (else by ``id``) with :func:`pair_rows`; by position only
+when asked for by name (``pair_by="position"``).
 
 ============  ======  =========================================================  ==========
 kind          suffix  workflow file                                              config key
@@ -169,12 +170,33 @@ def validate_surprisal(seqs: Any, what: str) -> list[np.ndarray]:
             raise GenmetricsError(f"{what}: sequence {i} must be 1-D numbers, got {a.shape}")
         if a.dtype.kind == "c":
             raise GenmetricsError(f"{what}: sequence {i} must be real numbers, got {a.dtype}")
-        if not np.isfinite(a).all():
-            raise GenmetricsError(f"{what}: sequence {i} has NaN/inf")
         out.append(a.astype(np.float64, copy=False))
     if not out:
         raise GenmetricsError(f"{what}: no sequences")
+    check_surprisal_values(out, what)
     return out
+
+
+def check_surprisal_values(
+    seqs: Sequence[np.ndarray], what: str, ids: Sequence[Any] | None = None
+) -> None:
+    """Every token surprisal is finite and not negative (surprisal = −log p ≥ 0: a negative
+    one is a log-probability or a bug, and would give perplexity below 1); the error names
+    ``what``, how many texts and the first (by ``ids`` when given, else its position)."""
+    for test, why in (
+        (lambda a: np.isfinite(a).all(), "NaN/inf"),
+        (lambda a: not (a < 0).any(), "negative values (surprisal is -log p >= 0; log-probs?)"),
+    ):
+        bad = [i for i, a in enumerate(seqs) if not test(np.asarray(a))]
+        if bad:
+            i = bad[0]
+            first = f"id {str(ids[i])!r} (sequence {i})" if ids is not None else f"sequence {i}"
+            a = np.asarray(seqs[i])
+            shown = a[~np.isfinite(a)] if why == "NaN/inf" else a[a < 0]
+            raise GenmetricsError(
+                f"{what}: {len(bad)} of {len(seqs)} text(s) have token surprisal with {why}, "
+                f"first {first}: {shown[0]:.4g}"
+            )
 
 
 def validate_pos(tags: Any, what: str) -> list[list[str]]:
@@ -211,10 +233,14 @@ def _load_records(path: Path) -> tuple[Rows, Rows]:
     return rows, rows
 
 
-def _feature_rows(links: Mapping[str, np.ndarray]) -> Rows:
-    """Row ids of a feature file, with ``prompt_id`` when the file has ``prompt_ids`` (the io
-    readers have checked both have one entry per row)."""
-    rows = [{"id": str(i)} for i in links["ids"]]
+def _feature_rows(links: Mapping[str, np.ndarray], n: int) -> Rows:
+    """Row ids of a feature file (rows without ``id`` when it stores no ``ids``: they cannot
+    be paired by id), with ``prompt_id`` when the file has ``prompt_ids`` (the io readers have
+    checked both have one entry per row)."""
+    if "ids" in links:
+        rows: Rows = [{"id": str(i)} for i in links["ids"]]
+    else:
+        rows = [{} for _ in range(n)]
     if "prompt_ids" in links:
         for r, p in zip(rows, links["prompt_ids"], strict=True):
             r["prompt_id"] = str(p)
@@ -225,14 +251,16 @@ def _load_embeddings(path: Path) -> tuple[np.ndarray, Rows]:
     from genmetrics.npz import read_embeddings
 
     links, emb = read_embeddings(path)
-    return emb, _feature_rows(links)
+    return emb, _feature_rows(links, emb.shape[0])
 
 
 def _load_surprisal(path: Path) -> tuple[list[np.ndarray], Rows]:
     from genmetrics.npz import read_ragged
 
     links, seqs = read_ragged(path)
-    return seqs, _feature_rows(links)
+    if seqs and all(np.asarray(a).dtype.kind in "biuf" for a in seqs):
+        check_surprisal_values(seqs, str(path), links.get("ids"))
+    return seqs, _feature_rows(links, len(seqs))
 
 
 def read_pos(path: Path) -> tuple[list[list[str]], Rows] | None:
@@ -368,36 +396,86 @@ def kind(name: str) -> Kind:
         raise GenmetricsError(f"unknown input kind {name!r}; known: {', '.join(KINDS)}") from None
 
 
+#: how a paired metric matches candidates with references (:func:`pair_rows`)
+PAIR_BY = ("id", "position")
+#: the fields of a row that link it to another row (ids: strings or integers)
+LINK_FIELDS = ("prompt_id", "source_id")
+
+
+def _missing(rows: Sequence[Mapping[str, Any]], key: str) -> tuple[int, int]:
+    """How many rows lack ``key`` (or have it null), and the first such row (1-based)."""
+    bad = [i for i, r in enumerate(rows, start=1) if r.get(key) is None]
+    return len(bad), (bad[0] if bad else 0)
+
+
 def pair_rows(
-    ref_rows: Sequence[Mapping[str, Any]], cand_rows: Sequence[Mapping[str, Any]], where: str
+    ref_rows: Sequence[Mapping[str, Any]],
+    cand_rows: Sequence[Mapping[str, Any]],
+    where: str,
+    by: str = "id",
 ) -> tuple[list[int], list[int]]:
     """Indices pairing each candidate with its reference.
 
-    By candidate ``prompt_id`` (or ``source_id``) → reference ``id`` when every candidate row
-    has one; else by position, which needs equal counts. Nothing is paired silently: a
-    duplicate reference id, or a candidate whose link matches no reference, is an error
-    naming ``where`` and the id.
+    ``by="id"`` (the default): by candidate ``prompt_id`` (or ``source_id``) → reference
+    ``id`` when every candidate row has one (a generation and its prompt: references no
+    candidate names are left out, and counted by the caller); else by candidate ``id`` →
+    reference ``id``, and then the two sets must hold the same ids. Rows without the id they
+    are paired by are an error (ids are never made up from line numbers, which would pair by
+    position again). ``by="position"``: line by line, only when asked for, with equal counts.
+
+    Nothing is paired silently: a duplicate id, a candidate whose link matches no reference,
+    or id sets that differ is an error naming ``where``, how many and the first.
     """
-    link = next((k for k in ("prompt_id", "source_id") if all(k in r for r in cand_rows)), None)
-    if link is None:
+    if by not in PAIR_BY:
+        raise GenmetricsError(f"{where}: pair_by must be one of {', '.join(PAIR_BY)}, got {by!r}")
+    if by == "position":
         if len(ref_rows) != len(cand_rows):
             raise GenmetricsError(
-                f"{where}: a paired metric needs equal counts or a prompt_id/source_id link "
-                f"({len(ref_rows)} references vs {len(cand_rows)} candidates)"
+                f"{where}: pairing by position needs equal counts ({len(ref_rows)} references "
+                f"vs {len(cand_rows)} candidates)"
             )
         return list(range(len(ref_rows))), list(range(len(cand_rows)))
-    ids = [str(r.get("id")) for r in ref_rows]
+    hint = "add ids to both files, or pair line by line with --pair-by position"
+    link = next((k for k in LINK_FIELDS if cand_rows and all(k in r for r in cand_rows)), None)
+    partial = next((k for k in LINK_FIELDS if any(k in r for r in cand_rows)), None)
+    if link is None and partial is not None:
+        n, first = _missing(cand_rows, partial)
+        raise GenmetricsError(
+            f"{where}: {n} of {len(cand_rows)} candidate row(s) have no {partial}, first row "
+            f"{first}; give every candidate its {partial}"
+        )
+    key = link or "id"
+    for role, rows, field in (("candidate", cand_rows, key), ("reference", ref_rows, "id")):
+        n, first = _missing(rows, field)
+        if n:
+            raise GenmetricsError(
+                f"{where}: a paired metric pairs by id, but {n} of {len(rows)} {role} row(s) "
+                f"have no {field!r}, first row {first}; {hint}"
+            )
+    ids = [str(r["id"]) for r in ref_rows]
     dup = [i for i, c in Counter(ids).items() if c > 1]
     if dup:
         raise GenmetricsError(f"{where}: reference id {dup[0]!r} occurs more than once")
+    keys = [str(r[key]) for r in cand_rows]
+    if link is None:
+        dup = [i for i, c in Counter(keys).items() if c > 1]
+        if dup:
+            raise GenmetricsError(f"{where}: candidate id {dup[0]!r} occurs more than once")
     pos = {i: n for n, i in enumerate(ids)}
-    missing = [str(r[link]) for r in cand_rows if str(r[link]) not in pos]
+    missing = [k for k in keys if k not in pos]
     if missing:
         raise GenmetricsError(
-            f"{where}: {len(missing)} candidate(s) whose {link} matches no reference id, "
-            f"first {missing[0]!r}"
+            f"{where}: {len(missing)} of {len(keys)} candidate(s) whose {key} matches no "
+            f"reference id, first {missing[0]!r}; {hint}"
         )
-    return [pos[str(r[link])] for r in cand_rows], list(range(len(cand_rows)))
+    if link is None and len(keys) != len(ids):
+        named = set(keys)
+        extra = [i for i in ids if i not in named]
+        raise GenmetricsError(
+            f"{where}: the candidate and reference ids differ: {len(extra)} of {len(ids)} "
+            f"reference id(s) have no candidate, first {extra[0]!r}"
+        )
+    return [pos[k] for k in keys], list(range(len(cand_rows)))
 
 
 def link_groups(

@@ -307,21 +307,24 @@ def _labels(z: NpzReader, key: str) -> np.ndarray:
     return a.astype(str)
 
 
-def _links(z: NpzReader, n: int) -> dict[str, np.ndarray]:
-    """``ids`` (row numbers when absent) and ``prompt_ids`` (when stored), as strings."""
-    out = {"ids": _labels(z, "ids") if "ids" in z.headers else np.arange(n).astype(str)}
-    if "prompt_ids" in z.headers:
-        out["prompt_ids"] = _labels(z, "prompt_ids")
-    return out
+def _links(z: NpzReader) -> dict[str, np.ndarray]:
+    """``ids`` and ``prompt_ids``, as strings, each when stored: ids are never made up from
+    row numbers here, so rows without ids cannot be paired "by id" (by position in disguise)."""
+    return {k: _labels(z, k) for k in ("ids", "prompt_ids") if k in z.headers}
+
+
+def _ids_or_rows(links: Mapping[str, np.ndarray], n: int) -> np.ndarray:
+    """The stored ``ids``, else the row numbers (for callers that only label rows)."""
+    return links["ids"] if "ids" in links else np.arange(n).astype(str)
 
 
 def read_embeddings(path: PathLike) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """(links, emb) from an embedding NPZ: ``emb`` numbers [N, d]; links ``ids`` [N] (row
-    numbers when absent) and ``prompt_ids`` [N] when stored. Checked from the headers first."""
+    """(links, emb) from an embedding NPZ: ``emb`` numbers [N, d]; links ``ids`` [N] and
+    ``prompt_ids`` [N], each when stored. Checked from the headers first."""
     with NpzReader(path, EMBEDDINGS_NPZ, required=("emb",)) as z:
         n = z.rows("emb")
         z.check_rows(("ids", "prompt_ids"), n, "rows in 'emb'")
-        return _links(z, n), z.read("emb")
+        return _links(z), z.read("emb")
 
 
 def read_provenance(path: PathLike) -> dict[str, Any] | None:
@@ -358,7 +361,7 @@ def read_ragged(path: PathLike) -> tuple[dict[str, np.ndarray], list[np.ndarray]
             raise GenmetricsError(
                 f"{z.path}: array 'offsets' must be non-decreasing (position {first})"
             )
-        links = _links(z, n)
+        links = _links(z)
         values = z.read("values")
     cuts = offsets[1:-1].astype(np.int64)
     return links, (np.split(values, cuts) if n else [])
@@ -367,13 +370,13 @@ def read_ragged(path: PathLike) -> tuple[dict[str, np.ndarray], list[np.ndarray]
 def load_embeddings(path: PathLike) -> tuple[np.ndarray, np.ndarray]:
     """Return (ids, emb) from an embedding NPZ (``ids`` str [N], ``emb`` numbers [N, d])."""
     links, emb = read_embeddings(path)
-    return links["ids"], emb
+    return _ids_or_rows(links, emb.shape[0]), emb
 
 
 def load_ragged(path: PathLike) -> tuple[np.ndarray, list[np.ndarray]]:
     """Return (ids, sequences) from a ragged NPZ (``offsets`` int [N+1], ``values``)."""
     links, seqs = read_ragged(path)
-    return links["ids"], seqs
+    return _ids_or_rows(links, len(seqs)), seqs
 
 
 def ragged_to_arrays(seqs: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

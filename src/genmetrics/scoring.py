@@ -17,8 +17,8 @@ import numpy as np
 
 from genmetrics import GenmetricsError, __version__
 from genmetrics.clean import count_words
-from genmetrics.kinds import KINDS, TEXT_KINDS, Kind, link_groups, pair_rows
-from genmetrics.metrics.registry import Metric, MetricResult, compute, get
+from genmetrics.kinds import KINDS, PAIR_BY, TEXT_KINDS, Kind, link_groups, pair_rows
+from genmetrics.metrics.registry import Metric, MetricResult, all_metrics, compute, get
 
 
 def _take(x: Any, idx: list[int]) -> Any:
@@ -41,14 +41,17 @@ def score_files(
     candidate: str | Path,
     reference: str | Path | None = None,
     params: Mapping[str, Any] | None = None,
+    pair_by: str = "id",
 ) -> dict[str, Any]:
     """Compute metric ``name`` on files; return ``{"metric", "values", "params", "n", ...}``.
 
     Files are read as the metric's input kind (:data:`genmetrics.kinds.KINDS`), then scored
-    by :func:`score_loaded`.
+    by :func:`score_loaded`; ``pair_by`` (paired metrics): ``"id"`` or ``"position"``
+    (:func:`genmetrics.kinds.pair_rows`).
     """
     metric = get(name)
     metric.check_params(params)  # before any file is read
+    check_pair_by(metric, pair_by)
     if metric.reference in ("required", "prompts") and reference is None:
         raise GenmetricsError(f"metric {name!r} needs --reference")
     if metric.reference == "none" and reference is not None:
@@ -58,7 +61,35 @@ def score_files(
     ref = ref_rows = None
     if reference is not None:
         ref, ref_rows = load_input(kind, reference, "reference")
-    return score_loaded(name, cand, cand_rows, ref, ref_rows, params, f"{candidate} vs {reference}")
+    where = f"{candidate} vs {reference}"
+    return score_loaded(name, cand, cand_rows, ref, ref_rows, params, where, pair_by=pair_by)
+
+
+def check_pair_by(metric: Metric, pair_by: str) -> None:
+    """``pair_by`` is one of :data:`~genmetrics.kinds.PAIR_BY`; ``position`` only for a
+    paired metric (it would change nothing elsewhere, and say so by failing)."""
+    if pair_by not in PAIR_BY:
+        raise GenmetricsError(f"pair_by must be one of {', '.join(PAIR_BY)}, got {pair_by!r}")
+    if pair_by != "id" and not metric.paired:
+        paired = ", ".join(n for n, m in all_metrics().items() if m.paired)
+        raise GenmetricsError(
+            f"--pair-by {pair_by}: metric {metric.name!r} is not paired (paired: {paired})"
+        )
+
+
+def check_sizes(metric: Metric, params: Mapping[str, Any], counts: Mapping[str, int]) -> None:
+    """Each set holds at least the metric's ``min_items(params)`` (the workflow's
+    ``check_sizes`` rule checks the same before any model runs); the error names the
+    parameter that asks for them."""
+    least, param = metric.min_items(params)
+    if least <= 1:  # an empty set is the kind validator's error, which names the file
+        return
+    for role, n in counts.items():
+        if n < least:
+            why = f"{param}={params[param]} needs" if param in params else "needs"
+            raise GenmetricsError(
+                f"{metric.name}: {why} at least {least} texts per set; the {role} has {n}"
+            )
 
 
 def score_loaded(
@@ -69,23 +100,29 @@ def score_loaded(
     ref_rows: Sequence[Mapping[str, Any]] | None = None,
     params: Mapping[str, Any] | None = None,
     where: str = "",
+    pair_by: str = "id",
 ) -> dict[str, Any]:
     """Score inputs already in memory (data of the metric's kind plus one row of metadata per
-    item): a paired metric aligns candidates with references by ``prompt_id``/``source_id``
-    (:func:`pair_rows`, naming ``where`` in errors), a linked one gets each candidate's
-    references (:func:`link_groups`); returns the score record."""
+    item): a paired metric aligns candidates with references by ``prompt_id``/``source_id``,
+    else by ``id``, or by position with ``pair_by="position"`` (:func:`pair_rows`, naming
+    ``where`` in errors), a linked one gets each candidate's references
+    (:func:`link_groups`); each set must hold the metric's ``min_items`` (:func:`check_sizes`);
+    returns the score record."""
     metric = get(name)
     merged = metric.check_params(params)
+    check_pair_by(metric, pair_by)
     if metric.reference == "none":
         ref = ref_rows = None
     unpaired = links = None
     if metric.links and ref is not None:
         links = link_groups(ref_rows or [], cand_rows, where or name)
     if metric.paired and ref is not None:
-        ri, ci = pair_rows(ref_rows or [], cand_rows, where or name)
+        ri, ci = pair_rows(ref_rows or [], cand_rows, where or name, by=pair_by)
         unpaired = len(ref_rows or []) - len(ri)
         ref, ref_rows = _take(ref, ri), _take(ref_rows, ri)
         cand, cand_rows = _take(cand, ci), _take(cand_rows, ci)
+    counts = {"candidate": _count(cand)} | ({} if ref is None else {"reference": _count(ref)})
+    check_sizes(metric, merged, counts)
     t0 = time.perf_counter()
     result = compute(name, cand, ref, merged, links=links)
     seconds = time.perf_counter() - t0

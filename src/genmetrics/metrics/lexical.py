@@ -21,8 +21,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -169,9 +170,10 @@ def _result(
     """Per-text scores → corpus mean, with the aggregation policy.
 
     ``short_texts="exclude"`` (default) leaves out texts with fewer than ``minimum`` words (and
-    texts with no word) and counts them in ``n["excluded"]``; the mean is NaN when every text is
-    excluded. ``"upstream"`` scores every text as lexical-diversity does (HD-D 0 for short
-    texts, MATTR their plain TTR) for exact comparison with the package.
+    texts with no word) and counts them in ``n["excluded"]``; when every text is excluded the
+    mean is NaN here, and :func:`genmetrics.metrics.compute` refuses it (naming the parameter).
+    ``"upstream"`` scores every text as lexical-diversity does (HD-D 0 for short texts, MATTR
+    their plain TTR) for exact comparison with the package.
     """
     words = np.asarray([sum(1 for w in t if w) for t in tokens])
     keep = np.ones(len(tokens), bool) if short_texts == "upstream" else words >= max(minimum, 1)
@@ -195,10 +197,26 @@ _SHORT = Options("exclude", "upstream")
 
 
 def _lexical(
-    name: str, params: dict, short_doc: str, minimum: str, citation: str, scale: str = "0–1"
+    name: str,
+    params: dict,
+    short_doc: str,
+    minimum: str,
+    citation: str,
+    scale: str = "0–1",
+    length: str | None = None,
 ):
     """The registration shared by the four lexical-diversity scores (one per-text policy);
-    ``scale``: of the per-text value (and so of its mean and standard deviation)."""
+    ``scale``: of the per-text value (and so of its mean and standard deviation); ``length``:
+    the parameter giving the fewest words a text needs (None: one word)."""
+
+    def exclusion(p: Mapping[str, Any]) -> str:
+        if length is None:
+            return "have no word; use short_texts: upstream to score them as lexical-diversity"
+        return (
+            f"are shorter than {length}={p[length]} words; lower {length} or use "
+            "short_texts: upstream"
+        )
+
     return register(
         name,
         input="texts",
@@ -211,6 +229,7 @@ def _lexical(
             "short_texts": (_SHORT, short_doc),
         },
         aggregation=f"mean over texts with at least {minimum} (others excluded, n.excluded)",
+        exclusion=exclusion,
         upstream=f"lexical-diversity 0.1.1 lex_div.{name}",
         citation=citation,
     )
@@ -233,6 +252,7 @@ def ttr(candidate: list[str], *, lemmatize: bool = False, short_texts: str = "ex
     "texts shorter than window: exclude, or their plain TTR as upstream",
     "`window` words",
     "Covington & McFall (2010)",
+    length="window",
 )
 def mattr(candidate, *, window: int = 50, lemmatize: bool = False, short_texts: str = "exclude"):
     """Moving-average type-token ratio per text (``lex_div.mattr``, window 50), mean over texts.
@@ -250,6 +270,7 @@ def mattr(candidate, *, window: int = 50, lemmatize: bool = False, short_texts: 
     "texts shorter than sample: exclude, or score 0 as upstream",
     "`sample` words",
     "McCarthy & Jarvis (2007)",
+    length="sample",
 )
 def hdd(candidate, *, sample: int = 42, lemmatize: bool = False, short_texts: str = "exclude"):
     """HD-D per text (``lex_div.hdd``, sample 42), mean over texts.

@@ -19,7 +19,8 @@ A metric module registers its public function once; everything else is read from
 * **Values** name every number the metric returns and whether higher or lower is better
   (``None``: neither, e.g. a length or a count).
 * **Inputs**: ``input`` is a kind of :data:`genmetrics.kinds.KINDS`; ``paired=True`` aligns
-  candidate rows with reference rows by ``prompt_id``/``source_id`` (any kind). ``part`` says
+  candidate rows with reference rows by ``prompt_id``/``source_id``, else by ``id`` (any
+  kind; by position only when asked for: :func:`genmetrics.kinds.pair_rows`). ``part`` says
   which part of each generation the features are computed from (``text`` or only the
   ``continuation``); ``reference="prompts"`` compares each source with the dataset's prompts
   (featurized the same way), e.g. coherence. ``links=True``: the function also takes
@@ -38,7 +39,10 @@ A metric module registers its public function once; everything else is read from
   agreement analysis (:mod:`genmetrics.agreement`) correlates them with people.
 * **Aggregation** (per-text metrics): how per-text values become the corpus value and what
   happens to texts the metric cannot score (too short, empty); the result's ``n`` reports
-  how many were excluded.
+  how many were excluded (``n["excluded"]``). A mean over nothing is never a score: when
+  every candidate is excluded, :func:`compute` raises an error naming the metric, the count
+  and why, which the metric states with ``exclusion(params)`` (e.g. "are shorter than
+  window=50 words; lower window or use short_texts: upstream").
 
 What the analyses and figures read about a metric is declared here too, and nowhere else:
 
@@ -154,6 +158,7 @@ class Metric:
     assets: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda params: ()
     loads_model: Callable[[Mapping[str, Any]], bool] = lambda params: False
     min_items: Callable[[Mapping[str, Any]], tuple[int, str]] = lambda params: (1, "")
+    exclusion: Callable[[Mapping[str, Any]], str] | None = None
     family: str = OTHER
     headline: tuple[str, ...] = ()
     scales: Mapping[str, str] = field(default_factory=dict)  # value → SCALES key; {}: unstated
@@ -216,6 +221,7 @@ def register(
     assets: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None,
     loads_model: Callable[[Mapping[str, Any]], bool] | None = None,
     min_items: Callable[[Mapping[str, Any]], tuple[int, str]] | None = None,
+    exclusion: Callable[[Mapping[str, Any]], str] | None = None,
     description: str | None = None,
     family: str = OTHER,
     headline: Sequence[str] | None = None,
@@ -261,6 +267,7 @@ def register(
             assets=assets or (lambda params: ()),
             loads_model=loads_model or (lambda params: False),
             min_items=min_items or (lambda params: (1, "")),
+            exclusion=exclusion,
             family=family,
             headline=heads,
             scales=scales,
@@ -441,7 +448,25 @@ def compute(
     unknown = sorted(set(out.values) - set(metric.values))
     if unknown:
         raise RuntimeError(f"metric {name!r} returned undeclared value(s) {unknown}")
+    _check_not_all_excluded(metric, out, merged, len(kwargs["candidate"]))
     return out
+
+
+def _check_not_all_excluded(
+    metric: Metric, out: MetricResult, params: Mapping[str, Any], n_candidate: int
+) -> None:
+    """A mean over nothing (every candidate excluded by the metric's policy) is an error
+    naming the metric, the count and why (``exclusion(params)``), not a NaN score."""
+    excluded = out.n.get("excluded")
+    total = out.n.get("candidate", n_candidate)
+    if not excluded or excluded < total:
+        return
+    why = (
+        metric.exclusion(params)
+        if metric.exclusion
+        else f"are excluded by its aggregation ({metric.aggregation})"
+    )
+    raise GenmetricsError(f"{metric.name}: all {total} texts {why}")
 
 
 def _check_links(
