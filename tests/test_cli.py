@@ -307,6 +307,9 @@ def test_a_mean_over_no_text_exits_2_with_one_line(capsys, tmp_path):
         ("precision_recall", ["k=1"], "precision_recall: k=1 needs at least 2 texts per set; "),
         ("prd", ["num_buckets=4"], "prd: num_buckets=4 needs at least 2 texts per set; "),
         ("mauve", ["num_buckets=6"], "mauve: num_buckets=6 needs at least 3 texts per set; "),
+        # one text is no distribution, whatever the cluster count (auto: 2 clusters)
+        ("mauve", [], "mauve: num_buckets=auto needs at least 2 texts per set; "),
+        ("prd", [], "prd: num_buckets=auto needs at least 2 texts per set; "),
     ],
 )
 def test_sizes_are_checked_as_the_workflow_does(capsys, feats, metric, params, message):

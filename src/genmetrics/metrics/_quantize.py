@@ -185,12 +185,14 @@ def quantize(
 
 def _buckets_min_items(params: dict) -> tuple[int, str]:
     """The ``min_items`` of a metric that clusters ``[q; p]``: ``num_buckets`` clusters need at
-    least that many points over the two sets, so half of it per set (sets of equal size);
-    ``auto`` asks n/10 (at least 2), and 20 for ``prd``'s ``variant=sajjadi``."""
+    least that many points over the two sets, so half of it per set (sets of equal size), and
+    never fewer than 2 per set (one text is no distribution: with one text a side, two
+    clusters only separate the two sets); ``auto`` asks n/10 clusters (at least 2), and 20
+    for ``prd``'s ``variant=sajjadi``."""
     buckets = params.get("num_buckets", "auto")
     if buckets == "auto":
         buckets = 20 if params.get("variant") == "sajjadi" else 2
-    return -(-buckets // 2), "num_buckets"
+    return max(2, -(-buckets // 2)), "num_buckets"
 
 
 #: how a metric on k-means histograms of ``[q; p]`` registers (``mauve``, ``prd``): a
