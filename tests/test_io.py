@@ -304,3 +304,16 @@ def test_dataset_jsonl_refuses_nan_and_float_ids(tmp_path: Path) -> None:
         _read_jsonl(path, "body", "doc", [])
     path.write_text('{"doc": 1, "body": "a"}\n{"body": "b"}\n')
     assert [r["id"] for r in _read_jsonl(path, "body", "doc", [])] == ["1", "2"]
+
+
+def test_write_jsonl_never_writes_what_read_jsonl_refuses(tmp_path):
+    """NaN becomes null and reads back; an infinity is refused by the writer, before the file
+    exists, rather than written as the Infinity the reader refuses."""
+    from genmetrics.io import read_jsonl, write_jsonl
+
+    p = tmp_path / "rows.jsonl"
+    write_jsonl(p, [{"id": "a", "x": float("nan")}])
+    assert read_jsonl(p) == [{"id": "a", "x": None}]
+    with pytest.raises(GenmetricsError, match=r"rows2\.jsonl: row 2: an infinite number"):
+        write_jsonl(tmp_path / "rows2.jsonl", [{"id": "a"}, {"id": "b", "x": float("inf")}])
+    assert not (tmp_path / "rows2.jsonl").exists()

@@ -153,11 +153,19 @@ def read_json(path: PathLike) -> Any:
 
 
 def write_jsonl(path: PathLike, rows: Iterable[Mapping[str, Any]]) -> int:
-    """Write rows atomically, one JSON object per line; return the number of rows."""
+    """Write rows atomically, one JSON object per line; return the number of rows. NaN is
+    written as ``null``; an infinity is an error (``read_jsonl`` refuses the non-standard
+    ``Infinity``, so a file this writes can always be read back)."""
     n = 0
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
         for row in rows:
-            f.write(json.dumps(jsonable(row), ensure_ascii=False) + "\n")
+            try:
+                line = json.dumps(jsonable(row), ensure_ascii=False, allow_nan=False)
+            except ValueError:
+                raise GenmetricsError(
+                    f"{path}: row {n + 1}: an infinite number cannot be written to JSONL"
+                ) from None
+            f.write(line + "\n")
             n += 1
     return n
 
