@@ -25,6 +25,7 @@ try:
             workflow.basedir, "resources", "tokens_per_word.tsv"
         ),
     )
+    PLAN.check_cleaned_sizes()  # a k too large for data cleaned by an earlier run
 except GenmetricsError as e:
     raise WorkflowError(f"invalid config: {e}") from None
 for note in PLAN.notes:  # what the environment changed in the config, said once per run

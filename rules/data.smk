@@ -51,7 +51,9 @@ rule make_prompts:
 
 
 # An input of every generate job: a k or a cluster count larger than the cleaned data stops
-# the workflow before any model runs.
+# the workflow before any model runs. The requirements are not params (a new k must not rerun
+# generation): the job reads them from the config, and every later run checks them against
+# the cleaned counts before building the DAG (rules/common.smk).
 rule check_sizes:
     input:
         RESULTS.clean_stats,
@@ -62,7 +64,5 @@ rule check_sizes:
     priority: 50
     conda:
         "../envs/metrics.yaml"
-    params:
-        requirements=per_job(PLAN.size_requirements),
     script:
         "../workflow/scripts/check_sizes.py"

@@ -4,9 +4,8 @@
 rule generate:
     input:
         prompts=RESULTS.prompts,
-        # no GPU hour before the data is known to be large enough for every metric entry;
-        # ancient: a later size check (new params) does not rerun generation
-        size_check=ancient(RESULTS.size_check),
+        # no GPU hour before the data is known to be large enough for every metric entry
+        size_check=RESULTS.size_check,
         # <model_cache>/<checkpoint>/model.json of models.{model}.checkpoint
         model=per_job(PLAN.generation_model),
     output:

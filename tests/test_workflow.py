@@ -423,6 +423,24 @@ def test_offline_run_a_moved_project_folder_reruns_nothing(offline_run, tmp_path
 
 
 @pytest.mark.e2e
+def test_offline_run_a_k_too_large_for_the_cleaned_data_stops_the_dry_run(offline_run):
+    """After the first run the size requirements are checked against the cleaned counts
+    before the DAG: a k raised past the data stops `snakemake -n` naming its key, and a k
+    that still fits reruns that entry's scores only, never generation (issue 22, item 8)."""
+    work, env, _ = offline_run
+    cfg = yaml.safe_load(TEST_CONFIG.read_text())
+    cfg["metrics"]["precision_recall"]["params"]["k"] = 40
+    proc = snakemake(
+        "-n", "--configfile", str(_write(work, cfg, "k40.yaml")), cwd=work, env=env, check=False
+    )
+    assert proc.returncode != 0
+    assert "metrics.precision_recall.params.k: k=40 needs at least 41" in proc.stdout + proc.stderr
+    cfg["metrics"]["precision_recall"]["params"]["k"] = 5
+    counts = _scheduled(_dry(work, env, cfg, name="k5.yaml"))
+    assert "generate" not in counts and "check_sizes" not in counts and counts["score"] >= 1
+
+
+@pytest.mark.e2e
 def test_offline_run_snakemake_report(offline_run):
     """`snakemake --report` (as `make report`) after the run: every figure of `all` (the
     one-page summary's) embedded with its caption, and the score tables embedded."""

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.kinds import KINDS
 from genmetrics.params import canonical
+from genmetrics.paths import RESULTS
 from genmetrics.plan.objects import split_part
 from genmetrics.provenance import code_digest
 
@@ -51,7 +53,19 @@ class JobParams:
                     "why": why,
                 }
             )
-        return canonical(out)
+        return canonical(sorted(out, key=lambda r: r["entry"]))
+
+    def check_cleaned_sizes(self) -> None:
+        """Check every dataset already cleaned (its ``clean_stats.json`` present) against
+        :meth:`size_requirements`, so that a k or cluster count raised after the first run
+        stops ``snakemake -n`` naming its key, before any job."""
+        from genmetrics.clean import check_sizes
+        from genmetrics.io import read_json
+
+        for name in self.datasets:
+            stats = Path(RESULTS.clean_stats.format(dataset=name))
+            if stats.is_file():
+                check_sizes(int(read_json(stats)["output"]), self.size_requirements(name), name)
 
     def prompt_options(self, dataset: str) -> dict:
         return canonical(self.datasets[dataset].prompts)
