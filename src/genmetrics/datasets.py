@@ -15,6 +15,7 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.clean import clean_rows
+from genmetrics.io import regular_file
 from genmetrics.sources import check_hub_revision, resolve
 
 FORMATS = ("jsonl", "txt", "csv", "folder", "hub")
@@ -37,8 +38,20 @@ def load_dataset(
     if fmt == "hub":
         return _read_hub(source, spec, key, text_field, id_field, labels)
     path = resolve(source, cache, f"{key}.source")
-    if fmt == "folder" or path.is_dir():
+    if fmt == "folder":
+        if not path.is_dir():
+            raise GenmetricsError(
+                f"{key}.source: {path} is not a folder (format folder reads a folder of text "
+                "files; set format: for a file)"
+            )
         return _read_folder(path, spec, key)
+    if path.is_dir():
+        how = "format" if spec.get("format") else "its suffix says"
+        raise GenmetricsError(
+            f"{key}.source: {path} is a folder, but {how} {fmt!r} (a file); set format: folder "
+            "to read a folder of text files"
+        )
+    regular_file(path, f"{key}.source")
     if fmt == "jsonl":
         return _read_jsonl(path, text_field, id_field, labels)
     if fmt == "txt":
@@ -103,14 +116,25 @@ def _guess_format(source: Mapping[str, Any]) -> str:
 
 
 def _decode_lines(path: Path):
-    with open(path, "rb") as f:
+    """(line number, line) of a UTF-8 file; a leading BOM is dropped, CRLF ends are kept."""
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise GenmetricsError(f"{path}: cannot be read ({e.strerror or e})") from None
+    with f:
         for lineno, raw in enumerate(f, start=1):
             try:
-                yield lineno, raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as e:
                 raise GenmetricsError(
                     f"{path}: line {lineno}: invalid UTF-8 at byte {e.start}"
                 ) from None
+            yield lineno, line
+
+
+#: JSON types an id may have (its string form is the row id); objects, arrays, booleans and
+#: null would become ids such as "{'a': 1}", "True" or "None"
+_ID_TYPES = (str, int, float)
 
 
 def _read_jsonl(
@@ -124,11 +148,22 @@ def _read_jsonl(
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise GenmetricsError(f"{path}: line {lineno}: invalid JSON ({e.msg})") from None
+        except RecursionError:
+            raise GenmetricsError(f"{path}: line {lineno}: JSON nested too deeply") from None
+        except ValueError as e:  # an integer of more than 4300 digits
+            msg = " ".join(str(e).split())[:200]
+            raise GenmetricsError(f"{path}: line {lineno}: invalid JSON ({msg})") from None
         if not isinstance(obj, dict) or text_field not in obj:
             raise GenmetricsError(f"{path}: line {lineno}: missing text field {text_field!r}")
         if not isinstance(obj[text_field], str):
             raise GenmetricsError(f"{path}: line {lineno}: field {text_field!r} is not a string")
-        row = {"id": str(obj.get(id_field, lineno)), "text": obj[text_field], "_line": lineno}
+        rid = obj.get(id_field, lineno)
+        if isinstance(rid, bool) or not isinstance(rid, _ID_TYPES):
+            raise GenmetricsError(
+                f"{path}: line {lineno}: field {id_field!r} is {_json_type(rid)}, not a string "
+                "or a number"
+            )
+        row = {"id": str(rid), "text": obj[text_field], "_line": lineno}
         for lab in labels:
             if lab not in obj:
                 raise GenmetricsError(f"{path}: line {lineno}: missing label field {lab!r}")
@@ -137,9 +172,17 @@ def _read_jsonl(
     return rows
 
 
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "an object", list: "an array"}.get(type(value), type(value).__name__)
+
+
 def _read_txt(path: Path) -> list[dict[str, Any]]:
     return [
-        {"id": str(lineno), "text": line.rstrip("\n"), "_line": lineno}
+        {"id": str(lineno), "text": line.rstrip("\r\n"), "_line": lineno}
         for lineno, line in _decode_lines(path)
     ]
 
@@ -147,24 +190,36 @@ def _read_txt(path: Path) -> list[dict[str, Any]]:
 def _read_csv(
     path: Path, text_field: str, id_field: str, labels: list[str]
 ) -> list[dict[str, Any]]:
+    """Rows of a CSV file (UTF-8, a leading BOM allowed); ``_line`` is the physical line where
+    a record starts (a quoted field may span lines). Errors name the file and that line."""
+    line = 1
     try:
-        with open(path, encoding="utf-8", newline="") as f:
+        with open(path, encoding="utf-8-sig", newline="") as f:
             reader = csv.DictReader(f)
             if reader.fieldnames is None or text_field not in reader.fieldnames:
                 raise GenmetricsError(f"{path}: line 1: no column {text_field!r} in the header")
             rows = []
-            for i, rec in enumerate(reader, start=2):
+            n = 0
+            while True:
+                line = reader.line_num + 1
+                rec = next(reader, None)
+                if rec is None:
+                    return rows
+                n += 1
                 row = {
-                    "id": str(rec.get(id_field) or i - 1),
+                    "id": str(rec.get(id_field) or n),
                     "text": rec[text_field] or "",
-                    "_line": i,
+                    "_line": line,
                 }
                 for lab in labels:
                     row[lab] = rec.get(lab)
                 rows.append(row)
-            return rows
     except UnicodeDecodeError as e:
         raise GenmetricsError(f"{path}: invalid UTF-8 at byte {e.start}") from None
+    except csv.Error as e:  # a field above csv.field_size_limit(), a NUL in old Pythons
+        raise GenmetricsError(f"{path}: line {line}: not valid CSV ({e})") from None
+    except OSError as e:
+        raise GenmetricsError(f"{path}: cannot be read ({e.strerror or e})") from None
 
 
 def _read_folder(path: Path, spec: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
@@ -180,7 +235,10 @@ def _read_folder(path: Path, spec: Mapping[str, Any], key: str) -> list[dict[str
         raise GenmetricsError(f"{key}: no files match {pattern!r} in {path}")
     rows = []
     for p in files:
-        raw = p.read_bytes()
+        try:
+            raw = p.read_bytes()
+        except OSError as e:
+            raise GenmetricsError(f"{p}: cannot be read ({e.strerror or e})") from None
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
