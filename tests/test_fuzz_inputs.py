@@ -1047,8 +1047,9 @@ def run_cli(*args: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-#: a message about two files at once (they do not match) names their roles
-_BOTH_ROLES = re.compile(r"\breference\b.*\bcandidate\b|\bcandidate\b.*\breference\b")
+#: messages that name a role instead of the file: two files that do not match, and a metric's
+#: minimum size (both xfailed below, to name the files once scoring.py/metrics are fixed)
+_BOTH_ROLES = re.compile(r"\b(reference|candidate)\b")
 
 
 def cli_property(path: Path, code: int, out: str, err: str, roles: bool = True) -> None:
@@ -1120,6 +1121,21 @@ def test_cli_dimension_mismatch_names_the_files(tmp_path):
     cand, ref = tmp_path / "cand.npz", tmp_path / "ref.npz"
     np.savez(cand, emb=np.zeros((6, 3), np.float32) + np.arange(6)[:, None])
     np.savez(ref, emb=np.zeros((6, 2), np.float32) + np.arange(6)[:, None])
+    code, out, err = run_cli(
+        "score", "precision_recall", "--candidate", str(cand), "--reference", str(ref)
+    )
+    cli_property(cand, code, out, err, roles=False)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="cli score / scoring.py: 'candidate: k=2 needs at least k+1=3 points, got 1' names "
+    "the role, not the file (the min-size check; scoring.py, another engineer)",
+)
+def test_cli_too_few_points_names_the_file(tmp_path):
+    cand, ref = tmp_path / "cand.npz", tmp_path / "ref.npz"
+    np.savez(cand, emb=np.zeros((1, 2), np.float32))
+    np.savez(ref, emb=np.random.default_rng(0).normal(size=(6, 2)).astype(np.float32))
     code, out, err = run_cli(
         "score", "precision_recall", "--candidate", str(cand), "--reference", str(ref)
     )
