@@ -40,8 +40,9 @@ report: install
 test: install-test
 	$(BIN)/python -m pytest -m "not slow and not slurm" $(PYTEST_ARGS)
 
+# the slow tests, and the fuzz tests (tests/test_fuzz_inputs.py) with the long Hypothesis budget
 test-slow: install-test
-	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -m "slow or fuzz" $(PYTEST_ARGS)
 
 # a real one-node SLURM (.ci/slurm-up.sh, as root) running `snakemake --profile cluster`
 test-slurm: install-test

@@ -13,6 +13,23 @@ from genmetrics.testing import WORDS, build_model, build_tokenizer  # noqa: F401
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
+# Hypothesis budgets (tests/test_fuzz_inputs.py): `short` in `make test`, `long` in
+# `make test-slow` (HYPOTHESIS_PROFILE=long). No deadline: a shared 2-core machine is slow
+# at times, and a hang shows as a test that does not end, not as a flaky deadline.
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # the fuzz tests skip themselves without it
+    pass
+else:
+    _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+    settings.register_profile(
+        "short", max_examples=20, deadline=None, suppress_health_check=_HEALTH
+    )
+    settings.register_profile(
+        "long", max_examples=500, deadline=None, suppress_health_check=_HEALTH
+    )
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "short"))
+
 # One download cache for the test session (assets, wheels, converted models), inside the repo.
 os.environ.setdefault("GENMETRICS_CACHE", str(REPO / ".cache" / "genmetrics"))
 

@@ -605,7 +605,7 @@ def test_a_decoder_as_bertscore_encoder_is_a_clear_error(
 ):
     """A causal LM given as BERTScore's encoder: its tokenizer has no model_max_length (1e30,
     transformers' unset value), which ended in an OverflowError inside the tokenizer."""
-    texts = [{"text": t} for t in ("a cat sat", "a dog ran far", "the cat ran")]
+    texts = [{"id": str(i), "text": t} for i, t in enumerate(("a cat sat", "a dog ran", "cats"))]
     write_jsonl(tmp_path / "c.jsonl", texts)
     args = ["score", metric, "--candidate", str(tmp_path / "c.jsonl")]
     if metric == "bertscore":

@@ -295,7 +295,7 @@ def test_a_mean_over_no_text_exits_2_with_one_line(capsys, tmp_path):
     code, out, err = run(capsys, "score", "mattr", "--candidate", texts)
     assert code == 2 and out == ""
     assert err == (
-        "genmetrics: error: mattr: all 40 texts are shorter than window=50 words; lower "
+        f"genmetrics: error: {texts}: mattr: all 40 texts are shorter than window=50 words; lower "
         "window or use short_texts: upstream\n"
     )
 
@@ -321,8 +321,11 @@ def test_sizes_are_checked_as_the_workflow_does(capsys, feats, metric, params, m
     code, _, err = run(
         capsys, "score", metric, "--candidate", str(d / "one.npz"), "--reference", ref_path, *args
     )
-    assert code == 2 and err == f"genmetrics: error: {message}the candidate has 1\n"
-    code, _, err = run(
-        capsys, "score", metric, "--candidate", ref_path, "--reference", str(d / "one.npz"), *args
+    one = str(d / "one.npz")
+    assert (
+        code == 2
+        and err == f"genmetrics: error: {one} vs {ref_path}: {message}the candidate has 1\n"
     )
-    assert code == 2 and err.endswith("the reference has 1\n")
+    code, _, err = run(capsys, "score", metric, "--candidate", ref_path, "--reference", one, *args)
+    assert code == 2 and err.startswith(f"genmetrics: error: {ref_path} vs {one}: ")
+    assert err.endswith("the reference has 1\n")

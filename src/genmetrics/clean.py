@@ -80,7 +80,7 @@ def clean_rows(
                 raise GenmetricsError(
                     f"{where}.clean.filter: rows have no field {field!r} (first id {missing[0]!r})"
                 )
-            rows = [r for r in rows if _kept(r[field], allowed)]
+            rows = [r for r in rows if _kept(r[field], allowed, r, field, where)]
         stats["filtered"] = stats["input"] - len(rows)
     seen: set[str] = set()
     seen_ids: set[str] = set()
@@ -138,8 +138,16 @@ def check_sizes(n: int, requirements: Sequence[Mapping[str, Any]], dataset: str)
         )
 
 
-def _kept(value: Any, allowed: set[Any]) -> bool:
-    """The label filter: a scalar holds one of ``allowed``; a list contains all of them."""
-    if isinstance(value, list):
-        return allowed <= set(value)
-    return value in allowed
+def _kept(value: Any, allowed: set[Any], row: Mapping[str, Any], field: str, where: str) -> bool:
+    """The label filter: a scalar holds one of ``allowed``; a list contains all of them. A
+    label that is an object (or a list holding objects or lists) cannot match: an error naming
+    the row."""
+    try:
+        if isinstance(value, list):
+            return allowed <= set(value)
+        return value in allowed
+    except TypeError:
+        raise GenmetricsError(
+            f"{where}.clean.filter: row {row.get('id')!r}: field {field!r} is not a label "
+            f"value (a string, a number or a list of them), got {type(value).__name__}"
+        ) from None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ def validate_config(config: MutableMapping[str, Any], schema_path: str | Path) -
     """
     import jsonschema
 
+    _check_keys(config)
     schema = yaml.safe_load(Path(schema_path).read_text())
     base = jsonschema.Draft202012Validator
 
@@ -48,6 +50,22 @@ def validate_config(config: MutableMapping[str, Any], schema_path: str | Path) -
     else:
         msg = err.message
     raise GenmetricsError(f"{where}: {msg}")
+
+
+def _check_keys(config: Any, where: str = "") -> None:
+    """Every key of the config's mappings: no control characters (a name with a newline or
+    a NUL would break every message, file name and job that carries it)."""
+    if isinstance(config, Mapping):
+        for key, value in config.items():
+            if isinstance(key, str) and any(unicodedata.category(c)[0] == "C" for c in key):
+                raise GenmetricsError(
+                    f"{where or '(top level)'}: key {key!r} has a control character (a "
+                    "newline, a tab, a NUL...); names are plain text"
+                )
+            _check_keys(value, f"{where}.{key}" if where else str(key))
+    elif isinstance(config, list):
+        for i, value in enumerate(config):
+            _check_keys(value, f"{where}.{i}" if where else str(i))
 
 
 PATH_KEYS = ("path", "cache", "model_cache", "feature_cache", "file")
@@ -119,7 +137,9 @@ def _strict_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = 
             continue  # `<<: *anchor`: the anchor's keys, which the mapping's own keys override
         key = loader.construct_object(key_node, deep=True)
         line = key_node.start_mark.line + 1
-        if isinstance(key, str | int | float | bool) and key in seen:
+        if not isinstance(key, str | int | float | bool | None):
+            continue  # a list or mapping as a key: construct_mapping refuses it (unhashable)
+        if key in seen:
             raise GenmetricsError(
                 f"{key_node.start_mark.name}:{line}: duplicate key {key!r} (first at line "
                 f"{seen[key]}); YAML keeps only the last one"
@@ -153,11 +173,27 @@ def check_config_file(path: str | Path) -> None:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise GenmetricsError(f"{path}: cannot read the config file ({e})") from None
+        raise GenmetricsError(
+            f"{path}: cannot read the config file ({' '.join(str(e).split())})"
+        ) from None
     try:
         yaml.load(text, Loader=_named_loader(_StrictLoader, str(path)))
     except yaml.YAMLError as e:
-        raise GenmetricsError(f"{path}: not valid YAML ({e})") from None
+        raise GenmetricsError(_yaml_error(path, e)) from None
+    except RecursionError:
+        raise GenmetricsError(f"{path}: not valid YAML (nested too deeply)") from None
+
+
+def _yaml_error(path: Path, e: yaml.YAMLError) -> str:
+    """One line for a YAML error: the file, the line of the problem and what it is (PyYAML's
+    own message spans several lines, with a quoted excerpt of the file)."""
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    problem = getattr(e, "problem", None) or getattr(e, "context", None)
+    where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+    text = " ".join(str(problem or e).split())
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return f"{where}: not valid YAML ({text})"
 
 
 def _named_loader(base: type, name: str):

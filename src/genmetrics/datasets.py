@@ -14,7 +14,7 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.clean import clean_rows
-from genmetrics.io import check_ids, parse_json_line
+from genmetrics.io import check_ids, parse_json_line, regular_file
 from genmetrics.sources import check_hub_revision, resolve
 
 FORMATS = ("jsonl", "txt", "csv", "folder", "hub")
@@ -37,8 +37,20 @@ def load_dataset(
     if fmt == "hub":
         return _read_hub(source, spec, key, text_field, id_field, labels)
     path = resolve(source, cache, f"{key}.source")
-    if fmt == "folder" or path.is_dir():
+    if fmt == "folder":
+        if not path.is_dir():
+            raise GenmetricsError(
+                f"{key}.source: {path} is not a folder (format folder reads a folder of text "
+                "files; set format: for a file)"
+            )
         return _read_folder(path, spec, key)
+    if path.is_dir():
+        how = "format" if spec.get("format") else "its suffix says"
+        raise GenmetricsError(
+            f"{key}.source: {path} is a folder, but {how} {fmt!r} (a file); set format: folder "
+            "to read a folder of text files"
+        )
+    regular_file(path, f"{key}.source")
     if fmt == "jsonl":
         return _read_jsonl(path, text_field, id_field, labels)
     if fmt == "txt":
@@ -103,14 +115,20 @@ def _guess_format(source: Mapping[str, Any]) -> str:
 
 
 def _decode_lines(path: Path):
-    with open(path, "rb") as f:
+    """(line number, line) of a UTF-8 file; a leading BOM is dropped, CRLF ends are kept."""
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise GenmetricsError(f"{path}: cannot be read ({e.strerror or e})") from None
+    with f:
         for lineno, raw in enumerate(f, start=1):
             try:
-                yield lineno, raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as e:
                 raise GenmetricsError(
                     f"{path}: line {lineno}: invalid UTF-8 at byte {e.start}"
                 ) from None
+            yield lineno, line
 
 
 def _read_jsonl(
@@ -138,7 +156,7 @@ def _read_jsonl(
 
 def _read_txt(path: Path) -> list[dict[str, Any]]:
     return [
-        {"id": str(lineno), "text": line.rstrip("\n"), "_line": lineno}
+        {"id": str(lineno), "text": line.rstrip("\r\n"), "_line": lineno}
         for lineno, line in _decode_lines(path)
     ]
 
@@ -146,24 +164,36 @@ def _read_txt(path: Path) -> list[dict[str, Any]]:
 def _read_csv(
     path: Path, text_field: str, id_field: str, labels: list[str]
 ) -> list[dict[str, Any]]:
+    """Rows of a CSV file (UTF-8, a leading BOM allowed); ``_line`` is the physical line where
+    a record starts (a quoted field may span lines). Errors name the file and that line."""
+    line = 1
     try:
-        with open(path, encoding="utf-8", newline="") as f:
+        with open(path, encoding="utf-8-sig", newline="") as f:
             reader = csv.DictReader(f)
             if reader.fieldnames is None or text_field not in reader.fieldnames:
                 raise GenmetricsError(f"{path}: line 1: no column {text_field!r} in the header")
             rows = []
-            for i, rec in enumerate(reader, start=2):
+            n = 0
+            while True:
+                line = reader.line_num + 1
+                rec = next(reader, None)
+                if rec is None:
+                    return rows
+                n += 1
                 row = {
-                    "id": str(rec.get(id_field) or i - 1),
+                    "id": str(rec.get(id_field) or n),
                     "text": rec[text_field] or "",
-                    "_line": i,
+                    "_line": line,
                 }
                 for lab in labels:
                     row[lab] = rec.get(lab)
                 rows.append(row)
-            return rows
     except UnicodeDecodeError as e:
         raise GenmetricsError(f"{path}: invalid UTF-8 at byte {e.start}") from None
+    except csv.Error as e:  # a field above csv.field_size_limit(), a NUL in old Pythons
+        raise GenmetricsError(f"{path}: line {line}: not valid CSV ({e})") from None
+    except OSError as e:
+        raise GenmetricsError(f"{path}: cannot be read ({e.strerror or e})") from None
 
 
 def _read_folder(path: Path, spec: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
@@ -179,7 +209,10 @@ def _read_folder(path: Path, spec: Mapping[str, Any], key: str) -> list[dict[str
         raise GenmetricsError(f"{key}: no files match {pattern!r} in {path}")
     rows = []
     for p in files:
-        raw = p.read_bytes()
+        try:
+            raw = p.read_bytes()
+        except OSError as e:
+            raise GenmetricsError(f"{p}: cannot be read ({e.strerror or e})") from None
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:

@@ -143,13 +143,27 @@ def write_json(path: PathLike, obj: Any) -> None:
 
 
 def read_json(path: PathLike) -> Any:
+    """A JSON file (records, manifests); every failure is one line naming the file."""
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise GenmetricsError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise GenmetricsError(f"{path}: is a folder, not a JSON file") from None
+    except UnicodeDecodeError as e:
+        raise GenmetricsError(f"{path}: invalid UTF-8 at byte {e.start}") from None
+    except OSError as e:
+        raise GenmetricsError(f"{path}: cannot read ({e.strerror or e})") from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise GenmetricsError(f"{path}: line {e.lineno}: invalid JSON ({e.msg})") from None
+    except RecursionError:
+        raise GenmetricsError(f"{path}: JSON nested too deeply") from None
+    except ValueError as e:  # an integer of more than 4300 digits (int-from-string limit)
+        msg = " ".join(str(e).split())[:200]
+        raise GenmetricsError(f"{path}: invalid JSON ({msg})") from None
 
 
 def write_jsonl(path: PathLike, rows: Iterable[Mapping[str, Any]]) -> int:
@@ -219,6 +233,9 @@ def parse_json_line(line: str, path: PathLike, lineno: int) -> Any:
         raise GenmetricsError(f"{path}: line {lineno}: invalid JSON ({e.msg})") from None
     except RecursionError:
         raise GenmetricsError(f"{path}: line {lineno}: JSON nested too deeply") from None
+    except ValueError as e:  # an integer of more than 4300 digits (int-from-string limit)
+        msg = " ".join(str(e).split())[:200]
+        raise GenmetricsError(f"{path}: line {lineno}: invalid JSON ({msg})") from None
 
 
 def check_ids(

@@ -52,6 +52,9 @@ MAX_NPZ_INFLATION = 100
 _INFLATION_FLOOR = 64 * 2**20
 #: the most members an ``.npz`` may list, read from its end record before its directory
 MAX_NPZ_MEMBERS = 64
+#: how far a dimension may exceed the member's byte count: only arrays of no bytes (a zero
+#: dimension, zero-size items) can have such dimensions, and only this small
+MAX_EMPTY_DIM = 2**16
 
 _KIND_NAMES = {
     "b": "booleans",
@@ -244,6 +247,13 @@ class NpzReader:
                 f"{where}: header declares shape {shape} {dtype} ({_size(nbytes)}) but the "
                 f"member holds {_size(max(held, 0))}: truncated or forged"
             )
+        # an array of no bytes (a zero dimension, or zero-size items such as <U0) may still
+        # declare a huge other dimension: (10**12, 0) would make 10**12 row ids on load
+        if shape and max(shape) > max(held, 0) + MAX_EMPTY_DIM:
+            raise GenmetricsError(
+                f"{where}: header declares shape {shape} {dtype} but the member holds "
+                f"{_size(max(held, 0))}: a dimension that large is forged"
+            )
         packed = max(1, min(info.compress_size, self._file_size))
         if (
             info.compress_type != zipfile.ZIP_STORED
@@ -332,7 +342,18 @@ def read_provenance(path: PathLike) -> dict[str, Any] | None:
     with NpzReader(path, {"provenance": Member("U", 0)}) as z:
         if "provenance" not in z.headers:
             return None
-        return json.loads(str(z.read("provenance")))
+        text = str(z.read("provenance"))
+    try:
+        rec = json.loads(text)
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, huge integers, deep nesting
+        raise GenmetricsError(
+            f"{z.path}: array 'provenance' is not a JSON record ({_one_line(e)})"
+        ) from None
+    if not isinstance(rec, dict):
+        raise GenmetricsError(
+            f"{z.path}: array 'provenance' is not a JSON record (a {type(rec).__name__})"
+        )
+    return rec
 
 
 def with_provenance(arrays: Mapping[str, Any], rec: Mapping[str, Any]) -> dict[str, Any]:

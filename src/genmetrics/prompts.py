@@ -150,18 +150,46 @@ def max_new_tokens(words: int, tpw: float, margin: float = 1.25) -> int:
 
 
 def load_tokens_per_word(path: str | Path) -> dict[str, float]:
-    """Read ``resources/tokens_per_word.tsv`` (columns: tokenizer, tokens_per_word, ...)."""
+    """Read ``resources/tokens_per_word.tsv`` (columns: tokenizer, tokens_per_word, ...).
+
+    Strict: UTF-8 (a leading BOM is allowed), a regular file, every value a finite positive
+    number, every tokenizer named once; errors name the file and line."""
+    from genmetrics.io import regular_file
+
+    path = regular_file(path, "tokens-per-word table")
     table: dict[str, float] = {}
-    with open(path, encoding="utf-8") as f:
-        header = f.readline().rstrip("\n").split("\t")
-        if header[:2] != ["tokenizer", "tokens_per_word"]:
-            raise GenmetricsError(f"{path}: line 1: expected header 'tokenizer\\ttokens_per_word'")
-        for lineno, line in enumerate(f, start=2):
-            if not line.strip() or line.startswith("#"):
-                continue
-            parts = line.rstrip("\n").split("\t")
-            try:
-                table[parts[0]] = float(parts[1])
-            except (IndexError, ValueError):
-                raise GenmetricsError(f"{path}: line {lineno}: bad row {line.strip()!r}") from None
+    first: dict[str, int] = {}
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            header = f.readline().rstrip("\r\n").split("\t")
+            if header[:2] != ["tokenizer", "tokens_per_word"]:
+                raise GenmetricsError(
+                    f"{path}: line 1: expected header 'tokenizer\\ttokens_per_word'"
+                )
+            for lineno, line in enumerate(f, start=2):
+                if not line.strip() or line.startswith("#"):
+                    continue
+                parts = line.rstrip("\r\n").split("\t")
+                name = parts[0].strip()
+                try:
+                    value = float(parts[1])
+                except (IndexError, ValueError):
+                    value = math.nan
+                if not name or not math.isfinite(value) or value <= 0:
+                    row = " ".join(line.split())[:200]
+                    raise GenmetricsError(
+                        f"{path}: line {lineno}: bad row {row!r} (a tokenizer name and a finite "
+                        "positive number of tokens per word)"
+                    )
+                if name in first:
+                    raise GenmetricsError(
+                        f"{path}: line {lineno}: tokenizer {name!r} is listed twice (first at "
+                        f"line {first[name]})"
+                    )
+                first[name] = lineno
+                table[name] = value
+    except UnicodeDecodeError as e:
+        raise GenmetricsError(f"{path}: invalid UTF-8 at byte {e.start}") from None
+    except OSError as e:
+        raise GenmetricsError(f"{path}: cannot be read ({e.strerror or e})") from None
     return table

@@ -61,8 +61,13 @@ def score_files(
     ref = ref_rows = None
     if reference is not None:
         ref, ref_rows = load_input(kind, reference, "reference")
-    where = f"{candidate} vs {reference}"
-    return score_loaded(name, cand, cand_rows, ref, ref_rows, params, where, pair_by=pair_by)
+    where = f"{candidate} vs {reference}" if reference is not None else str(candidate)
+    try:
+        return score_loaded(name, cand, cand_rows, ref, ref_rows, params, where, pair_by=pair_by)
+    except GenmetricsError as e:  # a check on the loaded data (sizes, dimensions): name the files
+        if str(candidate) in str(e) or (reference is not None and str(reference) in str(e)):
+            raise
+        raise GenmetricsError(f"{where}: {e}") from None
 
 
 def check_pair_by(metric: Metric, pair_by: str) -> None:

@@ -84,21 +84,34 @@ def _text(row: Mapping[str, Any], key: str, where: str) -> str:
     return v
 
 
+def _id(row: Mapping[str, Any], key: str, where: str) -> str | int:
+    """An id field: a string or an integer (a list, object, float or boolean cannot link rows)."""
+    v = row.get(key)
+    if isinstance(v, bool) or not isinstance(v, (str, int)):
+        raise GenmetricsError(
+            f"{where}: {key!r} must be a string or an integer, got {type(v).__name__}"
+        )
+    return v
+
+
 def read_realsumm(folder: str | Path) -> JudgedTexts:
     """REALSumm ``references.jsonl`` + ``summaries.jsonl`` (LitePyramid recall per summary)."""
     folder = Path(folder)
     refs_path, sums_path = folder / "references.jsonl", folder / "summaries.jsonl"
-    refs = {r["id"]: r["text"] for r in read_jsonl(refs_path, required=("id", "text"))}
+    refs = {
+        _id(r, "id", f"{refs_path}: row {i}"): _text(r, "text", f"{refs_path}: row {i}")
+        for i, r in enumerate(read_jsonl(refs_path, required=("id", "text")), 1)
+    }
     required = ("id", "source_id", "doc_id", "system", "system_type", "text")
     rows = []
     for line, r in enumerate(read_jsonl(sums_path, required=required), 1):
         where = f"{sums_path}: row {line}"
-        if r["source_id"] not in refs:
+        if _id(r, "source_id", where) not in refs:
             raise GenmetricsError(f"{where}: source_id {r['source_id']!r} is not in {refs_path}")
         scores = r.get("scores")
         if not isinstance(scores, Mapping):
             raise GenmetricsError(f"{where}: 'scores' must be an object")
-        kind = {"abstractive": "abs", "extractive": "ext"}.get(r["system_type"])
+        kind = {"abstractive": "abs", "extractive": "ext"}.get(_text(r, "system_type", where))
         if kind is None:
             raise GenmetricsError(f"{where}: system_type {r['system_type']!r} is not abs/ext")
         rows.append(
@@ -130,9 +143,9 @@ def read_xsum_hallucination(folder: str | Path) -> JudgedTexts:
     path = Path(folder) / "summaries.jsonl"
     rows_in = read_jsonl(path, required=("id", "bbcid", "system", "is_reference", "text"))
     gold: dict[str, str] = {}
-    for r in rows_in:
+    for line, r in enumerate(rows_in, 1):
         if r["is_reference"]:
-            gold[str(r["bbcid"])] = r["text"]
+            gold[str(r["bbcid"])] = _text(r, "text", f"{path}: row {line}")
     rows, unjudged, no_gold = [], 0, 0
     for line, r in enumerate(rows_in, 1):
         if r["is_reference"]:
@@ -246,7 +259,7 @@ def read_contrastive_search_ab(path: str | Path) -> PairwiseJudgments:
         prompt = _text(r, "prompt", where)
         rows.append(
             {
-                "item": r["id"],
+                "item": _id(r, "id", where),
                 "group": str(r.get("domain", "all")),
                 "prompt": prompt,
                 "system_a": _text(r, "system_a", where),
@@ -268,15 +281,17 @@ def read_rankgen_ab(folder: str | Path) -> PairwiseJudgments:
     items_path, judg_path = folder / "items.jsonl", folder / "judgments.jsonl"
     required = ("id", "prompt", "text_1", "system_1", "text_2", "system_2")
     items = read_jsonl(items_path, required=required)
-    votes: dict[str, list[str]] = {}
+    votes: dict[str | int, list[str]] = {}
     for line, j in enumerate(read_jsonl(judg_path, required=("item_id", "preferred")), 1):
-        outcome = {1: "a", 2: "b"}.get(j["preferred"])
+        pref = j["preferred"]
+        outcome = None if isinstance(pref, bool) or not isinstance(pref, int) else pref
+        outcome = {1: "a", 2: "b"}.get(outcome)  # type: ignore[arg-type]
         if outcome is None:
             raise GenmetricsError(
-                f"{judg_path}: row {line}: 'preferred' must be 1 or 2, got {j['preferred']!r}"
+                f"{judg_path}: row {line}: 'preferred' must be 1 or 2, got {pref!r:.60}"
             )
-        votes.setdefault(j["item_id"], []).append(outcome)
-    known = {r["id"] for r in items}
+        votes.setdefault(_id(j, "item_id", f"{judg_path}: row {line}"), []).append(outcome)
+    known = {_id(r, "id", f"{items_path}: row {i}") for i, r in enumerate(items, 1)}
     stray = sorted(set(votes) - known)
     if stray:
         raise GenmetricsError(f"{judg_path}: item_id {stray[0]!r} is not in {items_path}")
