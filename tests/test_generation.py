@@ -306,3 +306,22 @@ def test_auto_dtype_and_a_device_map_load_on_cpu(tiny_model_dir, tiny_lm):
         runs[name] = (rows, stats)
     assert runs["spread"][1]["device_map"] == "auto" and runs["plain"][1]["device_map"] is None
     assert runs["plain"][0] == runs["spread"][0]
+
+
+def test_imported_texts_without_ids_are_never_tied_to_references_by_line(tmp_path):
+    """A txt (or id-less JSONL) file of another system's outputs gets ids ``line<N>`` and no
+    prompt_id: line numbers would pair it with the references by position without a word."""
+    from genmetrics.datasets import import_texts
+
+    path = tmp_path / "sys.txt"
+    path.write_text("".join(f"text number {i} has a few words\n" for i in range(6)))
+    spec = {"source": {"kind": "local", "path": str(path)}, "format": "txt"}
+    rows, _ = import_texts("sys", spec, seed=0)
+    assert [r["id"] for r in rows] == [f"line{i}" for i in range(1, 7)]
+    assert all("prompt_id" not in r for r in rows)
+    with pytest.raises(GenmetricsError, match=r"^models\.sys\.texts\.match_references: .*no 'id'"):
+        import_texts("sys", spec, seed=0, prompt_ids={"1", "2"})
+    jsonl = tmp_path / "sys.jsonl"
+    jsonl.write_text("".join(f'{{"id": "d{i}", "text": "a b c d {i}"}}\n' for i in range(3)))
+    rows, _ = import_texts("sys", {"source": {"kind": "local", "path": str(jsonl)}}, seed=0)
+    assert [(r["id"], r["prompt_id"]) for r in rows] == [(f"d{i}", f"d{i}") for i in range(3)]

@@ -58,6 +58,7 @@ HEADER = "toy ↑ (%)"  # the entry, its direction and its scale, all from the r
 @pytest.fixture
 def plugin(monkeypatch):
     """The plugin loaded in this process; the registry as it was afterwards."""
+    registry.all_metrics()  # the built-in ones registered first: the copy below holds them
     monkeypatch.setenv(PLUGIN_ENV, PLUGIN)
     monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))

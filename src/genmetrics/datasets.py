@@ -69,16 +69,30 @@ def import_texts(
     sampled with ``seed`` (so seeds resample the texts), in the generation row format
     ``{"id", "text", "prompt_id", "n_tokens": None, "finish_reason": "imported", ...labels}``.
 
-    ``prompt_id`` is the row's ``prompt_id_field`` when the spec names one, else its id.
+    ``prompt_id`` is the row's ``prompt_id_field`` when the spec names one, else its id. Rows
+    whose file gives no id (a txt file, or no ``id_field``) get ids ``line<N>`` and no
+    ``prompt_id``: line numbers never tie them to the references (a paired metric then refuses
+    them, and ``match_references`` needs an id).
     ``prompt_ids`` (``match_references``: the dataset's reference ids) keeps only the rows
     whose prompt id is one of them, before cleaning; the stats count the others in
     ``not_in_references``. Returns (rows, cleaning stats).
     """
     key = f"models.{name}.texts"
     pid = spec.get("prompt_id_field")
+    rows_have_ids = True
     if pid:
         spec = {**spec, "label_fields": list(dict.fromkeys([*spec.get("label_fields", []), pid]))}
     rows = load_dataset(name, spec, cache, key=key)
+    if not pid and any(r.get(SYNTHETIC_ID) for r in rows):
+        # ids made from line numbers would pair these texts with the references by position
+        rows_have_ids = False
+        if prompt_ids is not None:
+            raise GenmetricsError(
+                f"{key}.match_references: the texts have no {spec.get('id_field', 'id')!r} "
+                "field, so nothing ties them to the references; set texts.id_field or "
+                "texts.prompt_id_field"
+            )
+        rows = [{**r, "id": f"line{r['id']}"} for r in rows]
     dropped = 0
     if prompt_ids is not None:
         n = len(rows)
@@ -95,13 +109,17 @@ def import_texts(
     out = [
         {
             **r,
-            "prompt_id": str(r[pid]) if pid else r["id"],
+            **({"prompt_id": str(r[pid]) if pid else r["id"]} if rows_have_ids else {}),
             "n_tokens": None,
             "finish_reason": "imported",
         }
         for r in kept
     ]
     return out, stats
+
+
+#: the private key of a row whose id was made from its line number (no id in the file)
+SYNTHETIC_ID = "_id_from_line"
 
 
 def _guess_format(source: Mapping[str, Any]) -> str:
@@ -146,6 +164,8 @@ def _read_jsonl(
         if not isinstance(obj[text_field], str):
             raise GenmetricsError(f"{path}: line {lineno}: field {text_field!r} is not a string")
         row = {"id": str(obj.get(id_field, lineno)), "text": obj[text_field], "_line": lineno}
+        if id_field not in obj:
+            row[SYNTHETIC_ID] = True
         for lab in labels:
             if lab not in obj:
                 raise GenmetricsError(f"{path}: line {lineno}: missing label field {lab!r}")
@@ -156,7 +176,7 @@ def _read_jsonl(
 
 def _read_txt(path: Path) -> list[dict[str, Any]]:
     return [
-        {"id": str(lineno), "text": line.rstrip("\r\n"), "_line": lineno}
+        {"id": str(lineno), "text": line.rstrip("\r\n"), "_line": lineno, SYNTHETIC_ID: True}
         for lineno, line in _decode_lines(path)
     ]
 
@@ -182,6 +202,7 @@ def _read_csv(
                 n += 1
                 row = {
                     "id": str(rec.get(id_field) or n),
+                    SYNTHETIC_ID: not rec.get(id_field),
                     "text": rec[text_field] or "",
                     "_line": line,
                 }
@@ -256,6 +277,8 @@ def _read_hub(
     rows = []
     for i, rec in enumerate(ds):
         row = {"id": str(rec.get(id_field, i)), "text": rec[text_field]}
+        if id_field not in rec:
+            row[SYNTHETIC_ID] = True
         for lab in labels:
             row[lab] = rec.get(lab)
         rows.append(row)
