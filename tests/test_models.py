@@ -102,7 +102,8 @@ def test_manifests_survive_a_moved_project_and_a_shared_cache(tmp_path, monkeypa
 
     from conftest import placeholder_checkpoint
 
-    from genmetrics.models import MANIFEST, manifest_folder, model_fingerprint, portable_path
+    from genmetrics.models import MANIFEST, manifest_folder, model_fingerprint
+    from genmetrics.paths import portable_path
 
     project = tmp_path / "project"
     monkeypatch.chdir(placeholder_checkpoint(project / "ckpt").parent)

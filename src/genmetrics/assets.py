@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import pickle
 import shutil
 from pathlib import Path
 
 from genmetrics import GenmetricsError
+from genmetrics.paths import portable_path
 from genmetrics.sources import default_cache, fetch_pypi
 
 # "name==version --hash=sha256:<sha256 of the file fetched>" (the sdist for whisper: it has no
@@ -157,21 +157,15 @@ ASSETS = {
 
 def fetch_asset(name: str, cache: Path | None = None) -> dict[str, str]:
     """Make asset ``name`` present in the cache; return its manifest ``{"asset", "path",
-    "path_base"}``, the path relative to the manifest's folder ``{cache}/assets`` (a cache
-    moved, or shared by several projects, stays valid)."""
+    "path_base"}``, the path as :func:`genmetrics.paths.portable_path` records it (relative
+    to the manifest's folder ``{cache}/assets``: a cache moved, or shared, stays valid)."""
     try:
         build = ASSETS[name]
     except KeyError:
         raise GenmetricsError(f"unknown asset {name!r}; known: {', '.join(ASSETS)}") from None
     root = Path(cache) if cache is not None else default_cache()
-    path = Path(os.path.abspath(build(cache)))
-    if path.is_relative_to(os.path.abspath(root)):
-        return {
-            "asset": name,
-            "path": os.path.relpath(path, os.path.abspath(root / "assets")),
-            "path_base": "manifest",
-        }
-    return {"asset": name, "path": str(path), "path_base": "absolute"}
+    path, base = portable_path(build(cache), root / "assets", [root])
+    return {"asset": name, "path": path, "path_base": base}
 
 
 def use_nltk_data(cache: Path | None = None) -> Path:

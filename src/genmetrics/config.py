@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from genmetrics import GenmetricsError
+from genmetrics.paths import inside_workdir
 
 
 def validate_config(config: MutableMapping[str, Any], schema_path: str | Path) -> None:
@@ -101,19 +102,8 @@ def expand_paths(
                 )
             if expanded_value != value:
                 expanded.append(f"{here}: {value!r} -> {expanded_value!r} (from the environment)")
-            config[key] = _inside_workdir(expanded_value)
+            config[key] = inside_workdir(expanded_value)
     return expanded
-
-
-def _inside_workdir(path: str) -> str:
-    """``path`` relative to the working folder when it lies inside it, else unchanged."""
-    if not os.path.isabs(path):
-        return path
-    cwd = os.getcwd()
-    norm = os.path.normpath(path)
-    if norm == cwd or not norm.startswith(cwd.rstrip(os.sep) + os.sep):
-        return path
-    return os.path.relpath(norm, cwd)
 
 
 def _copy(value: Any) -> Any:

@@ -155,15 +155,7 @@ def read_json(path: PathLike) -> Any:
         raise GenmetricsError(f"{path}: invalid UTF-8 at byte {e.start}") from None
     except OSError as e:
         raise GenmetricsError(f"{path}: cannot read ({e.strerror or e})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise GenmetricsError(f"{path}: line {e.lineno}: invalid JSON ({e.msg})") from None
-    except RecursionError:
-        raise GenmetricsError(f"{path}: JSON nested too deeply") from None
-    except ValueError as e:  # an integer of more than 4300 digits (int-from-string limit)
-        msg = " ".join(str(e).split())[:200]
-        raise GenmetricsError(f"{path}: invalid JSON ({msg})") from None
+    return _loads(text, path)
 
 
 def write_jsonl(path: PathLike, rows: Iterable[Mapping[str, Any]]) -> int:
@@ -223,19 +215,28 @@ def parse_json_line(line: str, path: PathLike, lineno: int) -> Any:
     """One line of JSON, strictly: the non-standard constants ``NaN``, ``Infinity`` and
     ``-Infinity`` (which Python's json writes and reads by default) are refused, naming the
     file and line, so a NaN id never becomes the string ``"nan"``."""
+    return _loads(line, path, lineno)
+
+
+def _loads(text: str, path: PathLike, lineno: int | None = None) -> Any:
+    """``json.loads`` with every failure one ``GenmetricsError`` naming the file and line:
+    ``lineno`` is that of one JSONL line (strict: ``NaN``/``Infinity`` refused); without it
+    ``text`` is a whole JSON file (the parser's line is given)."""
+    where = f"{path}: line {lineno}" if lineno is not None else str(path)
     try:
-        return json.loads(line, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant if lineno is not None else None)
     except _NonStandard as e:
         raise GenmetricsError(
-            f"{path}: line {lineno}: {e} is not valid JSON (write null, a number or a string)"
+            f"{where}: {e} is not valid JSON (write null, a number or a string)"
         ) from None
     except json.JSONDecodeError as e:
-        raise GenmetricsError(f"{path}: line {lineno}: invalid JSON ({e.msg})") from None
+        line = "" if lineno is not None else f": line {e.lineno}"
+        raise GenmetricsError(f"{where}{line}: invalid JSON ({e.msg})") from None
     except RecursionError:
-        raise GenmetricsError(f"{path}: line {lineno}: JSON nested too deeply") from None
+        raise GenmetricsError(f"{where}: JSON nested too deeply") from None
     except ValueError as e:  # an integer of more than 4300 digits (int-from-string limit)
         msg = " ".join(str(e).split())[:200]
-        raise GenmetricsError(f"{path}: line {lineno}: invalid JSON ({msg})") from None
+        raise GenmetricsError(f"{where}: invalid JSON ({msg})") from None
 
 
 def check_ids(

@@ -21,7 +21,15 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.io import atomic_path, write_json
-from genmetrics.sources import fetch_hub, fetch_pypi, fetch_record, hub_commit, resolve
+from genmetrics.paths import portable_path
+from genmetrics.sources import (
+    fetch_hub,
+    fetch_pypi,
+    fetch_record,
+    hub_commit,
+    resolve,
+    sha256_file,
+)
 
 MANIFEST = "model.json"
 #: dtypes a GGUF checkpoint is dequantized to (once, when it is converted)
@@ -148,11 +156,7 @@ def folder_sha256(folder: Path) -> str:
         raise GenmetricsError(f"{folder}: no model files to fingerprint")
     outer = hashlib.sha256()
     for f in files:
-        h = hashlib.sha256()
-        with open(f, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        outer.update(f"{f.name}\0{h.hexdigest()}\n".encode())
+        outer.update(f"{f.name}\0{sha256_file(f)}\n".encode())
     return outer.hexdigest()
 
 
@@ -189,7 +193,7 @@ def local_checkpoint_digest(path: str | Path, model_cache: str | Path) -> str:
     if isinstance(hit, dict) and hit.get("stat") == stat and isinstance(hit.get("sha256"), str):
         _DIGESTS[memo] = hit["sha256"]
         return hit["sha256"]
-    digest = _DIGESTS[memo] = folder_sha256(p) if p.is_dir() else _file_sha256(p)
+    digest = _DIGESTS[memo] = folder_sha256(p) if p.is_dir() else sha256_file(p)
     known = known if isinstance(known, dict) else {}
     known[key] = {"stat": stat, "sha256": digest}
     try:
@@ -200,37 +204,10 @@ def local_checkpoint_digest(path: str | Path, model_cache: str | Path) -> str:
     return digest
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _download_root(download_cache: Path | None) -> Path:
     from genmetrics.sources import default_cache
 
     return download_cache if download_cache is not None else default_cache()
-
-
-def portable_path(path: Path, manifest_dir: Path, caches: list[Path]) -> tuple[str, str]:
-    """How a manifest records the folder it describes, so that a project folder can be moved
-    or copied and a cache shared by several projects (``path_base``):
-
-    * ``manifest``: inside one of the ``caches`` (a converted GGUF, an unpacked wheel): the
-      path relative to the manifest's folder, which moves with the cache;
-    * ``workdir``: inside the working folder: relative to it (jobs run there);
-    * ``absolute``: anywhere else (a model folder of the user's).
-    """
-    full = Path(os.path.abspath(path))
-    for cache in caches:
-        if full.is_relative_to(os.path.abspath(cache)):
-            return os.path.relpath(full, os.path.abspath(manifest_dir)), "manifest"
-    cwd = Path.cwd()
-    if full.is_relative_to(cwd):
-        return str(full.relative_to(cwd)), "workdir"
-    return str(full), "absolute"
 
 
 def manifest_folder(manifest: str | Path, m: Mapping[str, Any]) -> Path:

@@ -19,7 +19,9 @@ appended: ``{model}/seed{seed}.continuation`` (:data:`genmetrics.kinds.PARTS`).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 #: the source name of a dataset's cleaned human texts (also the model name of their scores)
 REFERENCES = "references"
@@ -114,6 +116,35 @@ def texts_path(dataset: str, source: str) -> str:
     if not sep:
         raise ValueError(f"not a source name: {source!r} (references, prompts or model/seedN)")
     return RESULTS.generations.format(dataset=dataset, model=model, seed=seed)
+
+
+def inside_workdir(path: str) -> str:
+    """``path`` relative to the working folder when it lies inside it, else unchanged: what
+    Snakemake records (inputs, params) then survives moving or copying the project folder."""
+    if not os.path.isabs(path):
+        return path
+    cwd = os.getcwd()
+    norm = os.path.normpath(path)
+    if norm == cwd or not norm.startswith(cwd.rstrip(os.sep) + os.sep):
+        return path
+    return os.path.relpath(norm, cwd)
+
+
+def portable_path(path: Path, manifest_dir: Path, caches: list[Path]) -> tuple[str, str]:
+    """How a manifest records the folder it describes, so that a project folder can be moved
+    or copied and a cache shared by several projects (``path_base``):
+
+    * ``manifest``: inside one of the ``caches`` (a converted GGUF, an unpacked wheel): the
+      path relative to the manifest's folder, which moves with the cache;
+    * ``workdir``: inside the working folder: relative to it (jobs run there);
+    * ``absolute``: anywhere else (a model folder of the user's).
+    """
+    full = os.path.abspath(path)
+    for cache in caches:
+        if Path(full).is_relative_to(os.path.abspath(cache)):
+            return os.path.relpath(full, os.path.abspath(manifest_dir)), "manifest"
+    where = inside_workdir(full)
+    return where, ("absolute" if os.path.isabs(where) else "workdir")
 
 
 def model_manifest(model_cache: str, checkpoint: str) -> str:

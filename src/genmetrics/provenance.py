@@ -30,6 +30,7 @@ from typing import Any
 
 from genmetrics import GenmetricsError, __version__
 from genmetrics.models import MANIFEST, folder_sha256, model_fingerprint
+from genmetrics.sources import sha256_file
 
 #: packages whose versions :func:`record` stores
 DEFAULT_PACKAGES = (
@@ -51,17 +52,6 @@ _SLURM_VARS = {
     "gpus": ("SLURM_JOB_GPUS", "SLURM_STEP_GPUS"),
     "cluster": ("SLURM_CLUSTER_NAME",),
 }
-
-_BLOCK = 1 << 20
-
-
-def sha256_file(path: str | Path) -> str:
-    """sha256 hex digest of a file's bytes, read in 1 MiB blocks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(_BLOCK), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -193,7 +193,8 @@ def _safe_name(spec: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in spec)
 
 
-def _sha256_file(path: Path) -> str:
+def sha256_file(path: str | Path) -> str:
+    """sha256 hex digest of a file's bytes, read in 1 MiB blocks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(_CHUNK), b""):
@@ -320,7 +321,7 @@ def fetch_npm(spec: str, cache: Path | None = None, key: str | None = None) -> P
         tarballs = list(tmp.glob("*.tgz"))
         if len(tarballs) != 1:
             raise GenmetricsError(f"{key}: npm pack wrote {len(tarballs)} tarballs, expected 1")
-        got = _sha256_file(tarballs[0])
+        got = sha256_file(tarballs[0])
         _check_pinned(key, pin, tarballs[0].name, got)
         _unpack_for(key, tarballs[0], tmp)
         tarballs[0].unlink()

@@ -227,23 +227,16 @@ def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
         d = df[df["sweep"] == axis]
         for i, (src, g) in enumerate(d.groupby("source")):
             g = g.sort_values("value")
-            ax.plot(
-                g["value"],
-                g["precision"],
-                color=cmap(i % 10),
-                marker="o",
-                ms=3,
-                label=f"{src} precision",
-            )
-            ax.plot(
-                g["value"],
-                g["recall"],
-                color=cmap(i % 10),
-                marker="s",
-                ms=3,
-                ls="--",
-                label=f"{src} recall",
-            )
+            for value, marker, ls in (("precision", "o", "-"), ("recall", "s", "--")):
+                ax.plot(
+                    g["value"],
+                    g[value],
+                    color=cmap(i % 10),
+                    marker=marker,
+                    ms=3,
+                    ls=ls,
+                    label=f"{src} {value}",
+                )
         ax.set_xlabel("number of texts per side N" if axis == "n" else "neighbours k")
         if axis == "n":
             ax.set_xscale("log")
