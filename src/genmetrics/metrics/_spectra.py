@@ -39,7 +39,7 @@ VALUES = ("norm", "real")
 ALIGN = ("face", "facescore")
 METHODS = ("fft", "welch")
 WINDOWS = ("none", "hann")
-DISTANCES = ("so", "corr", "spear", "sam", "emd", "kl", "js")
+DISTANCES = ("so", "corr", "spear", "sam", "emd", "kl", "js", "kl_human_model", "js_eq6", "jsd")
 #: which way is better for each distance (similarities up, distances down)
 HIGHER_IS_BETTER = {"so": True, "corr": True, "spear": True}
 #: spectra of sequences shorter than this have one bin and cannot be aligned
@@ -59,12 +59,13 @@ def _check(value: str, method: str, window: str) -> None:
         )
 
 
-def _prepare(x: np.ndarray, log: bool, zscore: bool) -> np.ndarray:
-    """Per-row preprocessing of a (rows, length) block."""
+def _prepare(x: np.ndarray, log: bool, zscore: bool, ddof: int = 0) -> np.ndarray:
+    """Per-row preprocessing of a (rows, length) block: z = (x - mean) / (std + 1e-6), the
+    std with ``ddof`` (0: population, as numpy and both codes; the papers do not say)."""
     if log:
         x = np.log(x + 1)
     if zscore:
-        x = (x - x.mean(axis=1, keepdims=True)) / (x.std(axis=1, keepdims=True) + 1e-6)
+        x = (x - x.mean(axis=1, keepdims=True)) / (x.std(axis=1, ddof=ddof, keepdims=True) + 1e-6)
     return x
 
 
@@ -76,9 +77,10 @@ def _block_spectra(
     method: str = "fft",
     window: str = "none",
     segment: int = 64,
+    ddof: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(frequencies [m], spectra [rows, m]) of a block of equal-length sequences."""
-    x = _prepare(np.asarray(x, dtype=np.float64), log, zscore)
+    x = _prepare(np.asarray(x, dtype=np.float64), log, zscore, ddof)
     n = x.shape[1]
     if method == "welch":
         from scipy.signal import welch
@@ -103,6 +105,7 @@ def spectrum(
     method: str = "fft",
     window: str = "none",
     segment: int = 64,
+    ddof: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(frequencies, values) of one surprisal sequence, as FACE's FFTProcessor."""
     _check(value, method, window)
@@ -111,7 +114,7 @@ def spectrum(
         raise GenmetricsError("spectrum: a non-empty 1-D sequence is needed")
     if not np.isfinite(a).all():
         raise GenmetricsError("spectrum: the sequence holds NaN or inf")
-    freq, spec = _block_spectra(a[None, :], value, log, zscore, method, window, segment)
+    freq, spec = _block_spectra(a[None, :], value, log, zscore, method, window, segment, ddof)
     return freq, spec[0]
 
 
@@ -150,6 +153,7 @@ def aligned_spectra(
     method: str = "fft",
     window: str = "none",
     segment: int = 64,
+    ddof: int = 0,
 ) -> np.ndarray:
     """[len(seqs), GRID_POINTS] aligned spectra, computed per group of equal lengths (one
     batched FFT and one interpolation matrix per length). Every sequence needs
@@ -167,7 +171,7 @@ def aligned_spectra(
         for k in range(0, group.size, 1024):  # row blocks keep the temporaries small
             idx = group[k : k + 1024]
             block = np.stack([np.asarray(seqs[i], dtype=np.float64) for i in idx])
-            freq, spec = _block_spectra(block, value, log, zscore, method, window, segment)
+            freq, spec = _block_spectra(block, value, log, zscore, method, window, segment, ddof)
             if weights is None:  # one interpolation matrix per length
                 weights = interp_matrix(_grid_x(freq, how), grid).T
             out[idx] = np.ascontiguousarray(spec) @ weights  # BLAS
@@ -252,12 +256,12 @@ def _block_distances_raw(a: np.ndarray, b: np.ndarray, so: str) -> dict[str, np.
     m = (p + q) / 2
     # rel_entr(x, y) = x (ln x - ln y), with 0 ln 0 = 0: one np.log per array, not per pair
     lp, lq, lm = _safe_log(p), _safe_log(q), _safe_log(m)
-    # KL = scipy.stats.entropy(|b|, |a| with zeros replaced by 1e-10), as FACEScore
-    lp_kl = lp
-    zero = pa == 0
-    if zero.any():
-        fixed = np.where(zero, 1e-10, pa)
-        lp_kl = np.log(fixed / fixed.sum(axis=1, keepdims=True))
+    # KL = scipy.stats.entropy(|b|, |a| with zeros replaced by 1e-10), as FACEScore; the
+    # paper's direction KL(a ‖ b) replaces the zeros of its own denominator |b| the same way
+    lp_kl, lq_kl = _floored_log(pa, lp), _floored_log(pb, lq)
+    kl_ba = _rowdot(q, lq - lp_kl)  # KL(b ‖ a): model ‖ human with a = the human spectra
+    kl_ab = _rowdot(p, lp - lq_kl)  # KL(a ‖ b): human ‖ model, FACE-2 Eq. 5
+    jsd = np.maximum((_rowdot(p, lp - lm) + _rowdot(q, lq - lm)) / 2, 0.0)
     return {
         "so": so_value,
         "corr": _rowwise_pearson(a, b),
@@ -265,10 +269,23 @@ def _block_distances_raw(a: np.ndarray, b: np.ndarray, so: str) -> dict[str, np.
         "sam": np.arccos(np.clip(cos, -1.0, 1.0)) / np.pi,
         # cdf_a - cdf_b = cumsum(p - q)
         "emd": np.abs(np.cumsum(p - q, axis=1)).sum(axis=1) / a.shape[1],
-        "kl": _rowdot(q, lq - lp_kl),
+        "kl": kl_ba,
         # scipy.spatial.distance.jensenshannon(a, b): sqrt of the mean KL to the midpoint
-        "js": np.sqrt(np.maximum((_rowdot(p, lp - lm) + _rowdot(q, lq - lm)) / 2, 0.0)),
+        "js": np.sqrt(jsd),
+        "kl_human_model": kl_ab,
+        "js_eq6": (kl_ab + kl_ba) / 2,  # FACE-2 Eq. 6 as printed: a symmetrised KL
+        "jsd": jsd,  # the Jensen–Shannon divergence itself (nats), = js²
     }
+
+
+def _floored_log(x: np.ndarray, log_normalised: np.ndarray) -> np.ndarray:
+    """ln of ``x`` normalised per row after replacing its zeros by 1e-10 (FACEScore's guard
+    for the KL denominator); ``log_normalised`` (ln x / Σx, 0 where x = 0) when x has none."""
+    zero = x == 0
+    if not zero.any():
+        return log_normalised
+    fixed = np.where(zero, 1e-10, x)
+    return np.log(fixed / fixed.sum(axis=1, keepdims=True))
 
 
 def distances(a: np.ndarray, b: np.ndarray, so: str = "facescore") -> dict[str, float]:

@@ -22,7 +22,7 @@ signed (``value=real``) spectra; NaN/inf surprisal is refused naming the sequenc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -36,19 +36,66 @@ from genmetrics.metrics._spectra import (
     batch_distances,
     best_over_references,
 )
-from genmetrics.metrics.registry import HIGHER, LOWER, MetricResult, register
+from genmetrics.metrics.registry import HIGHER, LOWER, MetricResult, Preset, register
 from genmetrics.params import BOOL, Interval, Options
 
-__all__ = ["ENSEMBLES", "face", "judge"]
+__all__ = ["CONVENTIONS", "ENSEMBLES", "VALUES", "ensemble_members", "face", "judge"]
+
+FACE1_FIXED = {"value": "real", "align": "face"}
+FACE2_FIXED = {"value": "norm", "align": "facescore"}
 
 #: majority-vote ensembles of distances used to compare two systems against the same humans:
 #: Ensemble-3 = the distributional distances (FACE-2); Ensemble-5 adds SO and CORR (our reading;
-#: the FACE-2 code does not define it)
+#: the FACE-2 code does not define it). Members are roles: :func:`ensemble_members` picks the
+#: value that plays each role in a record (the paper's KL and JS under ``convention=face2``).
 ENSEMBLES = {"ensemble3": ("emd", "kl", "js"), "ensemble5": ("so", "corr", "emd", "kl", "js")}
+#: the values that can play a role, in order of preference: FACE-2's Eq. 5 and Eq. 6 when a
+#: record has them (``convention=face2``), else the FACEScore code's ``kl`` and ``js``
+ROLES = {"kl": ("kl_human_model", "kl"), "js": ("js_eq6", "js")}
+
+
+def ensemble_members(name: str, available: Collection[str]) -> tuple[str, ...] | None:
+    """The value names that vote in ensemble ``name`` given the values a record holds
+    (``available``), or None when some role has no value there."""
+    out = []
+    for role in ENSEMBLES[name]:
+        pick = next((v for v in ROLES.get(role, (role,)) if v in available), None)
+        if pick is None:
+            return None
+        out.append(pick)
+    return tuple(out)
 
 
 def _round(a: np.ndarray) -> list[float]:
     return [float(f"{x:.6g}") for x in a]
+
+
+#: the published conventions (``convention``): what each fixes, what it defaults, and which
+#: values it reports (README "FACE: papers and codebases" compares them on one example)
+CONVENTIONS = {
+    "facescore": Preset(
+        "the FACEScore code (Liu et al. 2025's repository, 0976433)",
+        defaults={"align": "facescore"},
+    ),
+    "face-code": Preset(
+        "the FACE code (Yang et al. 2023's repository, d4121f2)", defaults={"align": "face"}
+    ),
+    "face1": Preset(
+        "the FACE paper as written: Re X on the true-frequency grid", fixed=FACE1_FIXED
+    ),
+    "face2": Preset(
+        "the FACE-2 paper as written: |X| (the L2 norm), Eqs. 2-6; zscore is its ablation",
+        fixed=FACE2_FIXED,
+    ),
+}
+#: the values each convention reports: the codebases' seven; FACE's four; FACE-2's five
+#: distances (Eqs. 2-6: KL human-first, JS as its Eq. 6) and the true JS divergence beside
+VALUES = {
+    "facescore": ("so", "corr", "spear", "sam", "emd", "kl", "js"),
+    "face-code": ("so", "corr", "spear", "sam", "emd", "kl", "js"),
+    "face1": ("so", "corr", "sam", "spear"),
+    "face2": ("so", "corr", "emd", "kl_human_model", "js_eq6", "jsd"),
+}
 
 
 @register(
@@ -64,10 +111,13 @@ def _round(a: np.ndarray) -> list[float]:
         "emd": LOWER,
         "kl": LOWER,
         "js": LOWER,
+        "kl_human_model": LOWER,
+        "js_eq6": LOWER,
+        "jsd": LOWER,
     },
     family="surprisal",
     figures=("spectra",),
-    # SAM is divided by π; EMD sums |cdf differences| / grid points; KL and JS in nats
+    # SAM is divided by π; EMD sums |cdf differences| / grid points; KL, JS, JSD in nats
     scale={
         "so": "0–1",
         "corr": "−1–1",
@@ -76,11 +126,24 @@ def _round(a: np.ndarray) -> list[float]:
         "emd": "0–1",
         "kl": "≥ 0",
         "js": "≥ 0",
+        "kl_human_model": "≥ 0",
+        "js_eq6": "≥ 0",
+        "jsd": "≥ 0",
     },
+    presets={"convention": CONVENTIONS},
     params={
-        "value": (Options("norm", "real"), "|X| (FACE and FACEScore default) or Re X (FACE-2)"),
+        "convention": (
+            Options(*CONVENTIONS),
+            "whose definition: the FACEScore or FACE code (facescore, face-code) or the FACE "
+            "or FACE-2 paper as written (face1, face2); sets value/align and the values reported",
+        ),
+        "value": (Options("norm", "real"), "|X| (FACE and FACEScore default) or Re X (FACE-1)"),
         "log": (BOOL, "ln(x + 1) before the FFT (FACE 'log'; with zscore: 'logzs')"),
         "zscore": (BOOL, "per-sequence (x - mean) / (std + 1e-6) before the FFT"),
+        "zscore_ddof": (
+            Interval(int, 0, 1),
+            "the std of zscore: 0 = population (numpy, both codes), 1 = sample",
+        ),
         "align": (
             Options("facescore", "face"),
             "re-grid by index (FACEScore) or by true frequency (FACE, with trapezoid SO)",
@@ -104,7 +167,7 @@ def _round(a: np.ndarray) -> list[float]:
     ),
     upstream=(
         "FACEScore 0976433 (fft_utils.py, metrics.py); FACE d4121f2 (align=face; SO not "
-        "rounded to 4 per pair)"
+        "rounded to 4 per pair); FACE and FACE-2 papers as written (convention=face1/face2)"
     ),
     citation="Yang et al. (2023); Liu et al. (2025)",
 )
@@ -113,9 +176,11 @@ def face(
     candidate: Sequence[np.ndarray],
     *,
     links: Sequence[Sequence[int]] | None = None,
+    convention: str = "facescore",
     value: str = "norm",
     log: bool = False,
     zscore: bool = False,
+    zscore_ddof: int = 0,
     align: str = "facescore",
     method: str = "fft",
     window: str = "none",
@@ -123,20 +188,36 @@ def face(
     pairing: str = "auto",
     max_length: int = 1000,
 ) -> MetricResult:
-    """SO, CORR, SPEAR, SAM, EMD, KL and JS between the surprisal spectra of ``candidate``
-    and ``reference`` (KL = KL(candidate ‖ reference), FACEScore's ``entropy(sp2, sp1)`` with
-    the human set first).
+    """The spectral distances between the surprisal spectra of ``candidate`` and
+    ``reference`` (the human texts) that ``convention`` reports (:data:`VALUES`).
+
+    ``facescore`` (default) and ``face-code`` report the codebases' seven: SO, CORR, SPEAR,
+    SAM, EMD, ``kl`` = KL(candidate ‖ reference) (FACEScore's ``entropy(sp2, sp1)`` with the
+    human set first) and ``js`` = the Jensen–Shannon *distance* (SciPy's, √JSD).
+    ``face1`` reports FACE's four (SO, CORR, SAM, SPEAR of Re X); ``face2`` FACE-2's Eqs. 2-6
+    (SO, CORR, EMD, ``kl_human_model`` = KL(human ‖ model), Eq. 5, and ``js_eq6`` =
+    ½KL(h ‖ m) + ½KL(m ‖ h), Eq. 6 as printed) and ``jsd``, the Jensen–Shannon divergence.
 
     Defaults are FACEScore's (``norm`` value, index re-gridding, plain-sum SO, the first 1000
-    values); the FACE-2 experiments used ``value=real``; ``align=face`` gives FACE's
-    true-frequency alignment and trapezoid SO (unrounded: FACE's ``getSO`` rounds each pair's
-    SO to 4 decimals). ``n`` counts dropped short sequences
+    values); ``align=face`` gives FACE's true-frequency alignment and trapezoid SO
+    (unrounded: FACE's ``getSO`` rounds each pair's SO to 4 decimals). Called through
+    :func:`~genmetrics.metrics.compute` the convention fills ``value``/``align``; called
+    directly, settings a convention fixes must match it. ``n`` counts dropped short sequences
     (``dropped_candidate``/``dropped_reference``), candidates left without a reference
     (``unpaired_candidate``), candidates whose spectrum is flat (a constant sequence,
     z-scored: no correlation, no distribution; ``undefined_candidate``, left out of the means)
     and the pairs scored; ``extras`` holds the mean ± SD spectra (for
     the figure), how the sets were compared and, when paired, each candidate's values.
     """
+    preset = CONVENTIONS[convention]
+    for name, fixed in preset.fixed.items():
+        got = {"value": value, "align": align}[name]
+        if got != fixed:
+            raise GenmetricsError(
+                f"face: convention={convention} fixes {name}={fixed!r} ({preset.doc}); got "
+                f"{got!r} (compute('face', ..., params={{'convention': {convention!r}}}) fills it)"
+            )
+    keep_values = VALUES[convention]
     cand = [np.asarray(s)[:max_length] for s in candidate]
     ref = [np.asarray(s)[:max_length] for s in reference]
     keep_c = np.array([len(s) >= MIN_LENGTH for s in cand])
@@ -152,7 +233,15 @@ def face(
             "face: pairing=prompt, but the candidates' prompt_id/source_id match no reference "
             "id (or the inputs carry none); use pairing=set to compare the two sets"
         )
-    opts = dict(value=value, log=log, zscore=zscore, how=align, method=method, window=window)
+    opts = dict(
+        value=value,
+        log=log,
+        zscore=zscore,
+        ddof=zscore_ddof,
+        how=align,
+        method=method,
+        window=window,
+    )
     spec_c = aligned_spectra(
         [s for s, k in zip(cand, keep_c, strict=True) if k], **opts, segment=segment
     )
@@ -178,7 +267,7 @@ def face(
         d = batch_distances(spec_r.mean(axis=0), spec_c.mean(axis=0), so)
         extras["pairing"] = "set"
         n["pairs"] = 0
-        return MetricResult(values={k: float(v[0]) for k, v in d.items()}, extras=extras, n=n)
+        return MetricResult(values={k: float(d[k][0]) for k in keep_values}, extras=extras, n=n)
 
     row_c = np.cumsum(keep_c) - 1  # kept candidate i -> row in spec_c
     row_r = np.cumsum(keep_r) - 1
@@ -206,6 +295,7 @@ def face(
             for k in range(0, ci_a.size, 4096)  # gathers a chunk of pairs at a time
         ]
         per_pair = {key: np.concatenate([c[key] for c in chunks]) for key in DISTANCES}
+    per_pair = {k: per_pair[k] for k in keep_values}
     best = best_over_references(per_pair, ci_a, spec_c.shape[0])  # by kept-candidate row
     has_pair = np.zeros(spec_c.shape[0], dtype=bool)
     has_pair[ci_a] = True
@@ -242,8 +332,9 @@ def judge(a: Mapping[str, float], b: Mapping[str, float], tol: float = 0.0) -> d
             continue
         diff = (a[key] - b[key]) * (1 if HIGHER_IS_BETTER.get(key, False) else -1)
         out[key] = "a" if diff > tol else "b" if diff < -tol else "tie"
-    for name, members in ENSEMBLES.items():
-        if all(m in out for m in members):
+    for name in ENSEMBLES:
+        members = ensemble_members(name, out)
+        if members is not None:
             votes = [out[m] for m in members]
             wa, wb = votes.count("a"), votes.count("b")
             out[name] = "a" if wa > wb else "b" if wb > wa else "tie"

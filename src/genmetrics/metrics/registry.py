@@ -32,6 +32,12 @@ A metric module registers its public function once; everything else is read from
   (:data:`genmetrics.assets.ASSETS`) that the workflow fetches in rules. A metric that must
   run an encoder itself (BERTScore and BERTScore homogenization: token-level matching) says
   so with ``loads_model(params)``, and the workflow runs it in a GPU-resourced rule of its own.
+* **Presets** (``presets``): a parameter whose value names a published convention and
+  implies other settings, ``{param: {choice: Preset(doc, fixed=..., defaults=...)}}``:
+  ``fixed`` settings may not be changed under that choice (an error naming the key),
+  ``defaults`` replace the signature's defaults and may be overridden. Every setting a run
+  used is then in its params, so the record states them (FACE's ``convention``). The
+  signature's defaults must be those of the preset parameter's own default choice.
 * **Sizes**: ``min_items(params)`` = (the fewest items each set needs, the parameter that
   asks for them), e.g. ``(k + 1, "k")``; the workflow checks it right after cleaning.
 * **Per pair**: a paired metric that averages one number per (candidate, reference) pair
@@ -141,6 +147,16 @@ class MetricResult:
 
 
 @dataclass(frozen=True)
+class Preset:
+    """What one choice of a preset parameter implies: ``fixed`` settings (not to be changed
+    under it) and ``defaults`` (overridable); ``doc`` says what the choice reproduces."""
+
+    doc: str
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Metric:
     name: str
     func: Callable[..., MetricResult | Mapping[str, float]]
@@ -164,18 +180,38 @@ class Metric:
     scales: Mapping[str, str] = field(default_factory=dict)  # value → SCALES key; {}: unstated
     figures: tuple[str, ...] = ()
     sweepable: bool = False
+    presets: Mapping[str, Mapping[str, Preset]] = field(default_factory=dict)
 
     @property
     def defaults(self) -> dict[str, Any]:
         return {k: p.default for k, p in self.params.items()}
+
+    def defaults_for(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The defaults under the preset choices in ``params`` (e.g. FACE's convention)."""
+        given = params or {}
+        return self.check_params({k: given[k] for k in self.presets if k in given})
 
     def scale(self, value: str) -> str | None:
         """How ``value`` reads (a key of :data:`SCALES`); None where the metric states none."""
         return self.scales.get(value)
 
     def check_params(self, params: Mapping[str, Any] | None, where: str | None = None) -> dict:
-        """Every parameter as the metric will run with it (defaults filled, values checked)."""
-        return check_params(self.params, params, where or f"{self.name} params")
+        """Every parameter as the metric will run with it (defaults filled, preset settings
+        applied, values checked)."""
+        where = where or f"{self.name} params"
+        given = dict(params or {})
+        for key, choices in self.presets.items():
+            choice = self.params[key].check(given[key], f"{where}.{key}") if key in given else None
+            preset = choices[choice if choice is not None else self.params[key].default]
+            for name, value in preset.fixed.items():
+                if name in given and given[name] != value:
+                    raise GenmetricsError(
+                        f"{where}.{name}: {key}={choice} fixes {name}={value!r} "
+                        f"({preset.doc}); got {given[name]!r}. Drop {name}, or choose another "
+                        f"{key} ({', '.join(choices)})"
+                    )
+            given = {**preset.defaults, **preset.fixed, **given}
+        return check_params(self.params, given, where)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -195,6 +231,13 @@ class Metric:
             "scales": dict(self.scales),
             "figures": list(self.figures),
             "sweepable": self.sweepable,
+            "presets": {
+                key: {
+                    c: {"doc": p.doc, "fixed": dict(p.fixed), "defaults": dict(p.defaults)}
+                    for c, p in choices.items()
+                }
+                for key, choices in self.presets.items()
+            },
             "aggregation": self.aggregation,
             "upstream": self.upstream,
             "citation": self.citation,
@@ -228,6 +271,7 @@ def register(
     scale: str | Mapping[str, str] | None = None,
     figures: Sequence[str] = (),
     sweepable: bool = False,
+    presets: Mapping[str, Mapping[str, Preset]] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Decorator that registers ``func`` under ``name`` (snake_case, stable); the facts are
     checked here (see the module docstring)."""
@@ -250,13 +294,15 @@ def register(
         if name in _REGISTRY and _REGISTRY[name].func is not func:
             raise ValueError(f"metric {name!r} registered twice")
         doc = description or (inspect.getdoc(func) or "").split("\n\n")[0].replace("\n", " ")
+        declared = _declare(name, func, params or {})
+        _check_presets(name, declared, presets or {})
         _REGISTRY[name] = Metric(
             name=name,
             func=func,
             input=input,
             reference=reference,
             values=dict(values),
-            params=_declare(name, func, params or {}),
+            params=declared,
             description=doc,
             paired=paired,
             links=links,
@@ -273,10 +319,40 @@ def register(
             scales=scales,
             figures=tuple(figures),
             sweepable=sweepable,
+            presets={k: dict(v) for k, v in (presets or {}).items()},
         )
         return func
 
     return deco
+
+
+def _check_presets(
+    name: str, declared: Mapping[str, Param], presets: Mapping[str, Mapping[str, Preset]]
+) -> None:
+    """Each preset parameter is declared with exactly its choices as options, names only
+    declared settings with values they accept, and its default choice implies the
+    signature's defaults (so a direct call of the function agrees with the registry)."""
+    for key, choices in presets.items():
+        if key not in declared:
+            raise ValueError(f"metric {name!r}: preset parameter {key!r} is not declared")
+        for choice, preset in choices.items():
+            declared[key].check(choice, f"metric {name!r} preset {key}")
+            for setting, value in {**preset.defaults, **preset.fixed}.items():
+                if setting not in declared or setting in presets:
+                    raise ValueError(
+                        f"metric {name!r}: preset {key}={choice} sets {setting!r}, not a "
+                        "plain declared parameter"
+                    )
+                declared[setting].check(value, f"metric {name!r} preset {key}={choice}")
+        default = choices.get(declared[key].default)
+        if default is None:
+            raise ValueError(f"metric {name!r}: the default {key} has no preset")
+        for setting, value in {**default.defaults, **default.fixed}.items():
+            if declared[setting].default != value:
+                raise ValueError(
+                    f"metric {name!r}: {key}={declared[key].default} (the default) implies "
+                    f"{setting}={value!r}, the signature says {declared[setting].default!r}"
+                )
 
 
 def _check_headline(
