@@ -59,12 +59,14 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "face": (
         "FACEScore 0976433 (fft_utils.py, metrics.py); FACE d4121f2 (align=face; SO not "
-        "rounded to 4 per pair)",
+        "rounded to 4 per pair); FACE and FACE-2 papers as written (convention=face1/face2)",
         (
             "test_spectra.py::test_agrees_with_the_facescore_formulas",
             "test_face.py::test_cli_scores_paired_npz_files_like_the_facescore_formulas",
             "test_spectra.py::test_face_alignment_uses_the_true_frequencies",
             "test_claims.py::test_face_align_face_is_face_py",
+            "test_face_conventions.py::test_face2_equations_on_a_hand_computed_example",
+            "test_face_conventions.py::test_each_paper_convention_equals_its_papers_equations",
         ),
     ),
     "hdd": (

@@ -162,11 +162,14 @@ class JobParams:
         entries = {}
         for name in self.scaling["metrics"]:
             e = self.entries[name]
-            defaults = get(e.metric).defaults
+            metric = get(e.metric)
+            # a preset choice (FACE's convention) first, then what differs from its defaults
+            chosen = {k: e.params[k] for k in metric.presets if e.params[k] != metric.defaults[k]}
+            defaults = metric.defaults_for(e.params)
             changed = [
                 f"{k}={v if isinstance(v, str) else json.dumps(v)}"
-                for k, v in e.params.items()
-                if defaults[k] != v
+                for k, v in {**chosen, **e.params}.items()
+                if k in chosen or defaults[k] != v
             ]
             entries[name] = {
                 "metric": e.metric,
