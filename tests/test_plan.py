@@ -608,6 +608,15 @@ def test_a_dataset_s_language_reaches_every_job_that_counts_its_words(tmp_path):
     assert "language" not in plan.generation_settings("bbc", "smollm2-pure")
     assert plan.imported_texts("news_zh", "sys")["clean"] == {"min_words": 5, "language": "zh"}
     assert plan.imported_texts("bbc", "sys")["clean"] == {"min_words": 5}
+    # what the import_texts job makes of it: the dataset's words, not whitespace words
+    from genmetrics.datasets import import_texts
+
+    texts = ["我们去公园散步吧！", "今天天气很好。"]  # 5 and 3 jieba words, 1 whitespace word
+    (tmp_path / "news_zh.sys.jsonl").write_text(
+        "".join(f'{{"id": "t{i}", "text": "{t}"}}\n' for i, t in enumerate(texts))
+    )
+    rows, _ = import_texts("sys", plan.imported_texts("news_zh", "sys"), seed=0)
+    assert [r["text"] for r in rows] == [texts[0]]
     entry = next(iter(plan.entries))
     assert plan.score_settings("news_zh", entry)["language"] == "zh"
     assert "language" not in plan.score_settings("bbc", entry)

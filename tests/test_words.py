@@ -142,7 +142,11 @@ def test_jieba_is_loaded_only_for_zh_quietly_and_writes_no_cache(tmp_path):
         "assert count_words('我们去公园散步吧', 'zh') == 5\n"
         "print('ok')\n"
     )
-    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONWARNINGS": "always"}
+    import genmetrics
+
+    src = str(Path(genmetrics.__file__).resolve().parents[1])  # this checkout's package
+    path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "TMPDIR": str(tmp_path), "PYTHONWARNINGS": "always"}
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
     )

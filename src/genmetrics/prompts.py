@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.words import DEFAULT_LANGUAGE, truncate_words, uses_whitespace, word_spans
+from genmetrics.words import DEFAULT_LANGUAGE, uses_whitespace, word_spans
 
 DEFAULT_INSTRUCTION = "Continue the following text:"
 
@@ -47,9 +47,10 @@ def make_prompts(
                 continue
             prompt = " ".join(toks[:words])
         else:
-            if len(word_spans(text, language)) <= words:
+            spans = word_spans(text, language)
+            if len(spans) <= words:
                 continue
-            prompt = truncate_words(text, words, language)
+            prompt = text[: spans[words - 1][1]]  # as truncate_words: the text's own characters
         out.append(
             {
                 "id": str(row["id"]),
