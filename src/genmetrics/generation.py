@@ -1,8 +1,9 @@
 """Batched sampling from a causal LM with per-model decoding parameters and word budgets.
 
 The token budget comes from the word budget (``prompts.max_new_tokens``); the continuation is
-then cut to the word budget, in words of the dataset's language (:mod:`genmetrics.words`). ``finish_reason`` is ``eos`` (the model stopped), ``words`` (cut
-at the word budget) or ``length`` (ran out of tokens first).
+then cut to the word budget, in words of the dataset's language (:mod:`genmetrics.words`).
+``finish_reason`` is ``eos`` (the model stopped), ``words`` (cut at the word budget) or
+``length`` (ran out of tokens first).
 
 **Batches and seeds.** All prompts of a dataset are sorted by token length (ties: prompt order)
 and cut into batches of ``batch_size`` (left-padded). Batch ``b`` samples from its own random
