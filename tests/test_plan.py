@@ -79,7 +79,7 @@ def jobs(plan) -> dict[tuple, object]:
         inputs = plan.score_inputs(**w)
         if plan.entries[w["entry"]].length_control != "none":
             inputs.pop("group")  # by design: the shortest text among every source
-        out[("score", *w.values())] = (plan.score_settings(w["entry"]), inputs)
+        out[("score", *w.values())] = (plan.score_settings(w["dataset"], w["entry"]), inputs)
     for path in plan.targets.spreads:
         w = wildcards(RESULTS.spread, path, plan)
         out[("spread", *w.values())] = (plan.spread_settings(w["entry"]), plan.spread_inputs(**w))
@@ -580,3 +580,47 @@ def test_paths_inside_the_working_folder_are_kept_relative(monkeypatch, tmp_path
     cfg = {"a": {"path": "$PROJECT/data/x.jsonl"}, "b": {"path": "/elsewhere/y"}, "cache": "c"}
     expand_paths(cfg)
     assert cfg == {"a": {"path": "data/x.jsonl"}, "b": {"path": "/elsewhere/y"}, "cache": "c"}
+
+
+def test_a_dataset_s_language_reaches_every_job_that_counts_its_words(tmp_path):
+    """``datasets.<name>.language: zh`` goes to cleaning, prompts, generation (budget and
+    tokens per word), imported texts and scores of that dataset only; a whitespace dataset's
+    params have no ``language`` (nothing reruns); an unknown language names its key."""
+    cfg = config()
+    cfg["datasets"]["news_zh"] = copy.deepcopy(cfg["datasets"]["bbc"])
+    cfg["datasets"]["news_zh"]["language"] = "zh"
+    path = str(tmp_path / "{dataset}.sys.jsonl")
+    cfg["models"]["sys"] = {
+        "texts": {"source": {"kind": "local", "path": path}, "clean": {"min_words": 5}}
+    }
+    plan = plan_of(cfg)
+    others = {
+        k: v
+        for k, v in jobs(plan).items()
+        if "news_zh" not in k and not any(str(p).startswith("sys") for p in k)
+    }
+    assert others == jobs(plan_of(config()))
+    assert plan.clean_options("news_zh")["language"] == "zh"
+    assert plan.prompt_options("news_zh")["language"] == "zh"
+    assert "language" not in plan.clean_options("bbc")
+    gen = plan.generation_settings("news_zh", "smollm2-pure")
+    assert gen["language"] == "zh" and gen["tokens_per_word"] == 5.0  # default@zh
+    assert "language" not in plan.generation_settings("bbc", "smollm2-pure")
+    assert plan.imported_texts("news_zh", "sys")["clean"] == {"min_words": 5, "language": "zh"}
+    assert plan.imported_texts("bbc", "sys")["clean"] == {"min_words": 5}
+    # what the import_texts job makes of it: the dataset's words, not whitespace words
+    from genmetrics.datasets import import_texts
+
+    texts = ["我们去公园散步吧！", "今天天气很好。"]  # 5 and 3 jieba words, 1 whitespace word
+    (tmp_path / "news_zh.sys.jsonl").write_text(
+        "".join(f'{{"id": "t{i}", "text": "{t}"}}\n' for i, t in enumerate(texts))
+    )
+    rows, _ = import_texts("sys", plan.imported_texts("news_zh", "sys"), seed=0)
+    assert [r["text"] for r in rows] == [texts[0]]
+    entry = next(iter(plan.entries))
+    assert plan.score_settings("news_zh", entry)["language"] == "zh"
+    assert "language" not in plan.score_settings("bbc", entry)
+    for bad in ("klingon", "ja", 3):
+        cfg["datasets"]["news_zh"]["language"] = bad
+        with pytest.raises(GenmetricsError, match=r"^datasets\.news_zh\.language: "):
+            plan_of(cfg)

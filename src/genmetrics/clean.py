@@ -1,5 +1,8 @@
 """Cleaning: normalise whitespace and unicode, drop empty and duplicate texts, length filters
-in words, optional truncation to N words, and a seeded sample of N texts."""
+in words, optional truncation to N words, and a seeded sample of N texts.
+
+Words are the words of the option ``language`` (:mod:`genmetrics.words`: whitespace words by
+default, jieba words for ``zh``)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from genmetrics import GenmetricsError
+from genmetrics.words import DEFAULT_LANGUAGE, check_language, count_words, truncate_words
 
 _WS = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200b\u3000]+")
 _NL = re.compile(r"\s*\n\s*(\n\s*)*")
@@ -24,6 +28,7 @@ CLEAN_DEFAULTS: dict[str, Any] = {
     "sample": None,
     "seed": 0,
     "filter": None,
+    "language": DEFAULT_LANGUAGE,  # datasets.<name>.language (the workflow adds it here)
 }
 
 
@@ -41,20 +46,6 @@ def normalize_text(text: str, form: str | None = "NFC", keep_newlines: bool = Fa
     return text.strip()
 
 
-def count_words(text: str) -> int:
-    return len(text.split())
-
-
-def truncate_words(text: str, n: int) -> str:
-    """First ``n`` whitespace words, original spacing inside the kept part (``""`` if n ≤ 0)."""
-    if n <= 0:
-        return ""
-    words = list(re.finditer(r"\S+", text))
-    if len(words) <= n:
-        return text
-    return text[: words[n - 1].end()]
-
-
 def clean_rows(
     rows: Sequence[Mapping[str, Any]],
     options: Mapping[str, Any] | None = None,
@@ -65,12 +56,14 @@ def clean_rows(
     Order: label filter (``filter: {field: [allowed values]}``; a list-valued field, e.g. the
     models that continued a document, must contain every listed value) → normalise → drop
     empty → dedupe (exact, after normalisation) → length filter (min/max words) → truncate →
-    seeded sample (``random.Random(seed).sample``, then original order kept).
+    seeded sample (``random.Random(seed).sample``, then original order kept). Words are those
+    of ``language`` (:func:`genmetrics.words.count_words`).
     """
     opts = {**CLEAN_DEFAULTS, **(options or {})}
     unknown = set(opts) - set(CLEAN_DEFAULTS)
     if unknown:
         raise GenmetricsError(f"{where}.clean: unknown option(s) {sorted(unknown)}")
+    language = check_language(opts["language"], f"{where}.language")
     stats = {"input": len(rows), "empty": 0, "duplicate": 0, "too_short": 0, "too_long": 0}
     if opts["filter"]:
         for field, allowed in opts["filter"].items():
@@ -95,7 +88,7 @@ def clean_rows(
                 stats["duplicate"] += 1
                 continue
             seen.add(text)
-        n = count_words(text)
+        n = count_words(text, language)
         if opts["min_words"] and n < opts["min_words"]:
             stats["too_short"] += 1
             continue
@@ -103,7 +96,7 @@ def clean_rows(
             stats["too_long"] += 1
             continue
         if opts["truncate_words"]:
-            text = truncate_words(text, int(opts["truncate_words"]))
+            text = truncate_words(text, int(opts["truncate_words"]), language)
         new = {k: v for k, v in row.items() if not k.startswith("_")}
         new["id"] = str(row["id"])
         if new["id"] in seen_ids:

@@ -23,6 +23,7 @@ import yaml
 
 from genmetrics import GenmetricsError
 from genmetrics.io import jsonable
+from genmetrics.words import DEFAULT_LANGUAGE, LANGUAGES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -132,6 +133,13 @@ def main(argv: list[str] | None = None) -> int:
             "(equal counts), only when the files are known to be aligned"
         ),
     )
+    sp.add_argument(
+        "--language",
+        choices=LANGUAGES,
+        default=DEFAULT_LANGUAGE,
+        help="what a word is in the texts' mean_words: whitespace words (en, default), jieba "
+        "words (zh)",
+    )
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:  # --help (0) or a usage error (2), already printed
@@ -153,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
         from genmetrics.scoring import score_files
 
         params = parse_params(args.param)
-        rec = score_files(args.metric, args.candidate, args.reference, params, args.pair_by)
+        rec = score_files(
+            args.metric, args.candidate, args.reference, params, args.pair_by, args.language
+        )
         rec.pop("versions", None)
         _emit(json.dumps(finite_json(rec), allow_nan=False))
         return 0

@@ -1,8 +1,9 @@
 """Batched sampling from a causal LM with per-model decoding parameters and word budgets.
 
 The token budget comes from the word budget (``prompts.max_new_tokens``); the continuation is
-then cut to the word budget. ``finish_reason`` is ``eos`` (the model stopped), ``words`` (cut
-at the word budget) or ``length`` (ran out of tokens first).
+then cut to the word budget, in words of the dataset's language (:mod:`genmetrics.words`).
+``finish_reason`` is ``eos`` (the model stopped), ``words`` (cut at the word budget) or
+``length`` (ran out of tokens first).
 
 **Batches and seeds.** All prompts of a dataset are sorted by token length (ties: prompt order)
 and cut into batches of ``batch_size`` (left-padded). Batch ``b`` samples from its own random
@@ -27,20 +28,21 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from genmetrics import GenmetricsError
-from genmetrics.clean import count_words, normalize_text, truncate_words
+from genmetrics.clean import normalize_text
 from genmetrics.progress import ProgressLog
 from genmetrics.prompts import (
     DEFAULT_INSTRUCTION,
     format_prompt,
     max_new_tokens,
 )
+from genmetrics.words import DEFAULT_LANGUAGE, count_words, truncate_words, uses_whitespace
 
 SAMPLING_KEYS = ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty", "typical_p")
 
@@ -99,6 +101,7 @@ def generate(
     shard: int = 0,
     shards: int = 1,
     log: ProgressLog | None = None,
+    language: str = DEFAULT_LANGUAGE,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Generate one continuation per prompt row ``{"id", "prompt"}`` of shard ``shard``.
 
@@ -107,6 +110,7 @@ def generate(
     "continuation", "n_tokens", "finish_reason"}`` where ``text`` = prompt + continuation
     (comparable with the reference texts, as pr-4-llm does) unless
     ``continuation_mode="instruction"``. Batches already in ``log`` are not generated again.
+    ``words`` counts words of ``language``.
     """
     unknown = set(sampling) - set(SAMPLING_KEYS)
     if unknown:
@@ -118,7 +122,7 @@ def generate(
             gen_kwargs.pop(k, None)
     device = next(model.parameters()).device
     inputs = [
-        format_prompt(p["prompt"], template, tokenizer, instruction, continuation_mode)
+        format_prompt(p["prompt"], template, tokenizer, instruction, continuation_mode, language)
         for p in prompts
     ]
     add_special = template == "base"
@@ -161,7 +165,7 @@ def generate(
                 gen_kwargs,
             )
             done = [
-                _row(prompts[i], cont, n, finish, words, continuation_mode)
+                _row(prompts[i], cont, n, finish, words, continuation_mode, language)
                 for i, (cont, n, finish) in zip(idx, done, strict=True)
             ]
             log.put(batch.index, [ids[i] for i in idx], done)
@@ -232,11 +236,23 @@ def _sample_batch(
 
 
 def _row(
-    prompt: Mapping[str, Any], cont: str, n_tokens: int, finish: str, words: int, mode: str
+    prompt: Mapping[str, Any],
+    cont: str,
+    n_tokens: int,
+    finish: str,
+    words: int,
+    mode: str,
+    language: str = DEFAULT_LANGUAGE,
 ) -> dict[str, Any]:
-    if count_words(cont) > words:
-        cont, finish = truncate_words(cont.lstrip(), words), "words"
-        cont = " " + cont
+    """The row of one continuation, cut to ``words`` words of ``language`` (``finish_reason``
+    ``words`` then). A whitespace language's cut continuation starts with one space; a ``zh``
+    one keeps its own characters (no space is put between Chinese words)."""
+    if count_words(cont, language) > words:
+        finish = "words"
+        if uses_whitespace(language):
+            cont = " " + truncate_words(cont.lstrip(), words)
+        else:
+            cont = truncate_words(cont, words, language)
     cont = cont.rstrip()
     text = cont if mode == "instruction" else prompt["prompt"] + cont
     # an instruction answered with nothing is an empty text, never the instruction itself
@@ -277,7 +293,7 @@ class GenerationSettings:
     tokens_per_word: float  # that row's value (resolved by the plan: the file is no input)
     instruction: str | None  # chat user turn (None: DEFAULT_INSTRUCTION)
     sampling: Mapping[str, Any]
-    words: int  # continuation budget in words
+    words: int  # continuation budget in words (of the language)
     batch_size: int
     token_margin: float  # max_new_tokens = ceil(words × tokens/word × margin)
     shards: int
@@ -286,13 +302,15 @@ class GenerationSettings:
     trust_remote_code: bool
     device_map: str | None  # "auto": accelerate spreads the model over the job's GPUs
     max_memory: Mapping[str, str] | None  # per device, with device_map (key "gpu": each GPU)
+    language: str = DEFAULT_LANGUAGE  # the dataset's (genmetrics.words): words of the budget
 
     @classmethod
     def of(cls, settings: Mapping[str, Any] | GenerationSettings) -> GenerationSettings:
         if isinstance(settings, cls):
             return settings
         names = {f.name for f in fields(cls)}
-        unknown, missing = set(settings) - names, names - set(settings)
+        optional = {f.name for f in fields(cls) if f.default is not MISSING}
+        unknown, missing = set(settings) - names, names - optional - set(settings)
         if unknown or missing:
             raise GenmetricsError(
                 f"generation settings: unknown {sorted(unknown)}, missing {sorted(missing)}"
@@ -300,12 +318,22 @@ class GenerationSettings:
         return cls(**settings)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Every setting; ``language`` only where it is not a whitespace language (so the
+        params of jobs on whitespace datasets are those they always were)."""
+        out = asdict(self)
+        if uses_whitespace(self.language):
+            del out["language"]
+        return out
 
 
 #: modules whose code decides the texts: their digest is in the progress key and in the
 #: generate rule's params (a change reruns generation; comments and docstrings do not)
-GENERATION_CODE = ("genmetrics.generation", "genmetrics.prompts", "genmetrics.clean")
+GENERATION_CODE = (
+    "genmetrics.generation",
+    "genmetrics.prompts",
+    "genmetrics.clean",
+    "genmetrics.words",
+)
 
 
 def progress_key(**parts: Any) -> str:
@@ -386,6 +414,7 @@ def generate_shard(
             shard=shard,
             shards=s.shards,
             log=log,
+            language=s.language,
         )
     return out, {
         **stats,

@@ -6,6 +6,10 @@ template around an instruction plus the first ``k-1`` words, and the ``k``-th wo
 assistant's answer (Le Bronnec et al. (2024), Table B.2; pr-4-llm ``WebTextFormatter``), so both
 kinds continue the same k words. :func:`build_prompts` chooses between prefixes, a prompt file
 and instructions, as ``datasets.<name>.prompts`` says.
+
+Words are those of the dataset's language (:mod:`genmetrics.words`). In a whitespace language
+a prefix is its words joined by single spaces (as always); in ``zh`` it is the text's own
+characters up to the end of the k-th jieba word.
 """
 
 from __future__ import annotations
@@ -16,27 +20,41 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
+from genmetrics.words import DEFAULT_LANGUAGE, uses_whitespace, word_spans
 
 DEFAULT_INSTRUCTION = "Continue the following text:"
 
 
-def make_prompts(references: Sequence[Mapping[str, Any]], words: int = 10) -> list[dict[str, Any]]:
-    """One prompt per reference: its first ``words`` whitespace words.
+def make_prompts(
+    references: Sequence[Mapping[str, Any]],
+    words: int = 10,
+    language: str = DEFAULT_LANGUAGE,
+) -> list[dict[str, Any]]:
+    """One prompt per reference: its first ``words`` words (of ``language``).
 
     Returns ``{"id", "prompt", "reference", "reference_id"}`` rows; texts shorter than
     ``words + 1`` words are skipped (nothing would be left to continue).
     """
     if words < 1:
         raise GenmetricsError(f"prompts.words must be >= 1, got {words}")
+    whitespace = uses_whitespace(language)
     out = []
     for row in references:
-        toks = row["text"].split()
-        if len(toks) <= words:
-            continue
+        text = row["text"]
+        if whitespace:
+            toks = text.split()
+            if len(toks) <= words:
+                continue
+            prompt = " ".join(toks[:words])
+        else:
+            spans = word_spans(text, language)
+            if len(spans) <= words:
+                continue
+            prompt = text[: spans[words - 1][1]]  # as truncate_words: the text's own characters
         out.append(
             {
                 "id": str(row["id"]),
-                "prompt": " ".join(toks[:words]),
+                "prompt": prompt,
                 "reference": row["text"],
                 "reference_id": str(row["id"]),
             }
@@ -75,7 +93,8 @@ def build_prompts(
 
     * ``file`` given: the rows of that file (``file_rows``, read from ``file_name``);
     * ``mode: instruction``: each reference text is an instruction (creative writing);
-    * ``mode: prefix``: the first ``words`` words of each reference (:func:`make_prompts`).
+    * ``mode: prefix``: the first ``words`` words of each reference (:func:`make_prompts`),
+      in the words of ``language`` (the dataset's; absent: whitespace words).
 
     An empty result is an error naming ``where``.
     """
@@ -89,7 +108,7 @@ def build_prompts(
     elif mode == "instruction":
         rows = [{"id": str(r["id"]), "prompt": r["text"]} for r in references]
     else:
-        rows = make_prompts(references, options["words"])
+        rows = make_prompts(references, options["words"], options.get("language", DEFAULT_LANGUAGE))
     if not rows:
         raise GenmetricsError(f"{where}: no prompts")
     return rows
@@ -101,13 +120,16 @@ def format_prompt(
     tokenizer: Any = None,
     instruction: str = DEFAULT_INSTRUCTION,
     continuation_mode: str = "prefix",
+    language: str = DEFAULT_LANGUAGE,
 ) -> str:
     """Model input text for one prompt.
 
     ``template="base"``: the raw prompt. ``template="chat"``: ``tokenizer.apply_chat_template``
     with a user turn ``"{instruction}\\n\\n{first k-1 words}"`` and the generation prompt, then
-    the k-th word. With ``continuation_mode="instruction"`` (prompt files such as creative
-    writing) the whole prompt is the user turn and the answer starts empty.
+    the k-th word (words of ``language``; in ``zh`` the k-1 words are the prompt's characters
+    before the k-th word, and the k-th word is the rest of the prompt). With
+    ``continuation_mode="instruction"`` (prompt files such as creative writing) the whole
+    prompt is the user turn and the answer starts empty.
     """
     if template == "base":
         return prompt
@@ -117,25 +139,44 @@ def format_prompt(
         raise GenmetricsError("template 'chat' needs a tokenizer with a chat template")
     if continuation_mode == "instruction":
         user, opener = prompt, ""
-    else:
+    elif uses_whitespace(language):
         words = prompt.split()
         user = f"{instruction}\n\n{' '.join(words[:-1])}" if len(words) > 1 else instruction
         opener = words[-1]
+    else:
+        spans = word_spans(prompt, language)
+        last = spans[-1][0] if spans else 0
+        head = prompt[:last].strip()
+        user = f"{instruction}\n\n{head}" if head else instruction
+        opener = prompt[last:].strip()
     text = tokenizer.apply_chat_template(
         [{"role": "user", "content": user}], tokenize=False, add_generation_prompt=True
     )
     return text + opener
 
 
-def tokens_per_word(table: Mapping[str, float], tokenizer_family: str | None) -> float:
-    """Tokens per whitespace word of a tokenizer family; ``None``: the ``default`` row. A
-    family the table lacks is an error (a silent default would change the word budget)."""
+def tokens_per_word(
+    table: Mapping[str, float], tokenizer_family: str | None, language: str = DEFAULT_LANGUAGE
+) -> float:
+    """Tokens per word of a tokenizer family; ``None``: the ``default`` row. A family the table
+    lacks is an error (a silent default would change the word budget).
+
+    Whitespace languages use the rows ``<family>``; a language with a segmenter (``zh``) uses
+    the rows ``<family>@<language>`` (tokens per jieba word), and ``default@<language>`` for a
+    family not measured in that language (a conservative, high value: a budget too small would
+    stop continuations before their word budget)."""
+    if tokenizer_family is not None and tokenizer_family not in table:
+        raise GenmetricsError(
+            f"tokenizer family {tokenizer_family!r} is not in the tokens-per-word table "
+            f"(known: {', '.join(sorted(table))}); add a row or leave it unset for default"
+        )
+    if not uses_whitespace(language):
+        rows = [f"{tokenizer_family}@{language}"] if tokenizer_family is not None else []
+        for row in [*rows, f"default@{language}"]:
+            if row in table:
+                return float(table[row])
+        raise GenmetricsError(f"tokens-per-word table has no 'default@{language}' row")
     if tokenizer_family is not None:
-        if tokenizer_family not in table:
-            raise GenmetricsError(
-                f"tokenizer family {tokenizer_family!r} is not in the tokens-per-word table "
-                f"(known: {', '.join(sorted(table))}); add a row or leave it unset for default"
-            )
         return float(table[tokenizer_family])
     if "default" not in table:
         raise GenmetricsError("tokens-per-word table has no 'default' row")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics.scoring import score_files
+from genmetrics.words import DEFAULT_LANGUAGE
 
 
 def score_entry(
@@ -22,18 +23,20 @@ def score_entry(
 ) -> dict[str, Any]:
     """One score job: the score record of ``entry`` for one (dataset, source).
 
-    ``settings`` is :meth:`ScoreEntry.settings` (metric, params, reference, length_control).
-    With ``length_control: shortest`` every text is first cut, per prompt, to the shortest
-    text among the ``group`` files (the dataset's every source; see
-    :func:`genmetrics.analysis.length.score_shortest`).
+    ``settings`` is :meth:`ScoreEntry.settings` (metric, params, reference, length_control)
+    plus the dataset's ``language`` where it is not a whitespace language (words of
+    ``mean_words`` and of the cut). With ``length_control: shortest`` every text is first cut,
+    per prompt, to the shortest text among the ``group`` files (the dataset's every source;
+    see :func:`genmetrics.analysis.length.score_shortest`).
     """
     metric, params = settings["metric"], settings["params"]
+    language = settings.get("language", DEFAULT_LANGUAGE)
     if settings["length_control"] == "shortest":
         from genmetrics.analysis.length import score_shortest
 
-        rec = score_shortest(metric, candidate, reference, list(group), params)
+        rec = score_shortest(metric, candidate, reference, list(group), params, language)
     else:
-        rec = score_files(metric, candidate, reference, params)
+        rec = score_files(metric, candidate, reference, params, language=language)
     return {
         "metric": rec["metric"],
         "entry": entry,

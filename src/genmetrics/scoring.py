@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError, __version__
-from genmetrics.clean import count_words
 from genmetrics.kinds import KINDS, PAIR_BY, TEXT_KINDS, Kind, link_groups, pair_rows
 from genmetrics.metrics.registry import Metric, MetricResult, all_metrics, compute, get
+from genmetrics.words import DEFAULT_LANGUAGE, count_words
 
 
 def _take(x: Any, idx: list[int]) -> Any:
@@ -42,12 +42,13 @@ def score_files(
     reference: str | Path | None = None,
     params: Mapping[str, Any] | None = None,
     pair_by: str = "id",
+    language: str = DEFAULT_LANGUAGE,
 ) -> dict[str, Any]:
     """Compute metric ``name`` on files; return ``{"metric", "values", "params", "n", ...}``.
 
     Files are read as the metric's input kind (:data:`genmetrics.kinds.KINDS`), then scored
     by :func:`score_loaded`; ``pair_by`` (paired metrics): ``"id"`` or ``"position"``
-    (:func:`genmetrics.kinds.pair_rows`).
+    (:func:`genmetrics.kinds.pair_rows`); ``language``: the words of ``mean_words``.
     """
     metric = get(name)
     metric.check_params(params)  # before any file is read
@@ -63,7 +64,9 @@ def score_files(
         ref, ref_rows = load_input(kind, reference, "reference")
     where = f"{candidate} vs {reference}" if reference is not None else str(candidate)
     try:
-        return score_loaded(name, cand, cand_rows, ref, ref_rows, params, where, pair_by=pair_by)
+        return score_loaded(
+            name, cand, cand_rows, ref, ref_rows, params, where, pair_by=pair_by, language=language
+        )
     except GenmetricsError as e:  # a check on the loaded data (sizes, dimensions): name the files
         if str(candidate) in str(e) or (reference is not None and str(reference) in str(e)):
             raise
@@ -106,13 +109,14 @@ def score_loaded(
     params: Mapping[str, Any] | None = None,
     where: str = "",
     pair_by: str = "id",
+    language: str = DEFAULT_LANGUAGE,
 ) -> dict[str, Any]:
     """Score inputs already in memory (data of the metric's kind plus one row of metadata per
     item): a paired metric aligns candidates with references by ``prompt_id``/``source_id``,
     else by ``id``, or by position with ``pair_by="position"`` (:func:`pair_rows`, naming
     ``where`` in errors), a linked one gets each candidate's references
     (:func:`link_groups`); each set must hold the metric's ``min_items`` (:func:`check_sizes`);
-    returns the score record."""
+    returns the score record (a text metric's ``mean_words`` in words of ``language``)."""
     metric = get(name)
     merged = metric.check_params(params)
     check_pair_by(metric, pair_by)
@@ -133,7 +137,7 @@ def score_loaded(
     seconds = time.perf_counter() - t0
     if unpaired is not None:
         result.n.setdefault("unpaired_reference", unpaired)
-    return record(metric, result, merged, seconds, cand_rows, ref_rows, cand, ref)
+    return record(metric, result, merged, seconds, cand_rows, ref_rows, cand, ref, language)
 
 
 def record(
@@ -145,6 +149,7 @@ def record(
     ref_rows: Sequence[Mapping[str, Any]] | None,
     cand: Any,
     ref: Any,
+    language: str = DEFAULT_LANGUAGE,
 ) -> dict[str, Any]:
     n = {"candidate": _count(cand)}
     if ref is not None:
@@ -153,7 +158,8 @@ def record(
     values = dict(result.values)
     if metric.input in TEXT_KINDS and cand_rows and all("text" in r for r in cand_rows):
         # length control (Shaib et al. 2024): every text score comes with the mean length in words
-        values.setdefault("mean_words", float(np.mean([count_words(r["text"]) for r in cand_rows])))
+        lengths = [count_words(r["text"], language) for r in cand_rows]
+        values.setdefault("mean_words", float(np.mean(lengths)))
     out = {
         "metric": metric.name,
         "values": values,

@@ -1,11 +1,12 @@
 """Length control: many diversity and quality scores move with text length, so compare sources
 at equal length and report how much each score follows length.
 
-* :func:`mean_words` — mean whitespace-word count of texts.
+* :func:`mean_words` — mean word count of texts.
 * :func:`truncate_to_shortest` — per prompt, cut every source's texts to the shortest length
-  (in whitespace words) found among the sources for that prompt; prompts missing from any
-  source are dropped. Words are ``str.split()`` tokens; the cut keeps the original spacing and
-  newlines up to the end of the last kept word.
+  (in words) found among the sources for that prompt; prompts missing from any source are
+  dropped. Words are those of the dataset's ``language`` (:mod:`genmetrics.words`:
+  ``str.split()`` tokens by default, jieba words for ``zh``); the cut keeps the original
+  characters (spacing, newlines, punctuation) up to the end of the last kept word.
 * :func:`shortest_texts` — the same for the workflow's sources (generations pair with their
   prompt by ``prompt_id``, a human reference by its own id); :func:`score_shortest` scores a
   metric on texts cut that way (``metrics.<entry>.length_control: shortest``), in memory.
@@ -25,30 +26,32 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.clean import truncate_words
+from genmetrics.words import DEFAULT_LANGUAGE, count_words, truncate_words
 
 
-def n_words(text: str) -> int:
-    """Number of whitespace words (``len(text.split())``)."""
-    return len(text.split())
+def n_words(text: str, language: str = DEFAULT_LANGUAGE) -> int:
+    """Number of words (default: whitespace words, ``len(text.split())``)."""
+    return count_words(text, language)
 
 
-def mean_words(texts: Sequence[str]) -> float:
-    """Mean number of whitespace words per text."""
+def mean_words(texts: Sequence[str], language: str = DEFAULT_LANGUAGE) -> float:
+    """Mean number of words per text (words of ``language``)."""
     if isinstance(texts, str):
         raise GenmetricsError("mean_words: expected a list of texts, got one string")
     texts = list(texts)
     if not texts:
         raise GenmetricsError("mean_words: no texts")
-    return float(np.mean([n_words(t) for t in texts]))
+    return float(np.mean([n_words(t, language) for t in texts]))
 
 
 def truncate_to_shortest(
     sources: Mapping[str, Sequence[Mapping[str, Any]]],
     key: str = "prompt_id",
     text_field: str = "text",
+    language: str = DEFAULT_LANGUAGE,
 ) -> dict[str, list[dict]]:
-    """Cut texts so that, for every prompt, all sources have the same length in words.
+    """Cut texts so that, for every prompt, all sources have the same length in words (of
+    ``language``).
 
     For each value of ``key`` present in every source, m = min number of words over all rows of
     all sources with that key; every such row's text becomes its first m words (fields other
@@ -72,7 +75,7 @@ def truncate_to_shortest(
                 )
             k = row[key]
             keys.add(k)
-            w = n_words(row[text_field])
+            w = n_words(row[text_field], language)
             shortest[k] = min(w, shortest.get(k, w))
         present[name] = keys
     common = set.intersection(*present.values())
@@ -85,14 +88,16 @@ def truncate_to_shortest(
             if row[key] not in common:
                 continue
             new = dict(row)
-            new["n_words_original"] = n_words(row[text_field])
-            new[text_field] = truncate_words(row[text_field], shortest[row[key]])
+            new["n_words_original"] = n_words(row[text_field], language)
+            new[text_field] = truncate_words(row[text_field], shortest[row[key]], language)
             kept.append(new)
         out[name] = kept
     return out
 
 
-def shortest_texts(sources: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, list[dict]]:
+def shortest_texts(
+    sources: Mapping[str, Sequence[Mapping[str, Any]]], language: str = DEFAULT_LANGUAGE
+) -> dict[str, list[dict]]:
     """:func:`truncate_to_shortest` over workflow sources: a generation's prompt is its
     ``prompt_id``, a human reference's is its own ``id`` (every source counts, the references
     too). Rows keep their fields; ``prompt_id`` is added where it was missing."""
@@ -100,7 +105,7 @@ def shortest_texts(sources: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[s
         name: [{**r, "prompt_id": str(r.get("prompt_id", r["id"]))} for r in rows]
         for name, rows in sources.items()
     }
-    return truncate_to_shortest(keyed)
+    return truncate_to_shortest(keyed, language=language)
 
 
 def score_shortest(
@@ -109,21 +114,21 @@ def score_shortest(
     reference: str | Path | None,
     group: Sequence[str | Path],
     params: Mapping[str, Any] | None = None,
+    language: str = DEFAULT_LANGUAGE,
 ) -> dict[str, Any]:
     """The score record of ``metric`` on ``candidate`` (and ``reference``) after cutting every
     text to the shortest text for its prompt among the ``group`` files (which hold the
     candidate and the reference). Same record as :func:`genmetrics.scoring.score_files`, whose
-    ``values.mean_words`` is then the cut length."""
+    ``values.mean_words`` is then the cut length. Words are those of ``language``."""
     from genmetrics.io import read_jsonl
 
     paths = [str(p) for p in group]
     for role, path in (("candidate", candidate), ("reference", reference)):
         if path is not None and str(path) not in paths:
             raise GenmetricsError(f"length control: the {role} {path} is not in the group")
-    cut = shortest_texts({p: read_jsonl(p, required=("id", "text")) for p in paths})
-    return score_rows(
-        metric, cut[str(candidate)], None if reference is None else cut[str(reference)], params
-    )
+    cut = shortest_texts({p: read_jsonl(p, required=("id", "text")) for p in paths}, language)
+    reference_rows = None if reference is None else cut[str(reference)]
+    return score_rows(metric, cut[str(candidate)], reference_rows, params, language)
 
 
 def score_rows(
@@ -131,6 +136,7 @@ def score_rows(
     candidate: Sequence[Mapping[str, Any]],
     reference: Sequence[Mapping[str, Any]] | None = None,
     params: Mapping[str, Any] | None = None,
+    language: str = DEFAULT_LANGUAGE,
 ) -> dict[str, Any]:
     """:func:`genmetrics.scoring.score_files` on rows already in memory, for metrics on texts
     (kinds ``texts``, ``records`` and ``pos``: POS tags are computed from the rows' texts)."""
@@ -146,7 +152,14 @@ def score_rows(
     ref = None if ref_rows is None else _as_kind(m.input, ref_rows)
     cand = _as_kind(m.input, cand_rows)
     return score_loaded(
-        metric, cand, cand_rows, ref, ref_rows, params, f"{metric} (length control)"
+        metric,
+        cand,
+        cand_rows,
+        ref,
+        ref_rows,
+        params,
+        f"{metric} (length control)",
+        language=language,
     )
 
 

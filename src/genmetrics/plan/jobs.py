@@ -30,7 +30,9 @@ class JobParams:
         return canonical(self.datasets[dataset].spec)
 
     def clean_options(self, dataset: str) -> dict:
-        return canonical(self.datasets[dataset].clean)
+        """``datasets.<name>.clean``, plus the dataset's ``language`` if not whitespace."""
+        ds = self.datasets[dataset]
+        return canonical(ds.with_language(ds.clean))
 
     def size_requirements(self, dataset: str) -> list[dict]:
         """What each entry on ``dataset`` needs of the cleaned set, checked right after cleaning
@@ -68,7 +70,9 @@ class JobParams:
                 check_sizes(int(read_json(stats)["output"]), self.size_requirements(name), name)
 
     def prompt_options(self, dataset: str) -> dict:
-        return canonical(self.datasets[dataset].prompts)
+        """``datasets.<name>.prompts``, plus the dataset's ``language`` if not whitespace."""
+        ds = self.datasets[dataset]
+        return canonical(ds.with_language(ds.prompts))
 
     def checkpoint_spec(self, checkpoint: str) -> dict:
         """What fetch_model makes of a checkpoint; a local one adds the digest of its content
@@ -90,7 +94,13 @@ class JobParams:
         return canonical(self.models[model].generation[dataset].as_dict())
 
     def imported_texts(self, dataset: str, model: str) -> dict:
-        return canonical(self.models[model].texts_for(dataset))
+        """The imported texts spec for ``dataset``: the texts belong to the dataset, so their
+        cleaning counts the dataset's words (``clean.language`` if not whitespace)."""
+        spec = self.models[model].texts_for(dataset)
+        clean = self.datasets[dataset].with_language(spec.get("clean", {}))
+        if clean:
+            spec["clean"] = clean
+        return canonical(spec)
 
     def feature_source(self, source: str) -> str:
         return split_part(source)[0]
@@ -104,8 +114,10 @@ class JobParams:
     def surprisal_settings(self, evaluator: str) -> dict:
         return canonical(self.evaluators[evaluator].settings)
 
-    def score_settings(self, entry: str) -> dict:
-        return self.entries[entry].settings()
+    def score_settings(self, dataset: str, entry: str) -> dict:
+        """The entry's settings, plus the dataset's ``language`` if not whitespace (the words
+        of ``mean_words`` and of length control)."""
+        return canonical(self.datasets[dataset].with_language(self.entries[entry].settings()))
 
     def score_upstream(self, dataset: str, source: str, entry: str) -> dict:
         """The config upstream of one score (for its provenance record): the featurizer or

@@ -37,6 +37,7 @@ from genmetrics.plan.objects import (
 )
 from genmetrics.prompts import load_tokens_per_word, tokens_per_word
 from genmetrics.resources import job_resources
+from genmetrics.words import check_language
 
 #: the tokens-per-word table, relative to the checkout (beside workflow/schemas/)
 TOKENS_PER_WORD = "resources/tokens_per_word.tsv"
@@ -106,9 +107,10 @@ def load_plan(
     datasets = {
         name: Dataset(
             name=name,
-            spec={k: v for k, v in d.items() if k not in ("clean", "prompts")},
+            spec={k: v for k, v in d.items() if k not in ("clean", "prompts", "language")},
             clean=dict(d.get("clean", {})),
             prompts=dict(d["prompts"]),
+            language=check_language(d["language"], f"datasets.{name}.language"),
         )
         for name, d in cfg.get("datasets", {}).items()
     }
@@ -235,14 +237,15 @@ def _model(
         where=f"{key}.resources",
     )
     family = ck.get("tokenizer_family")
-    try:
-        tpw = tokens_per_word(tokens_table, family)
-    except GenmetricsError as e:
-        raise GenmetricsError(f"checkpoints.{m['checkpoint']}.tokenizer_family: {e}") from None
+    tpw = {}  # per dataset: tokens per word of its language
+    for ds in common["datasets"]:
+        try:
+            tpw[ds] = tokens_per_word(tokens_table, family, datasets[ds].language)
+        except GenmetricsError as e:
+            raise GenmetricsError(f"checkpoints.{m['checkpoint']}.tokenizer_family: {e}") from None
     settings = {
         "template": m.get("template", ck["template"]),
         "tokenizer_family": family,
-        "tokens_per_word": tpw,
         "instruction": m.get("instruction"),
         "sampling": dict(m.get("sampling", {})),
         "words": m.get("words", gen["words"]),
@@ -260,7 +263,12 @@ def _model(
             f"checkpoints.{m['checkpoint']}.max_memory: needs device_map (or more than one GPU)"
         )
     generation = {
-        ds: GenerationSettings(**settings, mode=datasets[ds].prompts["mode"])
+        ds: GenerationSettings(
+            **settings,
+            tokens_per_word=tpw[ds],
+            mode=datasets[ds].prompts["mode"],
+            language=datasets[ds].language,
+        )
         for ds in common["datasets"]
     }
     return Model(checkpoint=m["checkpoint"], generation=generation, **common)

@@ -15,6 +15,7 @@ from genmetrics.generation import GenerationSettings
 from genmetrics.kinds import KINDS, PARTS
 from genmetrics.params import canonical
 from genmetrics.paths import PROMPTS, REFERENCES, texts_path
+from genmetrics.words import DEFAULT_LANGUAGE, uses_whitespace
 
 __all__ = ["PROMPTS", "REFERENCES"]
 
@@ -39,6 +40,14 @@ class Dataset:
     spec: dict  # source and reading options: what fetch_dataset needs
     clean: dict
     prompts: dict  # words, mode, file (schema defaults filled)
+    language: str = DEFAULT_LANGUAGE  # datasets.<name>.language (genmetrics.words)
+
+    def with_language(self, options: dict) -> dict:
+        """``options`` plus ``language`` where the words are not whitespace words: the
+        params of a job on a whitespace dataset stay what they always were."""
+        if uses_whitespace(self.language):
+            return options
+        return {**options, "language": self.language}
 
     @property
     def local_files(self) -> list[str]:
