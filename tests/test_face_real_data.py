@@ -37,8 +37,8 @@ from face_oracle import facescore_reference
 
 from genmetrics.analysis.scaling import format_table, summarise_evaluators, valid_cell_table
 from genmetrics.metrics import compute
-from genmetrics.metrics._spectra import DISTANCES, HIGHER_IS_BETTER
-from genmetrics.metrics.face import ENSEMBLES, judge
+from genmetrics.metrics._spectra import HIGHER_IS_BETTER
+from genmetrics.metrics.face import ENSEMBLES, VALUES, judge
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 PAIRS = {
@@ -54,7 +54,15 @@ SIZES = {
     "bloom-560m": 0.56,
     "bloom-7b": 7.1,
 }
-VARIANTS = {"FACEScore defaults": {}, "FACE-2 (real, z-scored)": {"value": "real", "zscore": True}}
+#: the FACEScore code's defaults, the same code with its real-part and z-score options (called
+#: "FACE-2" here before conventions existed), and FACE-2 as its paper defines it
+VARIANTS = {
+    "FACEScore defaults": {},
+    "FACEScore real+z": {"value": "real", "zscore": True},
+    "FACE-2 (z + L2)": {"convention": "face2", "zscore": True},
+}
+#: the values of the FACEScore code (the oracle's names)
+CODE = VALUES["facescore"]
 
 pytestmark = pytest.mark.skipif(not DATA.exists(), reason="../shared/data is not present")
 
@@ -77,7 +85,7 @@ def test_webtext_halves_are_closer_to_each_other_than_to_gpt2_samples(params):
     halves = compute("face", human[499:], human[:499], {**params, "pairing": "set"}).values
     vs_model = compute("face", model, human, {**params, "pairing": "set"}).values
     votes = judge(halves, vs_model)
-    assert all(votes[k] == "a" for k in DISTANCES), votes
+    assert all(votes[k] == "a" for k in halves), votes
 
 
 def test_real_surprisal_agrees_with_the_facescore_formulas():
@@ -93,7 +101,7 @@ def test_real_surprisal_agrees_with_the_facescore_formulas():
             {"value": value, "zscore": z},
             links=[[i] for i in range(60)],
         )
-        for key in DISTANCES:
+        for key in CODE:
             want = [
                 facescore_reference(h, m, value, z)[key] for h, m in zip(human, model, strict=True)
             ]
@@ -129,7 +137,9 @@ def size_pair_table(params: dict) -> pd.DataFrame:
                         "value": {"a": 1.0, "b": -1.0, "tie": 0.0}[vote],
                     },
                 ]
-    directions = {k: HIGHER_IS_BETTER.get(k, False) for k in DISTANCES}
+    directions = {
+        k: HIGHER_IS_BETTER.get(k, False) for k in set(VALUES["facescore"]) | set(VALUES["face2"])
+    }
     directions.update(dict.fromkeys(ENSEMBLES, True))
     families = {f: {m: SIZES[m] for m in pair} for f, pair in PAIRS.items()}
     return valid_cell_table(pd.DataFrame(rows), families, directions)
@@ -138,7 +148,8 @@ def size_pair_table(params: dict) -> pd.DataFrame:
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_face_size_pairs_give_a_table_of_nine_cells(variant):
     table = size_pair_table(VARIANTS[variant])
-    assert set(table["metric"]) == {*DISTANCES, *ENSEMBLES}
+    convention = VARIANTS[variant].get("convention", "facescore")
+    assert set(table["metric"]) == {*VALUES[convention], *ENSEMBLES}
     assert (table["cells"] == 9).all() and (table["skipped"] == 0).all()
     assert table["baseline"].iloc[0] == pytest.approx(0.5)  # pairs: 1/2! each
     print(f"\n{variant}: larger model closer to the WebText humans, 9 (pair × domain) cells")
