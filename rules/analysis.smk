@@ -1,4 +1,5 @@
-# Analyses across scores: seed/reference spread, P/R sweeps over N and k, length control.
+# Analyses across scores: seed/reference spread, P/R sweeps over N and k, length control,
+# FACE-2's scaling check (valid-cell ratio, its Table 1, smoothed spectra per model size).
 
 
 rule spread:
@@ -113,6 +114,14 @@ rule scaling:
     output:
         table=RESULTS.scaling_table,
         markdown=RESULTS.scaling_markdown,
+        cells=RESULTS.scaling_cells,
+        # FACE-2's Table 1 layout: rows of the paper, columns per dataset and language
+        table1=report(
+            RESULTS.scaling_table1,
+            caption="../workflow/report/scaling_table1.rst",
+            category="Scaling (FACE-2)",
+        ),
+        table1_markdown=RESULTS.scaling_table1_markdown,
     log:
         "results/logs/scaling.log",
     conda:
@@ -138,6 +147,26 @@ rule scaling_figure:
         "../envs/plots.yaml"
     script:
         "../workflow/scripts/scaling_figure.py"
+
+
+rule scaling_spectra:
+    input:
+        # the spectra entry's surprisal files (RESULTS.surprisal): humans and family models
+        per_job(PLAN.scaling_spectra_inputs),
+    output:
+        report(
+            RESULTS.scaling_spectra_figure,
+            caption="../workflow/report/scaling_spectra.rst",
+            category="Scaling (FACE-2)",
+        ),
+    log:
+        "results/logs/scaling_spectra.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        settings=per_job(PLAN.scaling_spectra_settings),
+    script:
+        "../workflow/scripts/scaling_spectra.py"
 
 
 rule spectra_figure:

@@ -481,6 +481,65 @@ def test_scaling_settings_name_each_cell_and_refuse_bad_keys():
         plan_of(bad)
 
 
+def test_scaling_table1_languages_and_the_spectra_entry():
+    cfg = config()
+    cfg["metrics"]["face_code"] = {"metric": "face", "evaluator": "smollm2"}
+    cfg["metrics"]["face2_l2"] = {
+        "metric": "face",
+        "evaluator": "smollm2",
+        "params": {"convention": "face2"},
+    }
+    cfg["metrics"]["face2_z"] = {
+        "metric": "face",
+        "evaluator": "smollm2",
+        "params": {"convention": "face2", "zscore": True},
+    }
+    scaling = {
+        "families": {"f": {"smollm2-pure": 1, "gemma3-nucleus": 2}},
+        "metrics": ["face_code", "face2_l2", "face2_z", "perplexity"],
+    }
+    cfg["analysis"] = {"scaling": scaling}
+    plan = plan_of(cfg)
+    s = plan.scaling_settings()
+    assert s["tasks"] == ["bbc"] and s["languages"] == {"bbc": "en"}  # the default language
+    # the figure's entry: the first face2 entry with zscore, not the first face entry
+    assert plan.scaling["spectra_entry"] == "face2_z"
+    fig = plan.scaling_spectra_settings()
+    assert fig["entry"] == "face2_z" and fig["params"]["zscore"] is True
+    assert fig["evaluator"] == "smollm2" and fig["tasks"] == ["bbc"]
+    assert {c["model"] for c in fig["cells"]} == {"smollm2-pure", "gemma3-nucleus"}
+    assert plan.scaling_spectra_inputs() == sorted(
+        {c[k] for c in fig["cells"] for k in ("candidate", "reference")}
+    )
+    assert "results/features/surprisal/smollm2/bbc/references.npz" in plan.scaling_spectra_inputs()
+    assert RESULTS.scaling_spectra_figure in plan.targets.all
+    assert RESULTS.scaling_table1 in plan.targets.all
+    # without a zscore face2 entry: the first face2 one; without face2: the first face entry
+    scaling["metrics"] = ["face_code", "face2_l2", "perplexity"]
+    assert plan_of(cfg).scaling["spectra_entry"] == "face2_l2"
+    scaling["metrics"] = ["perplexity", "face_code"]
+    assert plan_of(cfg).scaling["spectra_entry"] == "face_code"
+    scaling["metrics"] = ["perplexity"]  # no face entry: no figure
+    plan = plan_of(cfg)
+    assert plan.scaling["spectra_entry"] is None
+    assert RESULTS.scaling_spectra_figure not in plan.targets.all
+    scaling["spectra_entry"] = "face_code"  # named: need not be a scaling row
+    scaling["languages"] = {"bbc": "de"}
+    plan = plan_of(cfg)
+    assert plan.scaling["spectra_entry"] == "face_code"
+    assert plan.scaling_settings()["languages"] == {"bbc": "de"}
+    for key, value, match in (
+        ("spectra_entry", "nope", r"analysis.scaling.spectra_entry: 'nope' is not in metrics"),
+        ("spectra_entry", "perplexity", r"spectra_entry: 'perplexity' runs perplexity"),
+        ("languages", {"nope": "en"}, r"analysis.scaling.languages: 'nope' is not in datasets"),
+        ("languages", {"bbc": "e n"}, "languages"),
+    ):
+        bad = copy.deepcopy(cfg)
+        bad["analysis"]["scaling"][key] = value
+        with pytest.raises(GenmetricsError, match=match):
+            plan_of(bad)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

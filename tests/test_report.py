@@ -86,7 +86,12 @@ def test_report_figures_are_the_html_report_figures(config, monkeypatch, tmp_pat
     assert set(plan.targets.figures) <= wrapped
     always = {RESULTS.correlation_figure, RESULTS.pr_figure, RESULTS.length_figure}
     assert always <= set(plan.targets.figures)
-    conditional = {RESULTS.pr_curves_figure, RESULTS.spectra_figure, RESULTS.scaling_figure}
+    conditional = {
+        RESULTS.pr_curves_figure,
+        RESULTS.spectra_figure,
+        RESULTS.scaling_figure,
+        RESULTS.scaling_spectra_figure,
+    }
     assert wrapped - OPTIONAL == always | conditional
 
 

@@ -11,6 +11,8 @@ import pytest
 from genmetrics import GenmetricsError
 from genmetrics.analysis.scaling import (
     bootstrap_valid_ratio,
+    cell_validity,
+    ensemble_valid,
     format_table,
     is_valid,
     summarise_evaluators,
@@ -309,3 +311,169 @@ def test_bootstrap_progress_bar_runs(capsys):
     loud = bootstrap_valid_ratio(cells, SIZES, n, True, 20, 2, progress=True)
     np.testing.assert_array_equal(quiet["replicates"], loud["replicates"])
     assert "bootstrap" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- ensembles
+
+UP, DOWN = True, False  # a member's direction: higher is better / lower is better
+
+
+@pytest.mark.parametrize(
+    ("values_by_size", "directions", "expected"),
+    [
+        # SO↑, EMD↓, KL↓ over 3 models; KL prefers the smaller model on every pair: 2 of 3
+        # members for the larger one on every pair -> valid
+        ([[0.1, 0.5, 0.5], [0.2, 0.4, 0.6], [0.3, 0.3, 0.7]], [UP, DOWN, DOWN], True),
+        # the same, with EMD also dissenting on the (s, m) pair only: 1 of 3 there -> invalid
+        ([[0.1, 0.4, 0.5], [0.2, 0.45, 0.6], [0.3, 0.3, 0.7]], [UP, DOWN, DOWN], False),
+        # two models; EMD tied, KL for the larger: 2 of 3 -> valid
+        ([[0.1, 0.5, 0.5], [0.2, 0.5, 0.4]], [UP, DOWN, DOWN], True),
+        # EMD tied, KL against: 1 for, 1 against, 1 tie -> not a majority
+        ([[0.1, 0.5, 0.5], [0.2, 0.5, 0.6]], [UP, DOWN, DOWN], False),
+        # two members tied, one for: 1 of 3 is not a majority (face.judge would call it won)
+        ([[0.1, 0.5, 0.5], [0.2, 0.5, 0.5]], [UP, DOWN, DOWN], False),
+        # every member tied
+        ([[0.1, 0.5], [0.1, 0.5]], [UP, DOWN], False),
+        # a majority cycle (three members ranking s<m<l, m<l<s, l<s<m): the majority prefers
+        # m over s (2:1) and l over m (2:1) but s over l (2:1) -> invalid
+        ([[1.0, 3.0, 2.0], [2.0, 1.0, 3.0], [3.0, 2.0, 1.0]], [UP, UP, UP], False),
+        # four models, no member orders all four (each swaps one neighbouring pair), yet
+        # every pair has 2 of 3 members for the larger model -> valid
+        (
+            [[2.0, 1.0, 1.0], [1.0, 3.0, 2.0], [3.0, 2.0, 4.0], [4.0, 4.0, 3.0]],
+            [UP, UP, UP],
+            True,
+        ),
+        # five members, 3 for and 2 against on the one pair -> valid; 2 for, 3 against -> not
+        ([[0, 0, 0, 1, 1], [1, 1, 1, 0, 0]], [UP] * 5, True),
+        ([[0, 0, 1, 1, 1], [1, 1, 0, 0, 0]], [UP] * 5, False),
+        # an even ensemble: 2 of 4 is not more than half
+        ([[0, 0, 1, 1], [1, 1, 0, 0]], [UP] * 4, False),
+    ],
+)
+def test_ensemble_valid_hand_cases(values_by_size, directions, expected):
+    assert ensemble_valid(values_by_size, directions) is expected
+
+
+@pytest.mark.parametrize(
+    ("values", "higher"),
+    [
+        ([1.0, 2.0, 3.0], True),
+        ([3.0, 2.0, 1.0], True),
+        ([1.0, 2.0, 2.0], True),
+        ([2.0, 1.0], False),
+    ],
+)
+def test_ensemble_of_one_member_is_is_valid(values, higher):
+    assert ensemble_valid([[v] for v in values], [higher]) is is_valid(values, higher)
+
+
+@pytest.mark.parametrize(
+    ("values_by_size", "directions", "match"),
+    [
+        ([[1.0, 2.0]], [UP, UP], ">= 2 models"),
+        ([[1.0], [2.0]], [UP, UP], "1 member value"),
+        ([[1.0, math.nan], [2.0, 1.0]], [UP, UP], "non-finite"),
+        ([1.0, 2.0], [UP], "2-d"),
+    ],
+)
+def test_ensemble_valid_refuses_bad_shapes(values_by_size, directions, match):
+    with pytest.raises(GenmetricsError, match=match):
+        ensemble_valid(values_by_size, directions)
+
+
+def _ensemble_scores() -> pd.DataFrame:
+    """Members so (↑), emd (↓), kl (↓) of family A (a1 < a2 < a3) on t1, t2 under evaluators
+    e1 and e2; kl has no e2 scores."""
+    vals = {
+        # t1: so and emd for the larger models, kl against -> ensemble valid, kl alone not
+        ("so", "e1", "t1"): [0.1, 0.2, 0.3],
+        ("emd", "e1", "t1"): [0.5, 0.4, 0.3],
+        ("kl", "e1", "t1"): [0.1, 0.2, 0.3],
+        # t2: the cycle of the hand case above (three members ranking differently)
+        ("so", "e1", "t2"): [1.0, 2.0, 3.0],
+        ("emd", "e1", "t2"): [-3.0, -1.0, -2.0],
+        ("kl", "e1", "t2"): [-2.0, -3.0, -1.0],
+        ("so", "e2", "t1"): [0.3, 0.2, 0.1],
+        ("emd", "e2", "t1"): [0.3, 0.4, 0.5],
+    }
+    rows = [
+        {"metric": m, "evaluator": e, "task": t, "model": f"a{i + 1}", "value": v}
+        for (m, e, t), vs in vals.items()
+        for i, v in enumerate(vs)
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_ensemble_rows_from_the_same_evaluators_members():
+    fam = {"A": {"a1": 1.0, "a2": 2.0, "a3": 3.0}}
+    directions = {"so": True, "emd": False, "kl": False}
+    ens = {"ens3": ("so", "emd", "kl"), "ens2": ("so", "emd")}
+    table = valid_cell_table(_ensemble_scores(), fam, directions, ens)
+    rows = {(r.metric, r.evaluator): r for r in table.itertuples()}
+    # ens3 under e1 only (kl has no e2 scores): t1 valid (2 of 3), t2 a cycle -> invalid
+    assert (rows["ens3", "e1"].cells, rows["ens3", "e1"].valid) == (2, 1)
+    assert rows["ens3", "e1"].cells_detail == "A/t1:✓; A/t2:✗"
+    assert ("ens3", "e2") not in rows
+    # ens2 (so, emd) under e2: both prefer the smaller models -> invalid
+    assert (rows["ens2", "e2"].cells, rows["ens2", "e2"].valid) == (1, 0)
+    # the members' own rows are unchanged: kl alone orders t1 the wrong way
+    assert rows["kl", "e1"].cells_detail == "A/t1:✗; A/t2:✗"
+    assert rows["ens3", "e1"].baseline == pytest.approx(1 / 6)
+    assert list(table.metric[-3:]) == ["ens3", "ens2", "ens2"]  # after the metrics
+
+    cells = cell_validity(_ensemble_scores(), fam, directions, ens)
+    got = cells[cells.metric == "ens3"][["evaluator", "task", "valid", "members"]]
+    assert got.values.tolist() == [["e1", "t1", True, 3], ["e1", "t2", False, 3]]
+
+
+def test_ensemble_cell_with_a_missing_member_value_is_skipped():
+    scores = _ensemble_scores()
+    scores = scores[~((scores.metric == "kl") & (scores.task == "t2") & (scores.model == "a3"))]
+    fam = {"A": {"a1": 1.0, "a2": 2.0, "a3": 3.0}}
+    table = valid_cell_table(
+        scores, fam, {"so": True, "emd": False, "kl": False}, {"ens3": ("so", "emd", "kl")}
+    )
+    row = table[table.metric == "ens3"].iloc[0]
+    assert (row.cells, row.skipped) == (1, 1)
+    assert row.skipped_detail == "A/t2(missing: a3)"
+
+
+@pytest.mark.parametrize(
+    ("ensembles", "match"),
+    [
+        ({"so": ("emd", "kl")}, "name of a scored metric"),
+        ({"e": ("so", "so")}, "distinct"),
+        ({"e": ()}, "distinct"),
+        ({"e": ("so", "nope")}, r"\['nope'\] have no scores"),
+    ],
+)
+def test_ensemble_errors(ensembles, match):
+    fam = {"A": {"a1": 1.0, "a2": 2.0, "a3": 3.0}}
+    with pytest.raises(GenmetricsError, match=match):
+        valid_cell_table(
+            _ensemble_scores(), fam, {"so": True, "emd": False, "kl": False}, ensembles
+        )
+
+
+def test_bootstrap_of_an_ensemble_row():
+    """Members recompute on the same draw; each function returns (so↑, emd↓, kl↓)."""
+    rng = np.random.default_rng(0)
+    items = {m: rng.normal(size, 0.05, 20) for m, size in SIZES["F"].items()}
+
+    def member_values(model, kl_sign):
+        x = items[model]
+        return lambda idx: (x[idx].mean(), -x[idx].mean(), kl_sign * x[idx].mean())
+
+    # so and emd favour the larger models clearly; kl against: valid in every replicate
+    cells = {("F", "t"): {m: member_values(m, +1.0) for m in SIZES["F"]}}
+    res = bootstrap_valid_ratio(cells, SIZES, {("F", "t"): 20}, [True, False, False], 30, 0)
+    assert res["failed"] == 0 and np.all(res["replicates"] == 1.0)
+    # judged as the first member alone it is valid too; as kl alone never
+    first = {("F", "t"): {m: (lambda idx, f=f: f(idx)[0]) for m, f in cells["F", "t"].items()}}
+    assert bootstrap_valid_ratio(first, SIZES, {("F", "t"): 20}, True, 30, 0)["mean"] == 1.0
+    both_wrong = {("F", "t"): {m: member_values(m, -1.0) for m in SIZES["F"]}}
+    res = bootstrap_valid_ratio(both_wrong, SIZES, {("F", "t"): 20}, [False, True, True], 30, 0)
+    assert np.all(res["replicates"] == 0.0)  # only one member for the larger model
+    with pytest.raises(GenmetricsError, match="sequence of bools"):
+        bootstrap_valid_ratio(cells, SIZES, {("F", "t"): 20}, "up", 30, 0)

@@ -1,4 +1,5 @@
-"""Scaling analysis (FACE-2 valid-cell ratio): the table (CSV) and its markdown summary."""
+"""Scaling analysis (FACE-2 valid-cell ratio): the table (CSV), its markdown summary, every
+judged cell, and FACE-2's Table 1 layout (CSV and markdown)."""
 
 from genmetrics.analysis.scaling_job import run_scaling
 from genmetrics.io import write_text
@@ -9,4 +10,8 @@ with log_to(sm.log[0]) as log:
     out = run_scaling(sm.params.settings, progress=True)
     write_text(sm.output.table, out["table"].to_csv(index=False))
     write_text(sm.output.markdown, out["markdown"] + "\n")
+    write_text(sm.output.cells, out["cells"].to_csv(index=False))
+    write_text(sm.output.table1, out["table1"].to_csv(index=False))
+    write_text(sm.output.table1_markdown, out["table1_markdown"] + "\n")
     log.info("valid-cell ratios:\n%s", out["markdown"])
+    log.info("FACE-2 Table 1 layout:\n%s", out["table1_markdown"])

@@ -8,17 +8,22 @@ FACE-2 (Liu et al., Findings EMNLP 2025, §5.2, Table 2). Conventions:
   the values, listed by increasing size, are strictly increasing (higher-is-better) or strictly
   decreasing (lower-is-better); ties are not valid;
 * valid-cell ratio = #valid cells / #cells; the random baseline of a cell with k members is
-  1/k! (one of the k! orderings is valid), the baseline of a table is its mean over the cells.
+  1/k! (one of the k! orderings is valid), the baseline of a table is its mean over the cells;
+* an *ensemble* (FACE-2's Ensemble-3 and -5) is a row judged from several member metrics of
+  the same evaluator: :func:`ensemble_valid` states the vote.
 
-* :func:`is_valid` — one cell's validity;
+* :func:`is_valid` — one cell's validity; :func:`ensemble_valid` — an ensemble's;
+* :func:`cell_validity` — every cell's validity per (metric or ensemble, evaluator);
 * :func:`valid_cell_table` — ratio per (metric, evaluator) from a tidy score table;
-* :func:`summarise_evaluators` — ratio per evaluator, mean and SD across evaluators;
+* :func:`summarise_evaluators` — ratio per evaluator, mean and SD across evaluators
+  (:func:`mean_and_sd`, :func:`format_mean_sd`);
 * :func:`bootstrap_valid_ratio` — paired bootstrap CI of the ratio over each cell's prompts;
 * :func:`format_table` — a markdown table like FACE-2 Table 2, random baseline last;
 * :func:`valid_cells` — what the valid-cell figure shows, from the workflow's table.
 
 The workflow's analysis (score records in, metrics recomputed on resampled prompts for the
-bootstrap) is :func:`genmetrics.analysis.scaling_job.run_scaling`.
+bootstrap) is :func:`genmetrics.analysis.scaling_job.run_scaling`; FACE-2's Table 1 layout
+(per dataset and language) is :mod:`genmetrics.analysis.scaling_table1`.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ TABLE_COLUMNS = (
     "cells_detail",
     "skipped_detail",
 )
+CELL_COLUMNS = ("metric", "evaluator", "family", "task", "members", "valid", "missing")
 NO_EVALUATOR = "ratio"  # column name of summarise_evaluators for rows without an evaluator
 VALID_MARK, INVALID_MARK = "✓", "✗"
 
@@ -67,6 +73,56 @@ def is_valid(values_by_size: Sequence[float], higher_is_better: bool) -> bool:
         raise GenmetricsError(f"is_valid: values_by_size has a non-finite value: {v.tolist()}")
     steps = np.diff(v)
     return bool(np.all(steps > 0) if higher_is_better else np.all(steps < 0))
+
+
+def ensemble_valid(
+    values_by_size: Sequence[Sequence[float]], higher_is_better: Sequence[bool]
+) -> bool:
+    """True when a majority vote of the ensemble's members ranks every larger model of the
+    cell above every smaller one.
+
+    ``values_by_size[i][c]`` is member c's value for the i-th model by increasing size (k ≥ 2
+    models × m ≥ 1 members); ``higher_is_better[c]`` is member c's direction. For each pair of
+    models (smaller i, larger j), member c *votes for the larger* when its value is strictly
+    better for j (v[j, c] > v[i, c] if higher is better, < otherwise); equal values are a vote
+    for neither. The pair is won when more than half of the m members vote for the larger
+    model (a tied member counts as not in favour); the cell is valid when every one of the
+    k(k-1)/2 pairs is won.
+
+    This is our reading: FACE-2 (Liu et al. 2025) defines Ensemble-3/-5 as a majority vote
+    between two systems, and the valid cell over k models, but not the two together. With one
+    member it is :func:`is_valid`. Every pair, not only neighbours, is checked, so a majority
+    cycle (s ≺ m, m ≺ l, l ≺ s) is invalid; a cell of four or more models can be valid with
+    no member ordering all of them (with three, the two neighbouring pairs' majorities
+    share a member that orders all three). :func:`genmetrics.metrics.face.judge`, the vote
+    between two systems, compares the counts of votes for each side instead: the two agree
+    whenever no member ties; with ties, a pair won 1–0 with two members tied is won there
+    and not here. Raises GenmetricsError for fewer than 2 models, no member, directions of
+    the wrong length or a non-finite value.
+    """
+    v = np.asarray(values_by_size, dtype=float)
+    hib = np.asarray(higher_is_better, dtype=bool).ravel()
+    if v.ndim != 2 or v.shape[0] < 2 or v.shape[1] < 1:
+        raise GenmetricsError(
+            "ensemble_valid: values_by_size needs >= 2 models × >= 1 members (a 2-d array), "
+            f"got shape {v.shape}"
+        )
+    if hib.size != v.shape[1]:
+        raise GenmetricsError(
+            f"ensemble_valid: {v.shape[1]} member value(s) per model but {hib.size} direction(s)"
+        )
+    if not np.all(np.isfinite(v)):
+        raise GenmetricsError(
+            f"ensemble_valid: values_by_size has a non-finite value: {v.tolist()}"
+        )
+    sign = np.where(hib, 1.0, -1.0)
+    k, m = v.shape
+    for i in range(k):
+        for j in range(i + 1, k):
+            for_larger = int(np.sum((v[j] - v[i]) * sign > 0))
+            if 2 * for_larger <= m:
+                return False
+    return True
 
 
 def _check_families(
@@ -116,31 +172,14 @@ def _check_direction(metric: str, directions: Mapping[str, bool], where: str) ->
     return bool(hib)
 
 
-def valid_cell_table(
+def _tidy_scores(
     scores: pd.DataFrame,
     families: Mapping[str, Mapping[str, float]],
     directions: Mapping[str, bool],
-) -> pd.DataFrame:
-    """Valid-cell ratio per (metric, evaluator): #valid cells / #cells (FACE-2 Table 2).
-
-    ``scores`` has columns ``metric, task, model, value`` and optionally ``evaluator`` (the
-    model that computes the metric, e.g. FACE's surprisal model); ``directions[metric]`` is
-    higher_is_better. Rows of models outside every family are ignored; a NaN value counts as
-    missing. For each (metric, evaluator) and each task it has scores for, a family whose
-    members all have a value forms a cell, judged by :func:`is_valid`; a family with some but
-    not all members present is counted in ``skipped`` (listed in ``skipped_detail`` with the
-    missing models); a family with no member present is not counted at all.
-
-    Columns: ``metric, evaluator`` (None when the column is absent or empty), ``cells,
-    valid, ratio`` (NaN with 0 cells), ``baseline`` (mean of 1/k! over the cells, NaN with
-    0 cells), ``skipped``, ``cells_detail`` (``family/task:✓`` or ``:✗``, ``"; "``-joined),
-    ``skipped_detail``. Rows in order of first appearance in ``scores``.
-
-    Raises GenmetricsError for a missing column, a metric not in ``directions``, an invalid
-    family (< 2 members, equal sizes), a non-numeric or infinite value, or duplicate scores
-    for the same (metric, evaluator, task, model).
-    """
-    where = "valid_cell_table"
+    where: str,
+) -> tuple[pd.DataFrame, dict[str, list[str]], list[tuple[str, Any]]]:
+    """Checked scores of family members with a value, the families by size, and the
+    (metric, evaluator) groups in order of first appearance in ``scores``."""
     if not isinstance(scores, pd.DataFrame):
         raise GenmetricsError(f"{where}: scores must be a pandas DataFrame")
     missing = [c for c in SCORE_COLUMNS if c not in scores.columns]
@@ -168,6 +207,7 @@ def valid_cell_table(
     for metric in df["metric"].drop_duplicates():
         _check_direction(metric, directions, where)
 
+    groups = list(dict.fromkeys(df[["metric", "evaluator"]].itertuples(index=False, name=None)))
     in_family = {m for members in ordered.values() for m in members}
     df = df[df["model"].isin(in_family) & df["value"].notna()]
     keys = ["metric", "evaluator", "task", "model"]
@@ -179,33 +219,139 @@ def valid_cell_table(
             f"evaluator {r['evaluator']!r}, task {r['task']!r}, model {r['model']!r}; "
             f"expected one"
         )
+    return df, ordered, groups
 
-    groups = scores.loc[:, ["metric"]].copy()
-    groups["evaluator"] = (
-        scores["evaluator"].astype(object).where(scores["evaluator"].notna(), None)
-        if "evaluator" in scores.columns
-        else None
-    )
-    rows = []
-    for metric, evaluator in groups.drop_duplicates().itertuples(index=False, name=None):
+
+def _values(df: pd.DataFrame, metric: str, evaluator: Any) -> dict[tuple[str, str], float]:
+    sel = df[(df["metric"] == metric) & _same(df["evaluator"], evaluator)]
+    return {(t, m): v for t, m, v in sel[["task", "model", "value"]].itertuples(index=False)}
+
+
+def _judge_cells(
+    ordered: Mapping[str, list[str]],
+    members: Sequence[Mapping[tuple[str, str], float]],
+    judge: Callable[[list[list[float]]], bool],
+) -> list[dict[str, Any]]:
+    """Every (family, task) cell of one row: ``members`` holds one value table per member
+    metric ((task, model) → value; one table for a plain metric); a family with some but not
+    all models valued by every member is a skipped cell (``valid`` None, ``missing`` names
+    them); one with no model valued at all is not a cell."""
+    tasks = sorted({t for vals in members for t, _ in vals}, key=str)
+    out = []
+    for fam, models in ordered.items():
+        for task in tasks:
+            absent = [m for m in models if any((task, m) not in vals for vals in members)]
+            if not any((task, m) in vals for vals in members for m in models):
+                continue
+            cell = {"family": fam, "task": task, "members": len(models)}
+            if absent:
+                out.append({**cell, "valid": None, "missing": ", ".join(absent)})
+                continue
+            by_size = [[vals[task, m] for vals in members] for m in models]
+            out.append({**cell, "valid": bool(judge(by_size)), "missing": ""})
+    return out
+
+
+def _cells(
+    scores: pd.DataFrame,
+    families: Mapping[str, Mapping[str, float]],
+    directions: Mapping[str, bool],
+    ensembles: Mapping[str, Sequence[str]] | None,
+    where: str,
+) -> tuple[list[tuple[str, Any]], list[dict[str, Any]]]:
+    df, ordered, groups = _tidy_scores(scores, families, directions, where)
+    rows: list[dict[str, Any]] = []
+    for metric, evaluator in groups:
         hib = bool(directions[metric])
-        sel = df[(df["metric"] == metric) & _same(df["evaluator"], evaluator)]
-        value = {(t, m): v for t, m, v in sel[["task", "model", "value"]].itertuples(index=False)}
-        tasks = sorted(set(sel["task"]), key=str)
-        detail, skipped, baselines, n_valid = [], [], [], 0
-        for fam, members in ordered.items():
-            for task in tasks:
-                absent = [m for m in members if (task, m) not in value]
-                if len(absent) == len(members):
-                    continue
-                if absent:
-                    skipped.append(f"{fam}/{task}(missing: {', '.join(absent)})")
-                    continue
-                ok = is_valid([value[task, m] for m in members], hib)
-                n_valid += ok
-                baselines.append(1.0 / math.factorial(len(members)))
-                detail.append(f"{fam}/{task}:{VALID_MARK if ok else INVALID_MARK}")
-        n_cells = len(detail)
+        cells = _judge_cells(
+            ordered, [_values(df, metric, evaluator)], lambda v, h=hib: is_valid(_col(v), h)
+        )
+        rows += [{"metric": metric, "evaluator": evaluator, **c} for c in cells]
+    known = {m for m, _ in groups}
+    for label, members in (ensembles or {}).items():
+        members = list(members)
+        if label in known:
+            raise GenmetricsError(f"{where}: ensemble {label!r} has the name of a scored metric")
+        if not members or len(set(members)) < len(members):
+            raise GenmetricsError(
+                f"{where}: ensemble {label!r} needs distinct member metrics, got {members}"
+            )
+        absent = [m for m in members if m not in known]
+        if absent:
+            raise GenmetricsError(f"{where}: ensemble {label!r}: member(s) {absent} have no scores")
+        hibs = [_check_direction(m, directions, where) for m in members]
+        evaluators = [e for m, e in groups if m == members[0]]
+        for evaluator in evaluators:
+            if not all((m, evaluator) in groups for m in members):
+                continue  # a member not computed with this evaluator: no ensemble row
+            groups.append((label, evaluator))
+            tables = [_values(df, m, evaluator) for m in members]
+            cells = _judge_cells(ordered, tables, lambda v, h=hibs: ensemble_valid(v, h))
+            rows += [{"metric": label, "evaluator": evaluator, **c} for c in cells]
+    return groups, rows
+
+
+def _col(by_size: list[list[float]]) -> list[float]:
+    return [v[0] for v in by_size]
+
+
+def cell_validity(
+    scores: pd.DataFrame,
+    families: Mapping[str, Mapping[str, float]],
+    directions: Mapping[str, bool],
+    ensembles: Mapping[str, Sequence[str]] | None = None,
+) -> pd.DataFrame:
+    """Every (family, task) cell of every (metric, evaluator), judged: what
+    :func:`valid_cell_table` counts and the Table-1 layout splits by task.
+
+    Arguments as :func:`valid_cell_table`. One row per cell with columns ``metric,
+    evaluator, family, task, members`` (the family's size k), ``valid`` (True/False; None
+    for a skipped cell, whose ``missing`` names the models without a value), in the order of
+    the (metric, evaluator) rows, then families, then tasks (sorted).
+    """
+    _, rows = _cells(scores, families, directions, ensembles, "cell_validity")
+    return pd.DataFrame(rows, columns=list(CELL_COLUMNS))
+
+
+def valid_cell_table(
+    scores: pd.DataFrame,
+    families: Mapping[str, Mapping[str, float]],
+    directions: Mapping[str, bool],
+    ensembles: Mapping[str, Sequence[str]] | None = None,
+) -> pd.DataFrame:
+    """Valid-cell ratio per (metric, evaluator): #valid cells / #cells (FACE-2 Table 2).
+
+    ``scores`` has columns ``metric, task, model, value`` and optionally ``evaluator`` (the
+    model that computes the metric, e.g. FACE's surprisal model); ``directions[metric]`` is
+    higher_is_better. Rows of models outside every family are ignored; a NaN value counts as
+    missing. For each (metric, evaluator) and each task it has scores for, a family whose
+    members all have a value forms a cell, judged by :func:`is_valid`; a family with some but
+    not all members present is counted in ``skipped`` (listed in ``skipped_detail`` with the
+    missing models); a family with no member present is not counted at all.
+
+    ``ensembles`` (optional) maps a row name to its member metrics (names in ``scores``): per
+    evaluator under which every member was scored, the row judges each cell with
+    :func:`ensemble_valid` from the members' values of that evaluator (a cell needs every
+    member's value for every model). The baseline of an ensemble's cell is 1/k! too (the
+    chance that a random ranking of the models is their size order).
+
+    Columns: ``metric, evaluator`` (None when the column is absent or empty), ``cells,
+    valid, ratio`` (NaN with 0 cells), ``baseline`` (mean of 1/k! over the cells, NaN with
+    0 cells), ``skipped``, ``cells_detail`` (``family/task:✓`` or ``:✗``, ``"; "``-joined),
+    ``skipped_detail``. Rows in order of first appearance in ``scores``, then the ensembles.
+
+    Raises GenmetricsError for a missing column, a metric not in ``directions``, an invalid
+    family (< 2 members, equal sizes), a non-numeric or infinite value, duplicate scores
+    for the same (metric, evaluator, task, model), or an ensemble whose members are not
+    distinct scored metrics.
+    """
+    groups, cells = _cells(scores, families, directions, ensembles, "valid_cell_table")
+    rows = []
+    for metric, evaluator in groups:
+        mine = [c for c in cells if c["metric"] == metric and c["evaluator"] == evaluator]
+        judged = [c for c in mine if c["valid"] is not None]
+        skipped = [c for c in mine if c["valid"] is None]
+        n_cells, n_valid = len(judged), sum(c["valid"] for c in judged)
         rows.append(
             {
                 "metric": metric,
@@ -213,10 +359,19 @@ def valid_cell_table(
                 "cells": n_cells,
                 "valid": n_valid,
                 "ratio": n_valid / n_cells if n_cells else math.nan,
-                "baseline": float(np.mean(baselines)) if n_cells else math.nan,
+                "baseline": (
+                    float(np.mean([1.0 / math.factorial(c["members"]) for c in judged]))
+                    if n_cells
+                    else math.nan
+                ),
                 "skipped": len(skipped),
-                "cells_detail": "; ".join(detail),
-                "skipped_detail": "; ".join(skipped),
+                "cells_detail": "; ".join(
+                    f"{c['family']}/{c['task']}:{VALID_MARK if c['valid'] else INVALID_MARK}"
+                    for c in judged
+                ),
+                "skipped_detail": "; ".join(
+                    f"{c['family']}/{c['task']}(missing: {c['missing']})" for c in skipped
+                ),
             }
         )
     return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
@@ -228,6 +383,23 @@ def _same(col: pd.Series, evaluator: Any) -> pd.Series:
 
 def _fmt(x: float, digits: int) -> str:
     return "–" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def mean_and_sd(ratios: Sequence[float]) -> tuple[float, float, int]:
+    """Mean and sample SD (ddof=1) of the finite ``ratios`` and how many there are: the
+    mean (SD) over evaluators; the SD is NaN with fewer than 2, the mean with none."""
+    r = np.asarray(ratios, dtype=float)
+    r = r[np.isfinite(r)]
+    mean = float(r.mean()) if r.size else math.nan
+    return mean, float(r.std(ddof=1)) if r.size >= 2 else math.nan, int(r.size)
+
+
+def format_mean_sd(mean: float, sd: float, digits: int = 2) -> str:
+    """FACE-2's appendix format: ``"0.67 (0.12)"``; ``"0.67"`` alone when the SD is NaN (one
+    evaluator), ``"–"`` when the mean is NaN."""
+    if not math.isfinite(sd) or not math.isfinite(mean):
+        return _fmt(mean, digits)
+    return f"{_fmt(mean, digits)} ({_fmt(sd, digits)})"
 
 
 def summarise_evaluators(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFrame:
@@ -264,25 +436,18 @@ def summarise_evaluators(table: pd.DataFrame, *, digits: int = 2) -> pd.DataFram
     finite = np.isfinite(ratios)
     out = wide.reset_index()
     out["n_evaluators"] = finite.sum(axis=1)
-    means, sds = [], []
-    for row, ok in zip(ratios, finite, strict=True):
-        r = row[ok]
-        means.append(float(r.mean()) if r.size else math.nan)
-        sds.append(float(r.std(ddof=1)) if r.size >= 2 else math.nan)
-    out["mean"] = means
-    out["sd"] = sds
-    out["mean (SD)"] = [
-        _fmt(m, digits) if not math.isfinite(s) else f"{_fmt(m, digits)} ({_fmt(s, digits)})"
-        for m, s in zip(means, sds, strict=True)
-    ]
+    stats = [mean_and_sd(row) for row in ratios]
+    out["mean"] = [m for m, _, _ in stats]
+    out["sd"] = [sd for _, sd, _ in stats]
+    out["mean (SD)"] = [format_mean_sd(m, sd, digits) for m, sd, _ in stats]
     return out
 
 
 def bootstrap_valid_ratio(
-    cells: Mapping[tuple[str, str], Mapping[str, Callable[[np.ndarray], float]]],
+    cells: Mapping[tuple[str, str], Mapping[str, Callable[[np.ndarray], Any]]],
     sizes: Mapping[str, Mapping[str, float]],
     n_items: Mapping[tuple[str, str], int],
-    higher_is_better: bool,
+    higher_is_better: bool | Sequence[bool],
     n_boot: int,
     seed: int,
     *,
@@ -302,6 +467,10 @@ def bootstrap_valid_ratio(
     some recompute raises GenmetricsError (or returns a non-finite value) is skipped and
     counted in ``failed``.
 
+    An ensemble row: ``higher_is_better`` is a sequence (one direction per member), each
+    function returns the members' values (a sequence, in that order) and the cell is judged
+    by :func:`ensemble_valid`; the members recompute on the same resampled prompts.
+
     Returns ``replicates`` (ratios of the successful replicates, in order), ``low``/``high``
     (percentile CI at ``level``), ``mean``, ``n_boot``, ``seed``, ``level``, ``failed``,
     ``n_cells``, ``cell_valid_rate`` ({cell: fraction of successful replicates where it is
@@ -313,13 +482,30 @@ def bootstrap_valid_ratio(
         raise GenmetricsError(f"{where}: n_boot must be an integer >= 1, got {n_boot!r}")
     if not (isinstance(level, (int, float)) and 0 < level < 1):
         raise GenmetricsError(f"{where}: level must be in (0, 1), got {level!r}")
-    if not isinstance(higher_is_better, (bool, np.bool_)):
-        raise GenmetricsError(f"{where}: higher_is_better must be a bool, got {higher_is_better!r}")
+    if isinstance(higher_is_better, (bool, np.bool_)):
+        hib = bool(higher_is_better)
+
+        def judge(vals: list[Any]) -> bool:
+            return is_valid([float(v) for v in vals], hib)
+
+    elif isinstance(higher_is_better, Sequence) and all(
+        isinstance(h, (bool, np.bool_)) for h in higher_is_better
+    ):
+        hibs = [bool(h) for h in higher_is_better]
+
+        def judge(vals: list[Any]) -> bool:
+            return ensemble_valid([[float(x) for x in v] for v in vals], hibs)
+
+    else:
+        raise GenmetricsError(
+            f"{where}: higher_is_better must be a bool (a metric) or a sequence of bools (an "
+            f"ensemble's members), got {higher_is_better!r}"
+        )
     if not cells:
         raise GenmetricsError(f"{where}: no cells")
     ordered = _check_families(sizes, where)
 
-    plan: list[tuple[tuple[str, str], int, list[Callable[[np.ndarray], float]]]] = []
+    plan: list[tuple[tuple[str, str], int, list[Callable[[np.ndarray], Any]]]] = []
     for key in sorted(cells):
         if not (isinstance(key, tuple) and len(key) == 2):
             raise GenmetricsError(f"{where}: cell key {key!r} is not a (family, task) pair")
@@ -340,7 +526,6 @@ def bootstrap_valid_ratio(
         plan.append((key, int(n), [funcs[m] for m in ordered[fam]]))
 
     rng = np.random.default_rng(seed)
-    hib = bool(higher_is_better)
     replicates: list[float] = []
     valid_counts = np.zeros(len(plan))
     failed = 0
@@ -349,7 +534,7 @@ def bootstrap_valid_ratio(
         try:
             ok = np.array(
                 [
-                    is_valid([float(f(idx)) for f in funcs], hib)
+                    judge([f(idx) for f in funcs])
                     for (_, _, funcs), idx in zip(plan, draws, strict=True)
                 ]
             )

@@ -14,14 +14,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from genmetrics import GenmetricsError
 from genmetrics.analysis.scaling import (
     bootstrap_valid_ratio,
+    cell_validity,
     format_table,
     summarise_evaluators,
     valid_cell_table,
 )
+from genmetrics.analysis.scaling_table1 import format_table1, table1
 
 
 def _items(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[int]]:
@@ -81,32 +84,31 @@ class _Recompute:
         return self.memo[key]
 
 
-def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str, Any]:
-    """The scaling analysis of a workflow run (``settings`` from :meth:`Plan.scaling_settings`):
-    the valid-cell table per (variant: value, evaluator) from the score records, a paired
-    bootstrap CI per row over each cell's shared prompts (``bootstrap`` replicates; 0: none),
-    the summary across evaluators and its markdown table.
-
-    Returns ``{"table", "summary", "markdown", "baseline", "ci"}``; ``table`` has one row per
-    (metric value, evaluator) with ``low``/``high``/``failed`` bootstrap columns and the
-    interval of the mean over evaluators (``mean_low``/``mean_high``).
-    """
+def _rows(
+    settings: Mapping[str, Any],
+) -> tuple[pd.DataFrame, dict[str, bool], dict[str, tuple], dict[str, tuple], dict[str, dict]]:
+    """The tidy scores of the records, each row's direction, what each (row, evaluator)
+    recomputes ((entry, value) or (entry, member values)), the ensembles' member rows, and
+    each row's metric, params and value (for the Table-1 labels)."""
     from genmetrics.io import read_json
     from genmetrics.metrics import get
+    from genmetrics.metrics.face import ENSEMBLES, ensemble_members
     from genmetrics.metrics.registry import HIGHER
 
-    families = settings["families"]
     entries = settings["entries"]
-    rows, directions, labels = [], {}, {}
+    rows, directions, labels, meta = [], {}, {}, {}
+    ensembles: dict[str, tuple[str, ...]] = {}
     for c in settings["cells"]:
         ent = entries[c["entry"]]
         declared = get(ent["metric"]).values
-        for name, value in read_json(c["score"])["values"].items():
+        values = read_json(c["score"])["values"]
+        for name, value in values.items():
             if declared.get(name) is None:
                 continue  # neither direction is better (a length, a count)
             label = f"{ent['variant']}: {name}"
             directions[label] = declared[name] == HIGHER
-            labels[label] = (c["entry"], name)
+            labels[label, ent["evaluator"]] = (c["entry"], name)
+            meta[label] = {"metric": ent["metric"], "params": ent["params"], "value": name}
             rows.append(
                 {
                     "metric": label,
@@ -116,8 +118,45 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
                     "value": value,
                 }
             )
+        if ent["metric"] != "face":
+            continue
+        for ens in ENSEMBLES:  # the majority votes of this entry's own values
+            members = ensemble_members(ens, values)
+            if members is None:
+                continue
+            label = f"{ent['variant']}: {ens}"
+            member_rows = tuple(f"{ent['variant']}: {m}" for m in members)
+            if ensembles.setdefault(label, member_rows) != member_rows:
+                raise GenmetricsError(
+                    f"scaling: {label!r} has members {member_rows} and {ensembles[label]} in "
+                    f"different records of entry {c['entry']!r}"
+                )
+            labels[label, ent["evaluator"]] = (c["entry"], members)
+            meta[label] = {"metric": ent["metric"], "params": ent["params"], "value": ens}
     scores = pd.DataFrame(rows, columns=["metric", "evaluator", "task", "model", "value"])
-    table = valid_cell_table(scores, families, directions)
+    return scores, directions, labels, ensembles, meta
+
+
+def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str, Any]:
+    """The scaling analysis of a workflow run (``settings`` from :meth:`Plan.scaling_settings`):
+    the valid-cell table per (variant: value, evaluator) from the score records, plus each
+    FACE entry's Ensemble-3 and Ensemble-5 rows (``<variant>: ensemble3``: the majority vote
+    of that entry's own member values, :func:`~genmetrics.analysis.scaling.ensemble_valid`),
+    a paired bootstrap CI per row over each cell's shared prompts (``bootstrap`` replicates;
+    0: none; an ensemble's members recompute on the same resampled prompts), the summary
+    across evaluators and its markdown table, and FACE-2's Table 1 layout per dataset and
+    language (:func:`~genmetrics.analysis.scaling_table1.table1`).
+
+    Returns ``{"table", "summary", "markdown", "baseline", "ci", "cells", "table1",
+    "table1_markdown"}``; ``table`` has one row per (metric value or ensemble, evaluator)
+    with ``low``/``high``/``failed`` bootstrap columns and the interval of the mean over
+    evaluators (``mean_low``/``mean_high``); ``cells`` every judged (family, task) cell.
+    """
+    families = settings["families"]
+    entries = settings["entries"]
+    scores, directions, labels, ensembles, meta = _rows(settings)
+    table = valid_cell_table(scores, families, directions, ensembles)
+    cells_table = cell_validity(scores, families, directions, ensembles)
     n_boot = int(settings["bootstrap"])
     table["low"] = table["high"] = np.nan
     table["failed"] = 0
@@ -129,11 +168,17 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
             by_entry.setdefault(c["entry"], {})[(c["dataset"], c["model"])] = _Recompute(
                 entries[c["entry"]], c, loaded
             )
-        for pos, row in table.iterrows():
-            if not row["cells"]:
-                continue
-            entry, name = labels[row["metric"]]
+        rows = [(pos, row) for pos, row in table.iterrows() if row["cells"]]
+        for pos, row in tqdm(rows, desc="scaling bootstrap (rows)", disable=not progress):
+            # the entry of this row's own evaluator (entries that differ only in their
+            # evaluator share the row's label)
+            evaluator = row["evaluator"] if isinstance(row["evaluator"], str) else None  # NaN
+            entry, name = labels[row["metric"], evaluator]
             rec = by_entry[entry]
+            if row["metric"] in ensembles:  # members' values, their own directions
+                hib = [directions[m] for m in ensembles[row["metric"]]]
+            else:
+                hib = directions[row["metric"]]
             cells, n_items = {}, {}
             for fam, members in families.items():
                 for task in sorted({t for (t, m) in rec if m in members}):
@@ -146,17 +191,13 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
                         )
                     n_items[fam, task] = len(shared)
                     cells[fam, task] = {
-                        m: (lambda idx, r=rec[task, m], s=shared, v=name: r.values(s, idx)[v])
+                        m: (
+                            lambda idx, r=rec[task, m], s=shared, v=name: _pick(r.values(s, idx), v)
+                        )
                         for m in members
                     }
             boot = bootstrap_valid_ratio(
-                cells,
-                families,
-                n_items,
-                directions[row["metric"]],
-                n_boot,
-                int(settings["seed"]),
-                progress=progress,
+                cells, families, n_items, hib, n_boot, int(settings["seed"])
             )
             table.loc[pos, ["low", "high", "failed"]] = [boot["low"], boot["high"], boot["failed"]]
             replicates.setdefault(row["metric"], []).append(boot["replicates"])
@@ -170,10 +211,24 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
     table["mean_low"] = [ci.get(m, (np.nan, np.nan))[0] for m in table["metric"]]
     table["mean_high"] = [ci.get(m, (np.nan, np.nan))[1] for m in table["metric"]]
     baseline = float(table["baseline"].dropna().iloc[0]) if table["baseline"].notna().any() else 0.0
+    t1 = table1(
+        cells_table,
+        meta,
+        tasks=settings.get("tasks"),
+        languages=settings.get("languages"),
+    )
     return {
         "table": table,
         "summary": summary,
         "markdown": format_table(summary, baseline, ci=ci or None),
         "baseline": baseline,
         "ci": ci,
+        "cells": cells_table,
+        "table1": t1,
+        "table1_markdown": format_table1(t1),
     }
+
+
+def _pick(values: Mapping[str, float], name: str | tuple[str, ...]) -> Any:
+    """One value of a recomputed record, or an ensemble's member values in order."""
+    return values[name] if isinstance(name, str) else tuple(values[v] for v in name)

@@ -1,4 +1,5 @@
-"""FACE-2's scaling check: does a metric rank bigger models higher?"""
+"""FACE-2's scaling check: does a metric rank bigger models higher? The valid-cell figure and
+the GAM-smoothed spectra per model size."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from genmetrics.analysis.scaling import ValidCells
+from genmetrics.analysis.scaling_spectra import SmoothedSpectra
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import plt
 
@@ -43,4 +45,68 @@ def valid_cell_figure(data: ValidCells, path: str | Path) -> None:
     ax.set_title(f"Does the metric rank bigger models higher? ({data.cells} cells; FACE-2 check)")
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
+    _save(fig, path)
+
+
+#: one sequential colour map per family (cycled), light = smaller, dark = larger
+FAMILY_CMAPS = ("Blues", "Oranges", "Greens", "Purples", "Reds", "Greys")
+
+
+def _shade(size: float, sizes: list[float]) -> float:
+    """Position of ``size`` on its family's colour map by log size: 0.4 (smallest) … 0.95."""
+    lo, hi = np.log(min(sizes)), np.log(max(sizes))
+    return 0.95 if hi == lo else 0.4 + 0.55 * (np.log(size) - lo) / (hi - lo)
+
+
+def smoothed_spectra_figure(data: SmoothedSpectra, path: str | Path) -> None:
+    """FACE-2's Figure 5 (Liu et al. 2025) from
+    :func:`genmetrics.analysis.scaling_spectra.spectra_gam_panels`: one panel per dataset, a
+    GAM-smoothed spectrum per model with its 95% band, coloured by size within each family
+    (one sequential colour map per family, light = smaller), the human texts in black."""
+    panels = data.panels
+    n = max(1, len(panels))
+    ncols = min(2, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(6.6 * ncols, 4.6 * nrows), squeeze=False, layout="constrained"
+    )
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    if not panels:
+        axes[0, 0].text(0.5, 0.5, "no spectra to smooth", ha="center", va="center")
+    fams = list(data.families)
+    p = data.params
+    units = "unitless" if p.get("zscore") or p.get("log") else "nats"
+    what = "|X(f)|" if p.get("value") == "norm" else "Re X(f)"
+    prep = "z-scored surprisal" if p.get("zscore") else "surprisal"
+    for ax, panel in zip(axes.flat, panels, strict=False):
+        for c in panel.curves:
+            g = c.gam
+            if c.family is None:
+                color, lw, z = "k", 2.0, 3
+            else:
+                sizes = [float(s) for s in data.families[c.family].values()]
+                cmap = plt.get_cmap(FAMILY_CMAPS[fams.index(c.family) % len(FAMILY_CMAPS)])
+                color, lw, z = cmap(_shade(float(c.size), sizes)), 1.6, 2
+            ax.fill_between(g.x, g.low, g.high, color=color, alpha=0.18, lw=0, zorder=z)
+            ax.plot(g.x, g.fit, color=color, lw=lw, zorder=z, label=f"{c.label}, n={g.n_texts}")
+        ax.set_title(f"dataset: {panel.dataset}", fontsize=10)
+        ax.set_xlabel("frequency (cycles per token)")
+        ax.set_ylabel(f"{what} of the {prep} ({units})")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, title="model (family: size)", title_fontsize=7)
+    gam = data.gam
+    alphas = list(gam["alphas"])
+    evaluator = f", evaluator {data.evaluator}" if data.evaluator else ""
+    fig.suptitle(
+        f"Surprisal spectra per model size, GAM-smoothed (as FACE-2, Fig. 5): entry "
+        f"{data.entry}{evaluator}, convention={p.get('convention')}, {what} of the {prep}\n"
+        f"GAM spectrum ~ s(frequency): cubic B-splines ({gam['df']} basis functions), "
+        f"roughness penalty by {gam['folds']}-fold cross-validation over texts "
+        f"({len(alphas)} weights, {min(alphas):.0e}…{max(alphas):.0e})\n"
+        f"fitted to every text's spectrum at {gam['frequencies']} of the 1,000 frequencies "
+        f"(0 left out); bands: {gam['level']:.0%} CI of the fit; n: texts; size: billions of "
+        "parameters or the configured order",
+        fontsize=9,
+    )
     _save(fig, path)

@@ -90,10 +90,12 @@ class JobInputs:
             "candidate": e.input_path(dataset, source),
         }
 
-    def _scaling_cells(self) -> list[dict[str, Any]]:
+    def _scaling_cells(self, names: list[str] | None = None) -> list[dict[str, Any]]:
+        """Each (entry, dataset, family model) cell of the scaling analysis (of the entries
+        ``names``; default: ``analysis.scaling.metrics``): its score and input files."""
         members = {m for fam in self.scaling["families"].values() for m in fam}
         cells = []
-        for name in self.scaling["metrics"]:
+        for name in self.scaling["metrics"] if names is None else names:
             e = self.entries[name]
             for ds in e.datasets:
                 for m in sorted(members):
@@ -117,3 +119,9 @@ class JobInputs:
         cells = self._scaling_cells()
         feats = {c[k] for c in cells for k in ("candidate", "reference") if c[k]}
         return {"scores": [c["score"] for c in cells], "inputs": sorted(feats)}
+
+    def scaling_spectra_inputs(self) -> list[str]:
+        """The surprisal files whose spectra the smoothed-spectra figure fits: the spectra
+        entry's human and family-model inputs."""
+        cells = self._scaling_cells([self.scaling["spectra_entry"]])
+        return sorted({c[k] for c in cells for k in ("candidate", "reference") if c[k]})

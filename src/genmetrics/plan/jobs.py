@@ -189,13 +189,36 @@ class JobParams:
                 "evaluator": e.feature_model,
                 "variant": e.metric + (f" ({', '.join(changed)})" if changed else ""),
             }
+        cells = self._scaling_cells()
+        tasks = [ds for ds in self.datasets if any(c["dataset"] == ds for c in cells)]
         return canonical(
             {
                 "families": self.scaling["families"],
                 "bootstrap": self.scaling["bootstrap"],
                 "seed": self.scaling["seed"],
                 "entries": entries,
-                "cells": self._scaling_cells(),
+                "cells": cells,
+                # the Table-1 columns: datasets in config order, each with its language
+                "tasks": tasks,
+                "languages": {t: self.scaling["languages"].get(t, "en") for t in tasks},
+            }
+        )
+
+    def scaling_spectra_settings(self) -> dict:
+        """:func:`genmetrics.analysis.scaling_spectra.spectra_gam_panels`'s settings: the
+        spectra entry (``analysis.scaling.spectra_entry``), its params and evaluator, the
+        families, the datasets in config order and each (dataset, model) cell's files."""
+        name = self.scaling["spectra_entry"]
+        e = self.entries[name]
+        cells = self._scaling_cells([name])
+        return canonical(
+            {
+                "entry": name,
+                "evaluator": e.feature_model,
+                "params": e.params,
+                "families": self.scaling["families"],
+                "tasks": [ds for ds in self.datasets if any(c["dataset"] == ds for c in cells)],
+                "cells": cells,
             }
         )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +44,14 @@ TOKENS_PER_WORD = "resources/tokens_per_word.tsv"
 
 
 def _scaling(
-    spec: Mapping[str, Any] | None, entries: Mapping[str, ScoreEntry], models: Mapping[str, Model]
+    spec: Mapping[str, Any] | None,
+    entries: Mapping[str, ScoreEntry],
+    models: Mapping[str, Model],
+    datasets: Mapping[str, Dataset],
 ) -> dict | None:
     """``analysis.scaling`` checked: members are models, metrics are entries whose scores the
-    analysis can recompute on resampled prompts."""
+    analysis can recompute on resampled prompts, languages name datasets, and the spectra
+    figure's entry (:func:`_spectra_entry`) is a face entry."""
     if not spec:
         return None
     key = "analysis.scaling"
@@ -66,12 +70,46 @@ def _scaling(
                 f"{key}.metrics: {name!r} uses length_control; the analysis resamples each "
                 "source on its own and cannot recut texts to the shortest"
             )
+    for ds in spec["languages"]:
+        if ds not in datasets:
+            raise GenmetricsError(f"{key}.languages: {ds!r} is not in datasets")
     return {
         "families": {f: dict(m) for f, m in spec["families"].items()},
         "metrics": names,
         "bootstrap": int(spec["bootstrap"]),
         "seed": int(spec["seed"]),
+        "languages": dict(spec["languages"]),
+        "spectra_entry": _spectra_entry(spec.get("spectra_entry"), names, entries),
     }
+
+
+def _spectra_entry(
+    given: str | None, names: Sequence[str], entries: Mapping[str, ScoreEntry]
+) -> str | None:
+    """The face entry of the smoothed-spectra figure: ``given`` (checked), else the first
+    face entry of the scaling metrics ``names`` with convention face2 and zscore true (the
+    FACE-2 paper's z + L2 spectrum), else the first with convention face2, else the first
+    face entry; None when the scaling metrics have no face entry."""
+    key = "analysis.scaling.spectra_entry"
+    if given is not None:
+        if given not in entries:
+            raise GenmetricsError(f"{key}: {given!r} is not in metrics")
+        if entries[given].metric != "face":
+            raise GenmetricsError(
+                f"{key}: {given!r} runs {entries[given].metric}; the figure draws the spectra "
+                "of a face entry"
+            )
+        return given
+    face = [n for n in names if entries[n].metric == "face"]
+    for want in (
+        lambda p: p.get("convention") == "face2" and p.get("zscore"),
+        lambda p: p.get("convention") == "face2",
+        lambda p: True,
+    ):
+        pick = next((n for n in face if want(entries[n].params)), None)
+        if pick is not None:
+            return pick
+    return None
 
 
 def load_plan(
@@ -161,7 +199,7 @@ def load_plan(
         entries=entries,
         sweep=dict(sweep) if sweep else None,
         report=dict(cfg["report"]),
-        scaling=_scaling(cfg["analysis"].get("scaling"), entries, models),
+        scaling=_scaling(cfg["analysis"].get("scaling"), entries, models, datasets),
         omniinput=omni_plan(cfg.get("omniinput"), checkpoints, model_cache),
         agreement=agreement_plan(cfg.get("agreement"), cfg["cache"].rstrip("/")),
         cluster=cluster,

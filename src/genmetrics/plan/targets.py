@@ -78,9 +78,12 @@ class TargetLists:
         figures += [RESULTS.pr_curves_figure] if prd else []
         figures += [RESULTS.spectra_figure] if face_scores else []
         figures += [RESULTS.scaling_figure] if self.scaling else []
+        spectra_gam = bool(self.scaling and self.scaling["spectra_entry"])
+        figures += [RESULTS.scaling_spectra_figure] if spectra_gam else []
         figures += [RESULTS.length_figure]
         analyses = [RESULTS.length_table]
-        analyses += [RESULTS.scaling_table] if self.scaling else []
+        analyses += [RESULTS.scaling_table, RESULTS.scaling_table1] if self.scaling else []
+        analyses += [RESULTS.scaling_spectra_figure] if spectra_gam else []
         analyses += [RESULTS.pr_curves_figure] if prd else []
         analyses += [RESULTS.spectra_figure] if face_scores else []
         analyses += [RESULTS.spread_table] if spreads else []
