@@ -591,14 +591,21 @@ def test_end_to_end(e2e):
     assert 0 < face["values"]["so"] <= 1 and len(face["extras"]["spectrum"]["freq"]) == 1000
     # the scaling check: one cell, a bootstrap interval per (value, evaluator)
     scaling = pd.read_csv(res / "analysis/scaling.csv")
-    assert set(scaling.metric) >= {"face (value=real, zscore=true): so", "perplexity: perplexity"}
+    assert set(scaling.metric) >= {
+        "face (convention=face2, zscore=true): so",
+        "face (convention=face2, zscore=true): ensemble3",
+        "perplexity: perplexity",
+    }
     assert (scaling.cells == 1).all() and (scaling.baseline == 0.5).all()
     assert ((scaling.low <= scaling.high) & (scaling.low >= 0) & (scaling.high <= 1)).all()
     ppl_row = scaling[scaling.metric == "perplexity: perplexity"].iloc[0]
     assert ppl_row.valid == 1  # nucleus text has the lower perplexity (checked above)
     assert "| random" in (res / "analysis/scaling.md").read_text()
+    # FACE-2's Table 1 names the config's face2 entry by the paper's rows
+    table1 = (res / "analysis/scaling_table1.md").read_text()
+    assert "FACE-2 (z + L2) KL" in table1 and "Ensemble-3 (z + L2)" in table1
     figures = ("metric_correlation.png", "precision_recall.png", "length_correlation.png")
-    for fig in (*figures, "surprisal_spectra.png", "scaling.png"):
+    for fig in (*figures, "surprisal_spectra.png", "scaling.png", "scaling_spectra.png"):
         assert (res / "figures" / fig).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = (res / "report.html").read_text()
     assert "<table" in html and "data:image/png;base64" in html
