@@ -21,12 +21,15 @@ Measured (SmolLM2-135M; item agreement [95% CI]; humans prefer the first system)
 
 * contrastive search vs contrastive decoding, 97 items (human BT gap +0.71): FACEScore defaults
   SO .56 [.44, .67], CORR .20 [.11, .30], EMD .56, KL .60 [.49, .71], JS .56, Ensemble-3 .57;
-  FACE-2 SO .47, CORR .47, EMD .54, KL .51, JS .51, Ensemble-3 .53; all FACE variants give the
+  FACEScore real+z SO .47, CORR .47, EMD .54, KL .51, JS .51, Ensemble-3 .53; all FACE variants give the
   wrong system the higher BT strength or a gap near 0, while the FACE-2 baseline "lower mean
   surprisal wins" agrees on .83 [.74, .91] of the items (gap +3.15).
 * RankGen beam vs nucleus, 200 items (human gap +0.84): FACEScore .45–.52 for every distance;
-  FACE-2 .52–.58, EMD .575 [.51, .64] the only interval above chance; every FACE variant gives
+  FACEScore real+z .52–.58, EMD .575 [.51, .64] the only interval above chance; every FACE variant gives
   RankGen the (slightly) higher strength, as the humans do; mean surprisal .50.
+
+("FACEScore real+z" was called FACE-2 here before the conventions existed; FACE-2 (z + L2), the
+paper's definition, is printed by ``make face-agreement`` and not yet recorded here.)
 
 On these two sets FACE's distances sit near chance at the item level: the FACE-2 claim of
 agreement with human preferences (MT-Bench, with GPT-4 answers as the reference) is not
