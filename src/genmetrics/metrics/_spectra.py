@@ -20,7 +20,10 @@ Distances (FACEScore ``metrics.py`` unless said): SO = Σ min(|a|,|b|) / Σ max(
 SAM = arccos(<a/|a|, b/|b|>) / π with the cosine **clipped to [-1, 1]** (the official code
 gives NaN for identical spectra); EMD = Σ |cdf_a - cdf_b| / len, cdf = cumsum / total;
 KL = ``scipy.stats.entropy(b, a)`` with zeros of ``a`` replaced by 1e-10; JS =
-``scipy.spatial.distance.jensenshannon(a, b)`` (natural log). EMD, KL and JS treat spectra as
+``scipy.spatial.distance.jensenshannon(a, b)`` (natural log). With ``a`` the human spectrum,
+FACE-2's paper writes KL the other way, ``kl_human_model`` = KL(a ‖ b) (its Eq. 5; zeros of
+``b`` replaced the same way), and its "JS" as ``js_eq6`` = ½KL(a ‖ b) + ½KL(b ‖ a) (Eq. 6, a
+symmetrised KL); ``jsd`` is the Jensen–Shannon divergence itself (= JS²). EMD, KL and JS treat spectra as
 distributions: signed (``real``) spectra are taken in absolute value, a stated departure (the
 official code silently computes with negative "probabilities").
 """

@@ -13,6 +13,12 @@ the ``surprisal`` rule) becomes a spectrum (:mod:`genmetrics.metrics._spectra`),
   that is ``pairing=prompt`` with matching ids.
 * **set** (no shared prompt, or ``pairing=set``): the distance between the two mean spectra.
 
+``convention`` says whose definition the numbers follow (:data:`CONVENTIONS`): the FACEScore
+code (default) or the FACE code, each to 1e-9, or the FACE or FACE-2 paper as written; a paper
+convention fixes the spectrum's value and grid, and each convention reports its own values
+(:data:`VALUES`; FACE-2's KL is human-first, its "JS" is Eq. 6, and ``jsd`` is the true
+Jensen–Shannon divergence beside it).
+
 Where the official code breaks, this module does better: a sequence of fewer than 3 values (a
 one-bin spectrum: FACE silently shifts every later pair by one, FACEScore returns NaN) is
 dropped and counted in ``n`` (an error if none remains); an empty sequence is such a sequence;
@@ -41,9 +47,6 @@ from genmetrics.params import BOOL, Interval, Options
 
 __all__ = ["CONVENTIONS", "ENSEMBLES", "VALUES", "ensemble_members", "face", "judge"]
 
-FACE1_FIXED = {"value": "real", "align": "face"}
-FACE2_FIXED = {"value": "norm", "align": "facescore"}
-
 #: majority-vote ensembles of distances used to compare two systems against the same humans:
 #: Ensemble-3 = the distributional distances (FACE-2); Ensemble-5 adds SO and CORR (our reading;
 #: the FACE-2 code does not define it). Members are roles: :func:`ensemble_members` picks the
@@ -70,8 +73,8 @@ def _round(a: np.ndarray) -> list[float]:
     return [float(f"{x:.6g}") for x in a]
 
 
-#: the published conventions (``convention``): what each fixes, what it defaults, and which
-#: values it reports (README "FACE: papers and codebases" compares them on one example)
+#: the published conventions (``convention``): what each fixes or defaults (:data:`VALUES`:
+#: what it reports; the README's FACE section compares them row by row and on one example)
 CONVENTIONS = {
     "facescore": Preset(
         "the FACEScore code (Liu et al. 2025's repository, 0976433)",
@@ -81,11 +84,12 @@ CONVENTIONS = {
         "the FACE code (Yang et al. 2023's repository, d4121f2)", defaults={"align": "face"}
     ),
     "face1": Preset(
-        "the FACE paper as written: Re X on the true-frequency grid", fixed=FACE1_FIXED
+        "the FACE paper as written: Re X on the true-frequency grid",
+        fixed={"value": "real", "align": "face"},
     ),
     "face2": Preset(
         "the FACE-2 paper as written: |X| (the L2 norm), Eqs. 2-6; zscore is its ablation",
-        fixed=FACE2_FIXED,
+        fixed={"value": "norm", "align": "facescore"},
     ),
 }
 #: the values each convention reports: the codebases' seven; FACE's four; FACE-2's five
