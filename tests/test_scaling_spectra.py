@@ -15,6 +15,7 @@ from genmetrics.analysis.scaling_spectra import (  # noqa: E402
     text_spectra,
 )
 from genmetrics.metrics import compute, get  # noqa: E402
+from genmetrics.testing import write_surprisal_npz  # noqa: E402
 
 FREQ = np.linspace(0, 0.5, 1000)
 FAST = {"alphas": (1e-4, 1e-1, 1e2, 1e5)}  # a short penalty grid for the figure tests
@@ -91,17 +92,6 @@ def test_text_spectra_are_the_metrics_spectra():
         text_spectra([np.ones(2)], get("face").check_params({}))
 
 
-def _write(path, seqs, ids, prompt_ids=None):
-    from genmetrics.npz import ragged_to_arrays, save_npz
-
-    offsets, values = ragged_to_arrays(seqs)
-    arrays = {"ids": np.array(ids), "offsets": offsets, "values": values}
-    if prompt_ids is not None:
-        arrays["prompt_ids"] = np.array(prompt_ids)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_npz(path, **arrays)
-
-
 @pytest.fixture(scope="module")
 def smoothed(tmp_path_factory):
     """Two datasets; family F (f-small < f-large) on both, family G (g1 < g2) on d1 only."""
@@ -112,10 +102,12 @@ def smoothed(tmp_path_factory):
     for ds, models in (("d1", ["f-small", "f-large", "g1", "g2"]), ("d2", ["f-small", "f-large"])):
         ids = [f"{ds}-h{i}" for i in range(6)]
         ref = root / ds / "references.npz"
-        _write(ref, [rng.gamma(2.0, 1.5, 60) for _ in ids], ids)
+        write_surprisal_npz(ref, [rng.gamma(2.0, 1.5, 60) for _ in ids], ids)
         for m in models:
             cand = root / ds / f"{m}.npz"
-            _write(cand, [rng.gamma(2.0, 1.0, 60) for _ in ids], [f"{m}{i}" for i in ids], ids)
+            write_surprisal_npz(
+                cand, [rng.gamma(2.0, 1.0, 60) for _ in ids], [f"{m}{i}" for i in ids], ids
+            )
             cells.append(
                 {
                     "entry": "f",

@@ -19,6 +19,7 @@ from genmetrics.analysis.scaling_table1 import (
     table1,
 )
 from genmetrics.metrics import get
+from genmetrics.testing import write_surprisal_npz
 
 
 def face(**given):
@@ -270,17 +271,6 @@ def test_table1_default_columns_one_language():
 # ---------------------------------------------------------------- run_scaling end to end
 
 
-def _write_surprisal(path, seqs, ids, prompt_ids=None):
-    from genmetrics.npz import ragged_to_arrays, save_npz
-
-    offsets, values = ragged_to_arrays(seqs)
-    arrays = {"ids": np.array(ids), "offsets": offsets, "values": values}
-    if prompt_ids is not None:
-        arrays["prompt_ids"] = np.array(prompt_ids)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_npz(path, **arrays)
-
-
 @pytest.fixture(scope="module")
 def synthetic_run(tmp_path_factory):
     """One dataset, family F = small < large, evaluators e1 and e2. Under e1 the large
@@ -298,11 +288,11 @@ def synthetic_run(tmp_path_factory):
     entries, cells = {}, []
     for ev in ("e1", "e2"):
         ref = root / ev / "references.npz"
-        _write_surprisal(ref, [rng.gamma(2.0, 1.5, 40) for _ in range(n)], ids)
+        write_surprisal_npz(ref, [rng.gamma(2.0, 1.5, 40) for _ in range(n)], ids)
         for model in ("small", "large"):
             cand = root / ev / f"{model}.npz"
             seqs = [rng.gamma(level[ev, model], 1.0, 40) for _ in range(n)]
-            _write_surprisal(cand, seqs, [f"{model}{i}" for i in range(n)], ids)
+            write_surprisal_npz(cand, seqs, [f"{model}{i}" for i in range(n)], ids)
             for name, metric, params, variant in (
                 (f"face2_{ev}", "face", {"convention": "face2"}, "face (convention=face2)"),
                 (f"ppl_{ev}", "perplexity", {}, "perplexity"),

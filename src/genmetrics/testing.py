@@ -151,6 +151,26 @@ def save_tiny_model(out_dir: str | Path, seed: int = 0) -> Path:
     return out
 
 
+def write_surprisal_npz(
+    path: str | Path,
+    seqs: Sequence[Any],
+    ids: Sequence[str],
+    prompt_ids: Sequence[str] | None = None,
+) -> None:
+    """A surprisal feature file as the surprisal rule writes it (ragged ``offsets``/``values``,
+    ``ids`` and optionally ``prompt_ids``), for tests of what reads such files."""
+    import numpy as np
+
+    from genmetrics.npz import ragged_to_arrays, save_npz
+
+    offsets, values = ragged_to_arrays(seqs)
+    arrays = {"ids": np.array(ids), "offsets": offsets, "values": values}
+    if prompt_ids is not None:
+        arrays["prompt_ids"] = np.array(prompt_ids)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    save_npz(path, **arrays)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m genmetrics.testing", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)

@@ -10,7 +10,7 @@ import numpy as np
 from genmetrics.analysis.scaling import ValidCells
 from genmetrics.analysis.scaling_spectra import SmoothedSpectra
 from genmetrics.figures._save import save as _save
-from genmetrics.figures._style import plt
+from genmetrics.figures._style import panel_grid, plt
 
 
 def valid_cell_figure(data: ValidCells, path: str | Path) -> None:
@@ -64,16 +64,7 @@ def smoothed_spectra_figure(data: SmoothedSpectra, path: str | Path) -> None:
     GAM-smoothed spectrum per model with its 95% band, coloured by size within each family
     (one sequential colour map per family, light = smaller), the human texts in black."""
     panels = data.panels
-    n = max(1, len(panels))
-    ncols = min(2, n)
-    nrows = -(-n // ncols)
-    fig, axes = plt.subplots(
-        nrows, ncols, figsize=(6.6 * ncols, 4.6 * nrows), squeeze=False, layout="constrained"
-    )
-    for ax in axes.flat[n:]:
-        ax.set_visible(False)
-    if not panels:
-        axes[0, 0].text(0.5, 0.5, "no spectra to smooth", ha="center", va="center")
+    fig, axes = panel_grid(len(panels), 6.6, empty="no spectra to smooth")
     fams = list(data.families)
     p = data.params
     units = "unitless" if p.get("zscore") or p.get("log") else "nats"

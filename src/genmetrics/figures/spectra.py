@@ -6,7 +6,7 @@ from pathlib import Path
 
 from genmetrics.analysis.spectra import SpectraPanel
 from genmetrics.figures._save import save as _save
-from genmetrics.figures._style import plt
+from genmetrics.figures._style import panel_grid, plt
 
 
 def surprisal_spectra(panels: list[SpectraPanel], path: str | Path) -> None:
@@ -14,16 +14,7 @@ def surprisal_spectra(panels: list[SpectraPanel], path: str | Path) -> None:
     :func:`genmetrics.analysis.spectra.spectra_panels`: the human mean spectrum (black) and
     each model's, raw (faint) and smoothed, with the smoothed 95% band of the mean;
     log-scaled when every value is positive (``value=norm``)."""
-    n_panels = max(1, len(panels))
-    ncols = min(2, n_panels)
-    nrows = -(-n_panels // ncols)
-    fig, axes = plt.subplots(
-        nrows, ncols, figsize=(6.4 * ncols, 4.6 * nrows), squeeze=False, layout="constrained"
-    )
-    for ax in axes.flat[n_panels:]:
-        ax.set_visible(False)
-    if not panels:
-        axes[0, 0].text(0.5, 0.5, "no face scores configured", ha="center", va="center")
+    fig, axes = panel_grid(len(panels), 6.4, empty="no face scores configured")
     cmap = plt.get_cmap("tab10")
     p: dict = {}
     entry = "face"
