@@ -28,8 +28,10 @@ Measured (SmolLM2-135M; item agreement [95% CI]; humans prefer the first system)
   FACEScore real+z .52–.58, EMD .575 [.51, .64] the only interval above chance; every FACE variant gives
   RankGen the (slightly) higher strength, as the humans do; mean surprisal .50.
 
-("FACEScore real+z" was called FACE-2 here before the conventions existed; FACE-2 (z + L2), the
-paper's definition, is printed by ``make face-agreement`` and not yet recorded here.)
+("FACEScore real+z" was called FACE-2 here before the conventions existed.) FACE-2 (z + L2), as
+its paper defines it: contrastive search vs decoding SO .51, CORR .59, EMD .44, KL (Eq. 5) .54,
+JS (Eq. 6) .56, JSD .57, Ensemble-3 .54, Ensemble-5 .53, every interval spanning .5; RankGen
+beam vs nucleus .455–.51 for every distance and both ensembles.
 
 On these two sets FACE's distances sit near chance at the item level: the FACE-2 claim of
 agreement with human preferences (MT-Bench, with GPT-4 answers as the reference) is not
