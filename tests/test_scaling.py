@@ -10,7 +10,6 @@ import pytest
 
 from genmetrics import GenmetricsError
 from genmetrics.analysis.scaling import (
-    bootstrap_valid_ratio,
     cell_validity,
     ensemble_valid,
     format_table,
@@ -18,6 +17,7 @@ from genmetrics.analysis.scaling import (
     summarise_evaluators,
     valid_cell_table,
 )
+from genmetrics.analysis.scaling_bootstrap import bootstrap_valid_ratio
 
 # ---------------------------------------------------------------- is_valid
 

@@ -2,7 +2,7 @@
 
 :func:`run_scaling` reads each (entry, dataset, model) score record into the tidy table of
 :func:`~genmetrics.analysis.scaling.valid_cell_table`, and for the paired bootstrap
-(:func:`~genmetrics.analysis.scaling.bootstrap_valid_ratio`) recomputes each entry's metric
+(:func:`~genmetrics.analysis.scaling_bootstrap.bootstrap_valid_ratio`) recomputes each entry's metric
 on resampled prompts of every cell (:class:`_Recompute`: inputs loaded once, memoised per
 draw). The statistics themselves are in :mod:`genmetrics.analysis.scaling`.
 """
@@ -18,12 +18,12 @@ from tqdm.auto import tqdm
 
 from genmetrics import GenmetricsError
 from genmetrics.analysis.scaling import (
-    bootstrap_valid_ratio,
     cell_validity,
     format_table,
     summarise_evaluators,
     valid_cell_table,
 )
+from genmetrics.analysis.scaling_bootstrap import bootstrap_valid_ratio
 from genmetrics.analysis.scaling_table1 import format_table1, table1
 
 
