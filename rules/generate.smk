@@ -44,6 +44,9 @@ rule merge_generations:
         model=names_pattern(PLAN.generating_models),
     conda:
         "../envs/metrics.yaml"
+    params:
+        # generation.samples_per_prompt (or the model's): rows <prompt id>~<j> per prompt
+        samples_per_prompt=per_job(PLAN.samples_per_prompt),
     script:
         "../workflow/scripts/merge_generations.py"
 

@@ -112,10 +112,10 @@ MANY = [
 ]
 
 
-def _shards(tiny_lm, prompts, shards, **kw):
+def _shards(tiny_lm, prompts, shards, samples_per_prompt=1, **kw):
     from genmetrics.generation import generate_shard
 
-    settings = {**SETTINGS, "shards": shards}
+    settings = {**SETTINGS, "shards": shards, "samples_per_prompt": samples_per_prompt}
     return [
         generate_shard(
             prompts,
@@ -143,6 +143,37 @@ def test_texts_do_not_depend_on_the_number_of_shards(tiny_lm):
         merged[n] = rows
     assert merged[1] == merged[2] == merged[4]
     assert len({r["text"] for r in merged[1]}) > 1  # sampled, not constant
+
+
+def test_samples_per_prompt_keep_their_prompt_and_do_not_depend_on_shards(tiny_lm):
+    """samples_per_prompt = 3: three rows per prompt, ids <prompt>~<j>, prompt_id the
+    prompt's, each sample its own draw; the same texts with 1 or 2 shards; the merge checks
+    that every prompt has all its samples. s = 1 gives the rows it always gave."""
+    from genmetrics.generation import merge_shards
+
+    ids = [p["id"] for p in MANY]
+    merged = {}
+    for n in (1, 2):
+        parts = _shards(tiny_lm, MANY, n, samples_per_prompt=3)
+        rows, stats = merge_shards(ids, [r for r, _ in parts], [s for _, s in parts], 3)
+        assert stats["texts"] == 27 and len(rows) == 27
+        merged[n] = rows
+    rows = merged[1]
+    assert rows == merged[2]
+    assert [r["id"] for r in rows[:4]] == ["q0~0", "q0~1", "q0~2", "q1~0"]
+    assert [r["prompt_id"] for r in rows] == [i for i in ids for _ in range(3)]
+    assert [r["sample"] for r in rows[:6]] == [0, 1, 2, 0, 1, 2]
+    by_prompt = {}
+    for r in rows:
+        by_prompt.setdefault(r["prompt_id"], set()).add(r["continuation"])
+    assert sum(len(v) > 1 for v in by_prompt.values()) >= 5  # samples are separate draws
+    parts = _shards(tiny_lm, MANY, 1, samples_per_prompt=3)
+    with pytest.raises(GenmetricsError, match="missing"):
+        merge_shards(ids, [parts[0][0][:-1]], [parts[0][1]], 3)
+    with pytest.raises(GenmetricsError, match="unknown"):
+        merge_shards(ids, [parts[0][0]], [parts[0][1]], 2)
+    single = _shards(tiny_lm, MANY, 1)[0][0]
+    assert [r["id"] for r in single] == ids and all("sample" not in r for r in single)
 
 
 def test_shard_rows_come_in_prompt_order_and_merge_checks_coverage(tiny_lm):

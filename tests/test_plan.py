@@ -683,3 +683,20 @@ def test_a_dataset_s_language_reaches_every_job_that_counts_its_words(tmp_path):
         cfg["datasets"]["news_zh"]["language"] = bad
         with pytest.raises(GenmetricsError, match=r"^datasets\.news_zh\.language: "):
             plan_of(cfg)
+
+
+def test_samples_per_prompt_reach_only_the_jobs_that_set_them():
+    """generation.samples_per_prompt / models.<m>.samples_per_prompt reach the generate job's
+    settings and the merge; a model left at 1 keeps the params it always had (no rerun)."""
+    cfg = config()
+    ds, first = next(iter(cfg["datasets"])), next(iter(cfg["models"]))
+    assert "samples_per_prompt" not in plan_of(cfg).generation_settings(ds, first)
+    cfg["models"][first]["samples_per_prompt"] = 4
+    plan = plan_of(cfg)
+    assert plan.generation_settings(ds, first)["samples_per_prompt"] == 4
+    assert plan.samples_per_prompt(ds, first) == 4
+    other = [m for m in cfg["models"] if m != first][0]
+    assert plan.samples_per_prompt(ds, other) == 1
+    cfg["generation"]["samples_per_prompt"] = 0
+    with pytest.raises(GenmetricsError, match="samples_per_prompt"):
+        plan_of(cfg)

@@ -14,6 +14,11 @@ resuming a killed job gives the same bytes. Changing ``batch_size`` changes the 
 members, padding and streams) and therefore the texts; greedy decoding is batch-independent up
 to floating-point padding effects.
 
+**Samples per prompt.** With ``samples_per_prompt`` = s > 1 every prompt is generated s times
+(:func:`sample_prompts`): the rows are ``<prompt id>~<j>`` (j = 0 .. s-1) with the prompt's
+``prompt_id`` and ``sample`` j, in prompt order, and each sample is its own row of the batches
+(its own random draws). With s = 1 (the default) a row's id is its prompt's id, as always.
+
 **Shards and resuming.** Shard ``k`` of ``n`` runs batches ``k, k + n, k + 2n, ...`` (balanced
 lengths) and writes its rows in prompt order; :func:`merge_shards` restores the dataset's
 prompt order. A generate job appends each finished batch to a progress log
@@ -45,6 +50,24 @@ from genmetrics.prompts import (
 from genmetrics.words import DEFAULT_LANGUAGE, count_words, truncate_words, uses_whitespace
 
 SAMPLING_KEYS = ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty", "typical_p")
+
+
+#: between a prompt's id and its sample index in the id of a generated text (s > 1)
+SAMPLE_SEP = "~"
+
+
+def sample_prompts(prompts: Sequence[Mapping[str, Any]], samples: int) -> list[dict[str, Any]]:
+    """Each prompt row ``samples`` times: ids ``<id>~<j>``, with ``prompt_id`` (the prompt's id)
+    and ``sample`` (j); ``samples=1`` returns the rows unchanged (ids are the prompts' ids)."""
+    if samples < 1:
+        raise GenmetricsError(f"samples_per_prompt must be >= 1, got {samples}")
+    if samples == 1:
+        return [dict(p) for p in prompts]
+    return [
+        {**p, "id": f"{p['id']}{SAMPLE_SEP}{j}", "prompt_id": str(p["id"]), "sample": j}
+        for p in prompts
+        for j in range(samples)
+    ]
 
 
 def batch_seed(seed: int, prompt_id: str) -> int:
@@ -259,7 +282,8 @@ def _row(
     text = normalize_text(text, keep_newlines=True)
     return {
         "id": f"{prompt['id']}",
-        "prompt_id": str(prompt["id"]),
+        "prompt_id": str(prompt.get("prompt_id", prompt["id"])),
+        **({"sample": int(prompt["sample"])} if "sample" in prompt else {}),
         "text": text,
         "prompt": prompt["prompt"],
         "continuation": normalize_text(cont, keep_newlines=True),
@@ -303,6 +327,7 @@ class GenerationSettings:
     device_map: str | None  # "auto": accelerate spreads the model over the job's GPUs
     max_memory: Mapping[str, str] | None  # per device, with device_map (key "gpu": each GPU)
     language: str = DEFAULT_LANGUAGE  # the dataset's (genmetrics.words): words of the budget
+    samples_per_prompt: int = 1  # texts generated per prompt (ids <prompt id>~<j> when > 1)
 
     @classmethod
     def of(cls, settings: Mapping[str, Any] | GenerationSettings) -> GenerationSettings:
@@ -318,11 +343,14 @@ class GenerationSettings:
         return cls(**settings)
 
     def as_dict(self) -> dict[str, Any]:
-        """Every setting; ``language`` only where it is not a whitespace language (so the
-        params of jobs on whitespace datasets are those they always were)."""
+        """Every setting; ``language`` only where it is not a whitespace language and
+        ``samples_per_prompt`` only where it is not 1 (so the params of jobs without them are
+        those they always were)."""
         out = asdict(self)
         if uses_whitespace(self.language):
             del out["language"]
+        if self.samples_per_prompt == 1:
+            del out["samples_per_prompt"]
         return out
 
 
@@ -366,6 +394,7 @@ def generate_shard(
 
     s = GenerationSettings.of(settings)
     budget = max_new_tokens(s.words, s.tokens_per_word, s.token_margin)
+    prompts = sample_prompts(prompts, s.samples_per_prompt)
     if isinstance(model, tuple):
         lm, tok = model
         weights = None
@@ -432,19 +461,23 @@ def merge_shards(
     prompt_ids: Sequence[str],
     shards: Sequence[Sequence[Mapping[str, Any]]],
     stats: Sequence[Mapping[str, Any]],
+    samples_per_prompt: int = 1,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Join the shards of one (model, seed) in the dataset's prompt order and sum their
-    statistics. Every prompt must have exactly one row (nothing is dropped or doubled)."""
+    statistics. Every prompt must have exactly ``samples_per_prompt`` rows, the ids of
+    :func:`sample_prompts` (nothing is dropped or doubled)."""
     if len(shards) != len(stats):
         raise GenmetricsError(f"{len(shards)} shard files but {len(stats)} stats files")
     by_id: dict[str, dict[str, Any]] = {}
     for k, part in enumerate(shards):
         for r in part:
-            pid = str(r["prompt_id"])
-            if pid in by_id:
-                raise GenmetricsError(f"shard {k}: prompt {pid!r} was generated twice")
-            by_id[pid] = dict(r)
-    want = [str(i) for i in prompt_ids]
+            rid = str(r["id"])
+            if rid in by_id:
+                raise GenmetricsError(f"shard {k}: text {rid!r} was generated twice")
+            by_id[rid] = dict(r)
+    want = [
+        str(p["id"]) for p in sample_prompts([{"id": i} for i in prompt_ids], samples_per_prompt)
+    ]
     missing = [i for i in want if i not in by_id]
     extra = sorted(set(by_id) - set(want))
     if missing or extra:

@@ -72,7 +72,7 @@ class ProgressLog:
     def get(self, unit: int, ids: Sequence[str]) -> list[dict[str, Any]] | None:
         """The rows of ``unit`` if a previous attempt finished it for exactly these ids."""
         rows = self.done.get(unit)
-        if rows is None or [r["prompt_id"] for r in rows] != list(ids):
+        if rows is None or [r["id"] for r in rows] != list(ids):
             return None
         return rows
 
@@ -165,7 +165,7 @@ def _valid_unit(obj: Any) -> bool:
     if not isinstance(ids, list) or not isinstance(rows, list) or len(ids) != len(rows):
         return False
     return all(
-        isinstance(r, dict) and r.get("prompt_id") == i for r, i in zip(rows, ids, strict=True)
+        isinstance(r, dict) and r.get("id") == i for r, i in zip(rows, ids, strict=True)
     )
 
 

@@ -11,6 +11,7 @@ with log_to(sm.log[0]) as log:
         [r["id"] for r in read_jsonl(sm.input.prompts, required=("id",))],
         [read_jsonl(p, required=("id", "prompt_id", "text")) for p in sm.input.texts],
         stats,
+        samples_per_prompt=int(sm.params.samples_per_prompt),
     )
     merged["provenance"] = [s.get("provenance") for s in stats]  # one per shard
     write_jsonl(sm.output.texts, rows)

@@ -93,6 +93,10 @@ class JobParams:
         """Everything about one model's generation job, and nothing about other models."""
         return canonical(self.models[model].generation[dataset].as_dict())
 
+    def samples_per_prompt(self, dataset: str, model: str) -> int:
+        """Texts one model generates per prompt of ``dataset`` (merge_generations checks them)."""
+        return self.models[model].generation[dataset].samples_per_prompt
+
     def imported_texts(self, dataset: str, model: str) -> dict:
         """The imported texts spec for ``dataset``: the texts belong to the dataset, so their
         cleaning counts the dataset's words (``clean.language`` if not whitespace)."""

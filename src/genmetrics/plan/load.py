@@ -288,6 +288,7 @@ def _model(
         "sampling": dict(m.get("sampling", {})),
         "words": m.get("words", gen["words"]),
         "batch_size": m.get("batch_size", gen["batch_size"]),
+        "samples_per_prompt": m.get("samples_per_prompt", gen["samples_per_prompt"]),
         "token_margin": gen["token_margin"],
         "shards": gen["shards"],
         "dtype": ck["dtype"],
