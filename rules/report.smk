@@ -50,6 +50,25 @@ rule correlation_heatmap:
         "../workflow/scripts/correlation_heatmap.py"
 
 
+# MAUVE per model, mean and standard error over seeds (Le Bronnec et al. (2024), Fig. B.2).
+rule mauve_bars:
+    input:
+        RESULTS.scores,
+    output:
+        figure=report(
+            RESULTS.mauve_bars_figure,
+            caption="../workflow/report/mauve_bars.rst",
+            category="Precision and recall",
+        ),
+        table=RESULTS.mauve_bars_table,
+    log:
+        "results/logs/mauve_bars.log",
+    conda:
+        "../envs/plots.yaml"
+    script:
+        "../workflow/scripts/mauve_bars.py"
+
+
 # The P/R plane (Le Bronnec et al. (2024), Fig. 1: seeds and reference resamples as ellipses)
 # and the model × model overlap table (their Table 1).
 rule pr_scatter:

@@ -65,6 +65,8 @@ class ResultPaths:
     pr_plane_table: str = "results/analysis/pr_plane.csv"
     overlap_table: str = "results/analysis/model_overlap.csv"
     overlap_markdown: str = "results/analysis/model_overlap.md"
+    mauve_bars_table: str = "results/analysis/mauve_bars.csv"
+    few_shot_table: str = "results/analysis/few_shot.csv"
     scaling_table: str = "results/analysis/scaling.csv"
     scaling_markdown: str = "results/analysis/scaling.md"
     scaling_cells: str = "results/analysis/scaling_cells.csv"
@@ -79,6 +81,8 @@ class ResultPaths:
     scaling_spectra_figure: str = "results/figures/scaling_spectra.png"
     length_figure: str = "results/figures/length_correlation.png"
     sweep_figure: str = "results/figures/pr_sweep.png"
+    mauve_bars_figure: str = "results/figures/mauve_bars.png"
+    few_shot_figure: str = "results/figures/few_shot.png"
     report: str = "results/report.html"
     # OmniInput (rules/omniinput.smk)
     omni_toy_model: str = "results/omniinput/toy/model"

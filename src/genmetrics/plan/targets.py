@@ -80,6 +80,8 @@ class TargetLists:
         figures += [RESULTS.scaling_figure] if self.scaling else []
         spectra_gam = bool(self.scaling and self.scaling["spectra_entry"])
         figures += [RESULTS.scaling_spectra_figure] if spectra_gam else []
+        mauve = [n for n, e in self.entries.items() if e.metric == "mauve"]
+        figures += [RESULTS.mauve_bars_figure] if mauve else []
         figures += [RESULTS.length_figure]
         analyses = [RESULTS.length_table]
         analyses += [RESULTS.scaling_table, RESULTS.scaling_table1] if self.scaling else []
@@ -87,6 +89,7 @@ class TargetLists:
         analyses += [RESULTS.pr_curves_figure] if prd else []
         analyses += [RESULTS.spectra_figure] if face_scores else []
         analyses += [RESULTS.spread_table] if spreads else []
+        analyses += [RESULTS.mauve_bars_figure] if mauve else []
         omni = self.omniinput
         return Targets(
             omniinput=tuple(omni.targets),

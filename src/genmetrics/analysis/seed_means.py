@@ -1,0 +1,67 @@
+"""Per-model means over generation seeds with their standard errors, as bars
+(Le Bronnec et al. (2024), Fig. B.2: MAUVE per model with standard errors), and the same
+means against the number of in-context examples (their Fig. 8: precision and recall against
+n, one line per model).
+
+The standard error of a model's value is ``std / sqrt(n_seeds)`` with the sample standard
+deviation (``ddof=1``) over its seeds; a model with one seed has none (NaN, drawn without an
+error bar). Every table keeps ``n_seeds`` so a reader sees what the bar rests on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from genmetrics import GenmetricsError
+
+BAR_KEYS = ["dataset", "entry", "reference", "model", "name"]
+BAR_COLUMNS = [*BAR_KEYS, "mean", "std", "se", "n_seeds"]
+FEW_SHOT_COLUMNS = ["dataset", "n", *BAR_KEYS[1:], "mean", "std", "se", "n_seeds"]
+
+
+def seed_means(
+    scores: pd.DataFrame, metrics: Sequence[str], names: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Mean, std (ddof=1), standard error and number of seeds of each value ``names`` (all
+    when None) of the registered ``metrics``, per (dataset, entry, reference, model), from
+    the tidy ``results/scores.csv``. The human references (model ``references``) are left
+    out: they have no seeds. Columns :data:`BAR_COLUMNS`."""
+    d = scores[scores["metric"].isin(list(metrics)) & (scores["model"] != "references")]
+    if names is not None:
+        d = d[d["name"].isin(list(names))]
+    if d.empty:
+        return pd.DataFrame(columns=BAR_COLUMNS)
+    d = d.assign(reference=d["reference"].fillna("").astype(str))
+    g = d.groupby(BAR_KEYS, sort=True)["value"]
+    out = g.agg(mean="mean", std="std", n_seeds="count").reset_index()
+    out["se"] = out["std"] / np.sqrt(out["n_seeds"])
+    return out[BAR_COLUMNS].reset_index(drop=True)
+
+
+def few_shot_table(
+    scores: pd.DataFrame,
+    variants: Mapping[str, Mapping[str, Any]],
+    metrics: Sequence[str] = ("precision_recall",),
+    names: Sequence[str] | None = ("precision", "recall"),
+) -> pd.DataFrame:
+    """:func:`seed_means` of the few-shot variants of a dataset against their number of
+    examples: ``variants`` maps a variant dataset (``<dataset>-n<k>``, as the plan names
+    them: ``Plan.few_shot_variants``) to ``{"dataset": <dataset>, "n": k}``. Rows of datasets
+    that are no variant are left out; ``dataset`` is the base dataset's name. Sorted by
+    (dataset, entry, reference, model, name, n). Columns :data:`FEW_SHOT_COLUMNS`."""
+    means = seed_means(scores, metrics, names)
+    means = means[means["dataset"].isin(list(variants))]
+    if means.empty:
+        return pd.DataFrame(columns=FEW_SHOT_COLUMNS)
+    for v, spec in variants.items():
+        if not {"dataset", "n"} <= set(spec):
+            raise GenmetricsError(f"few-shot variant {v!r}: needs 'dataset' and 'n', got {spec}")
+    n = means["dataset"].map(lambda v: int(variants[v]["n"]))
+    base = means["dataset"].map(lambda v: str(variants[v]["dataset"]))
+    out = means.assign(dataset=base, n=n)[FEW_SHOT_COLUMNS]
+    keys = ["dataset", "entry", "reference", "model", "name", "n"]
+    return out.sort_values(keys, kind="stable").reset_index(drop=True)

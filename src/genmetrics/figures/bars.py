@@ -1,0 +1,103 @@
+"""Bars of a value per model with standard errors over seeds (Le Bronnec et al. (2024),
+Fig. B.2: MAUVE), and lines of precision and recall against the number of in-context
+examples (their Fig. 8). Drawing only: the tables come from
+:mod:`genmetrics.analysis.seed_means`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from genmetrics.figures._save import save as _save
+from genmetrics.figures._style import OKABE_ITO, panel_grid
+
+
+def _reference_text(ref: str) -> str:
+    return "the human texts" if ref in ("", "references") else f"{ref}'s texts"
+
+
+def value_bars(table: pd.DataFrame, path: str | Path, value: str = "mauve") -> None:
+    """One panel per (dataset, entry, reference): a bar per model at its mean ``value`` over
+    seeds, with ±1 standard error (none for a single seed), the number of seeds under each
+    bar, and the value printed on it. Models keep one Okabe–Ito colour across panels."""
+    t = table[table["name"] == value]
+    panels = list(dict.fromkeys(zip(t["dataset"], t["entry"], t["reference"], strict=True)))
+    models = list(dict.fromkeys(t["model"]))
+    colour = {m: OKABE_ITO[i % len(OKABE_ITO)] for i, m in enumerate(models)}
+    fig, axes = panel_grid(len(panels), 0.9 * max(4, len(models)) + 2.0, 4.4, f"no {value}")
+    for ax, (ds, entry, ref) in zip(axes.flat, panels, strict=False):
+        p = t[(t["dataset"] == ds) & (t["entry"] == entry) & (t["reference"] == ref)]
+        x = np.arange(len(p))
+        se = p["se"].to_numpy(dtype=float)
+        ax.bar(
+            x,
+            p["mean"],
+            yerr=np.where(np.isfinite(se), se, 0.0),
+            capsize=4,
+            color=[colour[m] for m in p["model"]],
+            edgecolor="black",
+            linewidth=0.6,
+        )
+        for xi, (mean, n) in enumerate(zip(p["mean"], p["n_seeds"], strict=True)):
+            ax.text(xi, mean, f"{mean:.3f}\n", ha="center", va="bottom", fontsize=8)
+            ax.text(
+                xi,
+                0,
+                f"{int(n)} seed{'s' if n != 1 else ''}",
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                color="white",
+            )
+        ax.set_xticks(x, list(p["model"]), rotation=20, ha="right")
+        top = float(np.nanmax(p["mean"] + np.nan_to_num(se))) if len(p) else 1.0
+        ax.set_ylim(0, max(1.0, top * 1.15) if value == "mauve" else top * 1.25)
+        ax.set_ylabel(f"{value} (higher: closer to the reference)")
+        ax.set_title(
+            f"{ds}: {entry} against {_reference_text(ref)}\n"
+            "bars: mean over seeds; whiskers: ±1 standard error",
+            fontsize=10,
+        )
+        ax.grid(axis="y", alpha=0.3)
+    _save(fig, path)
+
+
+def few_shot_lines(table: pd.DataFrame, path: str | Path) -> None:
+    """Per (dataset, entry, reference) two panels, precision and recall against the number of
+    in-context examples n, one line per model (mean over seeds, ±1 standard error bars)."""
+    panels = list(
+        dict.fromkeys(zip(table["dataset"], table["entry"], table["reference"], strict=True))
+    )
+    names = [n for n in ("precision", "recall") if n in set(table["name"])] or ["precision"]
+    models = list(dict.fromkeys(table["model"]))
+    colour = {m: OKABE_ITO[i % len(OKABE_ITO)] for i, m in enumerate(models)}
+    fig, axes = panel_grid(len(panels) * len(names), 5.2, 4.2, "no few-shot scores")
+    cells = [(p, n) for p in panels for n in names]
+    for ax, ((ds, entry, ref), name) in zip(axes.flat, cells, strict=False):
+        p = table[
+            (table["dataset"] == ds)
+            & (table["entry"] == entry)
+            & (table["reference"] == ref)
+            & (table["name"] == name)
+        ]
+        for m, q in p.groupby("model", sort=False):
+            se = q["se"].to_numpy(dtype=float)
+            ax.errorbar(
+                q["n"],
+                q["mean"],
+                yerr=np.where(np.isfinite(se), se, 0.0),
+                marker="o",
+                capsize=3,
+                color=colour[m],
+                label=m,
+            )
+        ax.set_xticks(sorted(set(p["n"])))
+        ax.set_xlabel("in-context examples n")
+        ax.set_ylabel(f"{name} ({'quality' if name == 'precision' else 'diversity'})")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"{ds}: {name} against n ({entry}, vs {_reference_text(ref)})", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    _save(fig, path)
