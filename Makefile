@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: studies webtext biographies creative chat-vs-base agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,28 @@ bench: install-test
 
 clean:
 	rm -rf results .snakemake
+
+# The precision/recall paper's studies (Le Bronnec et al. 2024; README "Studies"): each a ready
+# config at 2-core size on the registry models and ../shared/data, writing results/<study>/.
+# webtext: the P/R plane with 2-sigma ellipses (Fig. 1), MAUVE bars (Fig. B.2), the variance
+# split (Table B.4) and the N and k sweeps (Fig. 6 / B.1).
+webtext: install
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/webtext.yaml --directory results/webtext all sweeps
+
+# biographies: WikiText-2 paragraphs with n in-context examples; P/R against n (Fig. 8) and the
+# correlation table of P, R, MAUVE, Self-BLEU and Distinct-4 across models (Fig. 7).
+biographies: install
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/biographies.yaml --directory results/biographies
+
+# creative: 50 creative-writing prompts, several samples per prompt; the model x model table (Table 1).
+creative: install
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/creative.yaml --directory results/creative
+
+# chat-vs-base: the same WebText prompts through a chat model and its base model.
+chat-vs-base: install
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/chat_vs_base.yaml --directory results/chat-vs-base
+
+studies: webtext biographies creative chat-vs-base
 
 # Controlled P/R experiment on AG News (Le Bronnec et al. 2024, Fig. 2); needs ../shared/data.
 agnews-experiment: install
