@@ -37,6 +37,7 @@ from genmetrics.plan.objects import (
 )
 from genmetrics.prompts import load_tokens_per_word, tokens_per_word
 from genmetrics.resources import job_resources
+from genmetrics.tokens_per_word import with_user_table
 from genmetrics.words import check_language
 
 #: the tokens-per-word table, relative to the checkout (beside workflow/schemas/)
@@ -120,8 +121,10 @@ def load_plan(
     """Validate ``config`` (a copy: the argument is not changed) and resolve it into a Plan.
 
     ``tokens_per_word_table``: the table that turns word budgets into token budgets (default:
-    ``resources/tokens_per_word.tsv`` of the checkout holding the schema); each model's row is
-    resolved here, so generation jobs depend on the value they use, not on the file's path.
+    ``resources/tokens_per_word.tsv`` of the checkout holding the schema), plus the rows of
+    the config's ``tokens_per_word_table`` (which replace shipped rows of the same name, with a
+    note); each model's row is resolved here, so generation jobs depend on the value they use,
+    not on a file's path.
     Raises :class:`GenmetricsError` naming the config key of the first problem.
     """
     from genmetrics.config import expand_paths, validate_config
@@ -157,6 +160,9 @@ def load_plan(
     cluster = dict(cfg["resources"])
     table_path = tokens_per_word_table or Path(schema_path).resolve().parents[2] / TOKENS_PER_WORD
     tokens_table = load_tokens_per_word(table_path) if cfg.get("models") else {}
+    if cfg.get("tokens_per_word_table") and cfg.get("models"):
+        tokens_table, replaced = with_user_table(tokens_table, cfg["tokens_per_word_table"])
+        notes += replaced
     models = {
         name: _model(name, m, cfg, datasets, checkpoints, cluster, tokens_table)
         for name, m in cfg.get("models", {}).items()
