@@ -69,6 +69,28 @@ def test_shipped_table_has_default_and_default_models():
         assert 1.0 < table[fam] < 2.5
 
 
+def test_shipped_table_has_le_bronnec_table_b1():
+    """Le Bronnec et al. (2024), Table B.1 (tokens per NLTK word on WebText train), and the
+    value pr-4-llm's webtext configs imply for Llama-2 (615 tokens where Mistral has 590):
+    each budget of their configs is ceil(words × value) with one word count per task."""
+    import math
+
+    from conftest import REPO
+
+    table = load_tokens_per_word(REPO / "resources" / "tokens_per_word.tsv")
+    assert (table["llama2"], table["mistral"], table["pythia"]) == (1.360, 1.313, 1.183)
+    assert table["llama2-pr4llm-webtext"] == 1.368
+    wiki = [math.ceil(329 * table[f]) for f in ("llama2", "mistral", "pythia")]
+    assert wiki == [448, 432, 390]  # configs/generation/wikipedia_bio/*.yaml
+    webtext = [math.ceil(449 * table[f]) for f in ("llama2-pr4llm-webtext", "mistral")]
+    assert webtext == [615, 590]  # configs/generation/webtext/*.yaml
+    assert math.ceil(449 * table["llama2"]) == 611  # Table B.1's value does not give 615
+    rows = (REPO / "resources" / "tokens_per_word.tsv").read_text().splitlines()
+    for fam in ("llama2", "mistral", "pythia"):
+        row = next(r for r in rows if r.startswith(f"{fam}\t"))
+        assert "Le Bronnec et al. (2024) Table B.1: tokens per NLTK word_tokenize word" in row
+
+
 def test_build_prompts_follows_the_options():
     from genmetrics.prompts import build_prompts
 

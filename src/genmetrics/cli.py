@@ -1,4 +1,5 @@
-"""Command line: ``genmetrics list`` and ``genmetrics score METRIC --candidate ... [--reference ...]``.
+"""Command line: ``genmetrics list``, ``genmetrics score METRIC --candidate ... [--reference ...]``
+and ``genmetrics tokens-per-word --tokenizer ... --texts ...``.
 
 ``score`` prints one JSON object ``{"metric", "values", "params", "n", ...}``: strict JSON, a
 non-finite number is ``null`` and named in ``non_finite``. On bad input (arguments, parameters,
@@ -140,6 +141,33 @@ def main(argv: list[str] | None = None) -> int:
         help="what a word is in the texts' mean_words: whitespace words (en, default), jieba "
         "words (zh)",
     )
+    tp = sub.add_parser(
+        "tokens-per-word",
+        help="measure a tokenizer's tokens per word on texts; print a row of the "
+        "tokens-per-word table (name, value, measured_on)",
+    )
+    tp.add_argument(
+        "--tokenizer",
+        required=True,
+        help="an HF model folder, a checkpoint manifest (model.json), or gpt2 (the offline "
+        "GPT-2 BPE)",
+    )
+    tp.add_argument("--texts", required=True, help=".jsonl with a text field per row")
+    tp.add_argument("--field", default="text", help="the rows' text field (default: text)")
+    tp.add_argument(
+        "--family",
+        help="the row's name (default: the tokenizer's folder name); @<language> "
+        "is added for a language with a segmenter",
+    )
+    tp.add_argument(
+        "--words",
+        choices=("whitespace", "nltk"),
+        default="whitespace",
+        help="whitespace (default): the words genmetrics' budgets count (jieba words for zh); "
+        "nltk: NLTK word_tokenize words, as Le Bronnec et al. (2024) Table B.1",
+    )
+    tp.add_argument("--language", choices=LANGUAGES, default=DEFAULT_LANGUAGE)
+    tp.add_argument("--header", action="store_true", help="print the table's header line first")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:  # --help (0) or a usage error (2), already printed
@@ -157,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
                 _emit(markdown_table(metrics))
             else:
                 _emit(format_metrics(metrics))
+            return 0
+        if args.command == "tokens-per-word":
+            _emit(tokens_per_word_row(args))
             return 0
         from genmetrics.scoring import score_files
 
@@ -190,6 +221,36 @@ def main(argv: list[str] | None = None) -> int:
             "GENMETRICS_DEBUG=1 shows the traceback"
         )
         return 1
+
+
+def tokens_per_word_row(args: argparse.Namespace) -> str:
+    """``genmetrics tokens-per-word``: the row (after the header with ``--header``)."""
+    from pathlib import Path
+
+    from genmetrics.io import read_jsonl
+    from genmetrics.tokens_per_word import format_row, measure_tokens_per_word, row_name
+
+    given = Path(args.tokenizer)
+    if args.tokenizer == "gpt2" and not given.exists():
+        from genmetrics.assets import gpt2_encoding
+
+        tokenizer, label, family = gpt2_encoding(), "GPT-2 BPE", "gpt2"
+    elif given.exists():
+        from genmetrics.models import load_tokenizer
+
+        tokenizer = load_tokenizer(given)
+        folder = given.parent if given.is_file() else given
+        label, family = f"tokenizer of {folder.name}", folder.name.lower()
+    else:
+        raise GenmetricsError(
+            f"--tokenizer {args.tokenizer}: no such folder or manifest (or 'gpt2'); download "
+            "a hub model first, e.g. as a checkpoint (fetch_model writes its model.json)"
+        )
+    name = row_name(args.family or family, args.language)
+    texts = [r[args.field] for r in read_jsonl(args.texts, required=(args.field,))]
+    measured = measure_tokens_per_word(tokenizer, texts, args.words, args.language)
+    row = format_row(name, measured, Path(args.texts).name, label)
+    return f"tokenizer\ttokens_per_word\tmeasured_on\n{row}" if args.header else row
 
 
 def _reader_left() -> int:

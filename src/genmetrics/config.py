@@ -69,7 +69,7 @@ def _check_keys(config: Any, where: str = "") -> None:
             _check_keys(value, f"{where}.{i}" if where else str(i))
 
 
-PATH_KEYS = ("path", "cache", "model_cache", "feature_cache", "file")
+PATH_KEYS = ("path", "cache", "model_cache", "feature_cache", "file", "tokens_per_word_table")
 _UNSET = re.compile(r"\$(\w+|\{\w+\})")
 
 

@@ -435,6 +435,16 @@ def describe_device(model: Any) -> dict[str, Any]:
     }
 
 
+def load_tokenizer(model: str | Path, trust_remote_code: bool = False):
+    """The tokenizer of a checkpoint: a manifest (``model.json``), an HF folder or a hub id."""
+    from transformers import AutoTokenizer
+
+    path, revision = _model_path(model)
+    return AutoTokenizer.from_pretrained(
+        path, trust_remote_code=trust_remote_code, revision=revision
+    )
+
+
 def load_encoder(model: str | Path, device: str = "auto", trust_remote_code: bool = False):
     """Load (encoder, tokenizer) with ``AutoModel`` (sentence encoders, BERT-like models)."""
     from transformers import AutoModel, AutoTokenizer

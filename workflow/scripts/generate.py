@@ -20,7 +20,13 @@ with log_to(sm.log[0]) as log:
         progress_path=sm.params.progress,
     )
     stats["provenance"] = record(
-        config={"generation": sm.params.settings, "seed": int(sm.wildcards.seed)},
+        config={
+            "generation": sm.params.settings,
+            "seed": int(sm.wildcards.seed),
+            # the preset the model names (its values are in the settings; no param: the name
+            # alone reruns nothing)
+            "preset": sm.config["models"][sm.wildcards.model].get("preset"),
+        },
         inputs={k: sm.input[k] for k in ("prompts", "model")},
     )
     write_jsonl(sm.output.texts, rows)

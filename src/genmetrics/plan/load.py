@@ -23,6 +23,7 @@ from genmetrics.agreement.settings import agreement_plan
 from genmetrics.generation import GenerationSettings
 from genmetrics.kinds import KINDS, TEXT_KINDS
 from genmetrics.metrics.registry import all_metrics, get
+from genmetrics.model_presets import resolve as resolve_preset
 from genmetrics.omniinput.settings import omni_plan
 from genmetrics.paths import PROMPTS, REFERENCES
 from genmetrics.plan.core import Plan
@@ -37,6 +38,7 @@ from genmetrics.plan.objects import (
 )
 from genmetrics.prompts import load_tokens_per_word, tokens_per_word
 from genmetrics.resources import job_resources
+from genmetrics.tokens_per_word import with_user_table
 from genmetrics.words import check_language
 
 #: the tokens-per-word table, relative to the checkout (beside workflow/schemas/)
@@ -120,13 +122,24 @@ def load_plan(
     """Validate ``config`` (a copy: the argument is not changed) and resolve it into a Plan.
 
     ``tokens_per_word_table``: the table that turns word budgets into token budgets (default:
-    ``resources/tokens_per_word.tsv`` of the checkout holding the schema); each model's row is
-    resolved here, so generation jobs depend on the value they use, not on the file's path.
+    ``resources/tokens_per_word.tsv`` of the checkout holding the schema), plus the rows of
+    the config's ``tokens_per_word_table`` (which replace shipped rows of the same name, with a
+    note); each model's row is resolved here, so generation jobs depend on the value they use,
+    not on a file's path. A model's ``preset`` is resolved here too
+    (:func:`genmetrics.model_presets.resolve`).
     Raises :class:`GenmetricsError` naming the config key of the first problem.
     """
     from genmetrics.config import expand_paths, validate_config
 
     cfg = copy.deepcopy(dict(config))
+    # checkpoint templates as given, before the schema's default (base) fills them: a preset
+    # may set a model's template where its checkpoint's config says nothing
+    ckpts = cfg.get("checkpoints")
+    given_templates = {
+        n: c.get("template")
+        for n, c in (ckpts.items() if isinstance(ckpts, Mapping) else ())
+        if isinstance(c, Mapping)
+    }
     if "agreement" not in cfg:  # else the schema's anyOf error would not name the key
         missing = [k for k in ("datasets", "checkpoints", "models", "metrics") if k not in cfg]
         if missing:
@@ -157,8 +170,11 @@ def load_plan(
     cluster = dict(cfg["resources"])
     table_path = tokens_per_word_table or Path(schema_path).resolve().parents[2] / TOKENS_PER_WORD
     tokens_table = load_tokens_per_word(table_path) if cfg.get("models") else {}
+    if cfg.get("tokens_per_word_table") and cfg.get("models"):
+        tokens_table, replaced = with_user_table(tokens_table, cfg["tokens_per_word_table"])
+        notes += replaced
     models = {
-        name: _model(name, m, cfg, datasets, checkpoints, cluster, tokens_table)
+        name: _model(name, m, cfg, datasets, checkpoints, cluster, tokens_table, given_templates)
         for name, m in cfg.get("models", {}).items()
     }
     feature_cache = cfg["feature_cache"].rstrip("/")
@@ -242,6 +258,7 @@ def _model(
     checkpoints: Mapping[str, Checkpoint],
     cluster: Mapping[str, Any],
     tokens_table: Mapping[str, float],
+    given_templates: Mapping[str, str | None],
 ) -> Model:
     key = f"models.{name}"
     for ds in m.get("datasets", []):
@@ -255,8 +272,9 @@ def _model(
         resources=dict(m["resources"]) if m.get("resources") else None,
     )
     if "texts" in m:
-        if m.get("resources"):
-            raise GenmetricsError(f"{key}.resources: imported texts run no GPU job")
+        for k in ("resources", "preset"):
+            if m.get(k):
+                raise GenmetricsError(f"{key}.{k}: imported texts run no generation job")
         return Model(texts=dict(m["texts"]), **common)
     ckpts = cfg["checkpoints"]
     if m["checkpoint"] not in ckpts:
@@ -274,18 +292,32 @@ def _model(
         overrides=[checkpoint.resources, m.get("resources")],
         where=f"{key}.resources",
     )
+    ck_key = f"checkpoints.{m['checkpoint']}"
     family = ck.get("tokenizer_family")
+    family_key = f"{ck_key}.tokenizer_family"
+    decoding = {"template": m.get("template", ck["template"]), "sampling": m.get("sampling", {})}
+    if m.get("preset"):  # the preset's template, family and sampling; explicit keys win
+        decoding = resolve_preset(
+            m["preset"],
+            m,
+            ck,
+            model_key=key,
+            checkpoint_key=ck_key,
+            checkpoint_template=given_templates.get(m["checkpoint"]),
+        )
+        if family is None:
+            family, family_key = decoding["tokenizer_family"], f"{key}.preset"
     tpw = {}  # per dataset: tokens per word of its language
     for ds in common["datasets"]:
         try:
             tpw[ds] = tokens_per_word(tokens_table, family, datasets[ds].language)
         except GenmetricsError as e:
-            raise GenmetricsError(f"checkpoints.{m['checkpoint']}.tokenizer_family: {e}") from None
+            raise GenmetricsError(f"{family_key}: {e}") from None
     settings = {
-        "template": m.get("template", ck["template"]),
+        "template": decoding["template"],
         "tokenizer_family": family,
         "instruction": m.get("instruction"),
-        "sampling": dict(m.get("sampling", {})),
+        "sampling": dict(decoding["sampling"]),
         "words": m.get("words", gen["words"]),
         "batch_size": m.get("batch_size", gen["batch_size"]),
         "samples_per_prompt": m.get("samples_per_prompt", gen["samples_per_prompt"]),
