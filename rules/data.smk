@@ -38,6 +38,8 @@ rule make_prompts:
         references=RESULTS.references,
         # datasets.{dataset}.prompts.file, when given
         file=per_job(PLAN.prompt_files),
+        # RESULTS.references of prompts.few_shot.pool, when it is another dataset
+        pool=per_job(PLAN.few_shot_pool),
     output:
         RESULTS.prompts,
     log:

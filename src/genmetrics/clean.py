@@ -1,5 +1,6 @@
 """Cleaning: normalise whitespace and unicode, drop empty and duplicate texts, length filters
-in words, optional truncation to N words, and a seeded sample of N texts.
+in words, optional truncation to N words, a seeded sample of N texts, and (``title_field``)
+texts titled as pr-4-llm's biography references, ``"{title}:\n\n{text}"``.
 
 Words are the words of the option ``language`` (:mod:`genmetrics.words`: whitespace words by
 default, jieba words for ``zh``)."""
@@ -29,7 +30,20 @@ CLEAN_DEFAULTS: dict[str, Any] = {
     "seed": 0,
     "filter": None,
     "language": DEFAULT_LANGUAGE,  # datasets.<name>.language (the workflow adds it here)
+    # a few-shot dataset's prompts.few_shot.name_field (the workflow adds it): titled texts
+    "title_field": None,
 }
+
+#: the field where a titled row keeps its text before the title (the authors' ``content``)
+CONTENT_FIELD = "content"
+
+
+def titled_text(title: str, text: str) -> str:
+    """A text under its title, as pr-4-llm formats its biography references
+    (``pr_llm/evaluate/wikipedia_bio/mauve_pr.py``, ``format_ref_dataset``):
+    ``f"{title}:\n\n{text}"``. The parsed biographies of :mod:`genmetrics.fewshot` are
+    formatted by this function too."""
+    return f"{title}:\n\n{text}"
 
 
 def normalize_text(text: str, form: str | None = "NFC", keep_newlines: bool = False) -> str:
@@ -56,8 +70,11 @@ def clean_rows(
     Order: label filter (``filter: {field: [allowed values]}``; a list-valued field, e.g. the
     models that continued a document, must contain every listed value) → normalise → drop
     empty → dedupe (exact, after normalisation) → length filter (min/max words) → truncate →
-    seeded sample (``random.Random(seed).sample``, then original order kept). Words are those
-    of ``language`` (:func:`genmetrics.words.count_words`).
+    seeded sample (``random.Random(seed).sample``, then original order kept) → with
+    ``title_field``, each text titled (:func:`titled_text`, the field's value on one line),
+    the text before the title kept in the field ``content``: filters, cuts and dedupe see
+    the text without its title. Words are those of ``language``
+    (:func:`genmetrics.words.count_words`).
     """
     opts = {**CLEAN_DEFAULTS, **(options or {})}
     unknown = set(opts) - set(CLEAN_DEFAULTS)
@@ -115,7 +132,25 @@ def clean_rows(
     stats["output"] = len(out)
     if not out:
         raise GenmetricsError(f"{where}: no texts left after cleaning ({stats})")
+    if opts["title_field"]:
+        out = [_titled(r, opts["title_field"], opts["unicode"], where) for r in out]
     return out, stats
+
+
+def _titled(row: dict[str, Any], field: str, form: str | None, where: str) -> dict[str, Any]:
+    """``row`` with its text titled by ``row[field]`` and the untitled text in ``content``."""
+    title = normalize_text(str(row.get(field) or ""), form)
+    if not title:
+        raise GenmetricsError(
+            f"{where}: row {row['id']!r} has no {field!r} to title its text with "
+            "(prompts.few_shot.name_field; label_fields keep a field of the source rows)"
+        )
+    if CONTENT_FIELD in row:
+        raise GenmetricsError(
+            f"{where}: rows have a field {CONTENT_FIELD!r}, where a titled text keeps its text "
+            "before the title; leave it out of label_fields"
+        )
+    return {**row, CONTENT_FIELD: row["text"], "text": titled_text(title, row["text"])}
 
 
 def check_sizes(n: int, requirements: Sequence[Mapping[str, Any]], dataset: str) -> None:

@@ -25,6 +25,12 @@ prompt order. A generate job appends each finished batch to a progress log
 (:mod:`genmetrics.progress`, fsynced, outside the job's outputs); a restarted job skips the
 batches it finds there. The log is keyed by everything that determines the texts
 (:func:`progress_key`), so a log of other settings is never resumed.
+
+**Few-shot prompts** (``continuation_mode="few_shot"``, :mod:`genmetrics.fewshot`): each
+model's template renders the prompt row's ``few_shot`` parts; the continuation (cut to the
+word budget) is parsed into one biography (:func:`genmetrics.fewshot.parse_biography`): the
+row's ``text`` is that biography, ``continuation`` the output, ``parsed`` whether it parsed;
+the statistics count ``unparsed`` rows (kept, never dropped).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from tqdm.auto import tqdm
 
 from genmetrics import GenmetricsError
 from genmetrics.clean import normalize_text
+from genmetrics.fewshot import parse_biography
 from genmetrics.progress import ProgressLog
 from genmetrics.prompts import (
     DEFAULT_INSTRUCTION,
@@ -132,8 +139,9 @@ def generate(
     returned are the shard's, in prompt order: ``{"id", "prompt_id", "text", "prompt",
     "continuation", "n_tokens", "finish_reason"}`` where ``text`` = prompt + continuation
     (comparable with the reference texts, as pr-4-llm does) unless
-    ``continuation_mode="instruction"``. Batches already in ``log`` are not generated again.
-    ``words`` counts words of ``language``.
+    ``continuation_mode="instruction"``, or the parsed biography with ``"few_shot"`` (rows
+    add ``parsed``; stats add ``unparsed``). Batches already in ``log`` are not generated
+    again. ``words`` counts words of ``language``.
     """
     unknown = set(sampling) - set(SAMPLING_KEYS)
     if unknown:
@@ -145,7 +153,15 @@ def generate(
             gen_kwargs.pop(k, None)
     device = next(model.parameters()).device
     inputs = [
-        format_prompt(p["prompt"], template, tokenizer, instruction, continuation_mode, language)
+        format_prompt(
+            p["prompt"],
+            template,
+            tokenizer,
+            instruction,
+            continuation_mode,
+            language,
+            few_shot=p.get("few_shot"),
+        )
         for p in prompts
     ]
     add_special = template == "base"
@@ -213,6 +229,8 @@ def generate(
         "seconds": seconds,  # of this attempt
         "tokens_per_second": generated_tokens / max(seconds, 1e-9),
     }
+    if continuation_mode == "few_shot":
+        stats["unparsed"] = sum(1 for r in rows if not r["parsed"])
     return rows, stats
 
 
@@ -269,7 +287,8 @@ def _row(
 ) -> dict[str, Any]:
     """The row of one continuation, cut to ``words`` words of ``language`` (``finish_reason``
     ``words`` then). A whitespace language's cut continuation starts with one space; a ``zh``
-    one keeps its own characters (no space is put between Chinese words)."""
+    one keeps its own characters (no space is put between Chinese words). A few-shot row's
+    text is the cut continuation's biography (``parsed``: whether it parsed)."""
     if count_words(cont, language) > words:
         finish = "words"
         if uses_whitespace(language):
@@ -277,9 +296,14 @@ def _row(
         else:
             cont = truncate_words(cont, words, language)
     cont = cont.rstrip()
-    text = cont if mode == "instruction" else prompt["prompt"] + cont
-    # an instruction answered with nothing is an empty text, never the instruction itself
-    text = normalize_text(text, keep_newlines=True)
+    extra = {}
+    if mode == "few_shot":  # the biography, titled as the references (its own normalising)
+        parts = prompt["few_shot"]
+        text, extra["parsed"] = parse_biography(cont, parts["instruction"], parts["item_name"])
+    else:
+        text = cont if mode == "instruction" else prompt["prompt"] + cont
+        # an instruction answered with nothing is an empty text, never the instruction itself
+        text = normalize_text(text, keep_newlines=True)
     return {
         "id": f"{prompt['id']}",
         "prompt_id": str(prompt.get("prompt_id", prompt["id"])),
@@ -289,6 +313,7 @@ def _row(
         "continuation": normalize_text(cont, keep_newlines=True),
         "n_tokens": n_tokens,
         "finish_reason": finish,
+        **extra,
     }
 
 
@@ -321,7 +346,7 @@ class GenerationSettings:
     batch_size: int
     token_margin: float  # max_new_tokens = ceil(words × tokens/word × margin)
     shards: int
-    mode: str  # prefix | instruction
+    mode: str  # prefix | instruction | few_shot
     dtype: str  # auto | float32 | bfloat16 | float16 (auto: genmetrics.models.resolve_dtype)
     trust_remote_code: bool
     device_map: str | None  # "auto": accelerate spreads the model over the job's GPUs
@@ -361,6 +386,7 @@ GENERATION_CODE = (
     "genmetrics.prompts",
     "genmetrics.clean",
     "genmetrics.words",
+    "genmetrics.fewshot",
 )
 
 
@@ -411,8 +437,13 @@ def generate_shard(
         weights = model_fingerprint(model) or str(model)
     dtype = str(next(lm.parameters()).dtype).removeprefix("torch.")
     device = describe_device(lm)
-    prompts_digest = hashlib.sha256(
-        json.dumps([[str(p["id"]), p["prompt"]] for p in prompts]).encode()
+    prompts_digest = hashlib.sha256(  # a few-shot row's parts too (its chat rendering)
+        json.dumps(
+            [
+                [str(p["id"]), p["prompt"], *([p["few_shot"]] if "few_shot" in p else [])]
+                for p in prompts
+            ]
+        ).encode()
     ).hexdigest()
     key = progress_key(
         settings=s.as_dict(),
@@ -496,6 +527,8 @@ def merge_shards(
         "batches": sum(int(s.get("batches", 0)) for s in stats),
         "batches_resumed": sum(int(s.get("batches_resumed", 0)) for s in stats),
     }
+    if any("unparsed" in s for s in stats):  # few-shot biographies that did not parse
+        merged["unparsed"] = sum(int(s.get("unparsed", 0)) for s in stats)
     for key in ("max_new_tokens", "dtype", "dtype_requested"):
         values = {json.dumps(s.get(key)) for s in stats}
         if len(values) == 1:

@@ -4,8 +4,9 @@ Reference-prefix prompts (Le Bronnec et al. 2024): the prompt is the first ``k``
 reference text (k=10 by default). Base models get that raw prefix. Chat models get their chat
 template around an instruction plus the first ``k-1`` words, and the ``k``-th word opens the
 assistant's answer (Le Bronnec et al. (2024), Table B.2; pr-4-llm ``WebTextFormatter``), so both
-kinds continue the same k words. :func:`build_prompts` chooses between prefixes, a prompt file
-and instructions, as ``datasets.<name>.prompts`` says.
+kinds continue the same k words. :func:`build_prompts` chooses between prefixes, a prompt file,
+instructions and few-shot prompts (:mod:`genmetrics.fewshot`), as ``datasets.<name>.prompts``
+says.
 
 Words are those of the dataset's language (:mod:`genmetrics.words`). In a whitespace language
 a prefix is its words joined by single spaces (as always); in ``zh`` it is the text's own
@@ -78,7 +79,7 @@ def prompts_from_file(rows: Sequence[Mapping[str, Any]], path: str) -> list[dict
     return out
 
 
-PROMPT_MODES = ("prefix", "instruction")
+PROMPT_MODES = ("prefix", "instruction", "few_shot")
 
 
 def build_prompts(
@@ -88,13 +89,18 @@ def build_prompts(
     *,
     file_name: str = "prompt file",
     where: str = "prompts",
+    pool_rows: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """A dataset's prompts, as ``options`` (``datasets.<name>.prompts``) say:
 
     * ``file`` given: the rows of that file (``file_rows``, read from ``file_name``);
     * ``mode: instruction``: each reference text is an instruction (creative writing);
     * ``mode: prefix``: the first ``words`` words of each reference (:func:`make_prompts`),
-      in the words of ``language`` (the dataset's; absent: whitespace words).
+      in the words of ``language`` (the dataset's; absent: whitespace words);
+    * ``mode: few_shot``: one few-shot prompt per reference, its examples drawn from
+      ``pool_rows`` (``None``: the references themselves), as ``options["few_shot"]`` says
+      (:func:`genmetrics.fewshot.few_shot_prompts`; errors name its config key, from
+      ``few_shot.dataset``, the config's name of a swept dataset).
 
     An empty result is an error naming ``where``.
     """
@@ -107,6 +113,21 @@ def build_prompts(
         rows = prompts_from_file(file_rows, file_name)
     elif mode == "instruction":
         rows = [{"id": str(r["id"]), "prompt": r["text"]} for r in references]
+    elif mode == "few_shot":
+        from genmetrics.fewshot import few_shot_prompts
+
+        fs = options.get("few_shot")
+        if not fs:
+            raise GenmetricsError(f"{where}.few_shot: required with mode few_shot")
+        if fs.get("dataset"):
+            where = f"datasets.{fs['dataset']}.prompts"
+        rows = few_shot_prompts(
+            references,
+            references if pool_rows is None else pool_rows,
+            fs,
+            options.get("language", DEFAULT_LANGUAGE),
+            where=f"{where}.few_shot",
+        )
     else:
         rows = make_prompts(references, options["words"], options.get("language", DEFAULT_LANGUAGE))
     if not rows:
@@ -121,6 +142,7 @@ def format_prompt(
     instruction: str = DEFAULT_INSTRUCTION,
     continuation_mode: str = "prefix",
     language: str = DEFAULT_LANGUAGE,
+    few_shot: Mapping[str, Any] | None = None,
 ) -> str:
     """Model input text for one prompt.
 
@@ -129,8 +151,17 @@ def format_prompt(
     the k-th word (words of ``language``; in ``zh`` the k-1 words are the prompt's characters
     before the k-th word, and the k-th word is the rest of the prompt). With
     ``continuation_mode="instruction"`` (prompt files such as creative writing) the whole
-    prompt is the user turn and the answer starts empty.
+    prompt is the user turn and the answer starts empty. With ``continuation_mode="few_shot"``
+    the prompt row's ``few_shot`` parts are rendered for the template
+    (:func:`genmetrics.fewshot.render`: the chat header and examples as the user turn, the
+    instruction opening the answer; ``instruction`` is not used).
     """
+    if continuation_mode == "few_shot":
+        from genmetrics.fewshot import render
+
+        if few_shot is None:
+            raise GenmetricsError("a few-shot prompt needs its few_shot parts (make_prompts)")
+        return render(few_shot, template, tokenizer)
     if template == "base":
         return prompt
     if template != "chat":

@@ -9,6 +9,8 @@ module          what it holds
                 names cross-checked, every entry's params checked by its metric
 ``objects``     the typed model of a run: datasets, checkpoints, models,
                 featurizers/evaluators, metric entries
+``variants``    a few-shot dataset's ``n`` sweep: one dataset ``<name>-n<k>`` per n,
+                and the plan's datasets a config name means
 ``core``        :class:`Plan`: the objects plus the queries below, one part each
 ``inputs``      the files a job reads where they depend on the config
 ``jobs``        each job's params (settings and code digests)

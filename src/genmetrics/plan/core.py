@@ -15,6 +15,7 @@ from typing import Any
 from genmetrics.agreement.settings import AgreementPlan
 from genmetrics.kinds import PARTS
 from genmetrics.omniinput.settings import PROPOSALS, OmniPlan
+from genmetrics.params import canonical
 from genmetrics.paths import PROMPTS, REFERENCES
 from genmetrics.plan.inputs import POS_ASSETS, JobInputs
 from genmetrics.plan.jobs import JobParams
@@ -50,6 +51,7 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists):
     agreement: AgreementPlan = field(default_factory=AgreementPlan)  # agreement:, likewise
     cluster: dict = field(default_factory=dict)  # the config's resources: section
     notes: tuple[str, ...] = ()  # what the environment changed, for the run log
+    variants: dict = field(default_factory=dict)  # few-shot variant -> {"dataset", "n"}
     targets: Targets = field(init=False)
 
     def __post_init__(self) -> None:
@@ -66,6 +68,12 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists):
     def model_sources(self, dataset: str) -> list[str]:
         """``{model}/seed{seed}`` of every model evaluated on ``dataset``."""
         return [s for m in self.models.values() if dataset in m.datasets for s in m.sources()]
+
+    def few_shot_variants(self) -> dict[str, dict[str, Any]]:
+        """Each few-shot dataset of the plan (``<name>-n<k>``, :mod:`~genmetrics.plan.variants`)
+        → ``{"dataset": <name> (the config's), "n": k}``, sorted by name: for the analyses that
+        plot precision and recall against ``n``. Empty without few-shot datasets."""
+        return canonical(self.variants)
 
     def entries_loading_models(self, loads: bool) -> list[str]:
         """Entries whose score job runs an encoder (``loads=True``) or not."""

@@ -29,6 +29,12 @@ class JobInputs:
     def prompt_files(self, dataset: str) -> list[str]:
         return self.datasets[dataset].prompt_files
 
+    def few_shot_pool(self, dataset: str) -> list[str]:
+        """The references of a few-shot dataset's pool when it is another dataset
+        (``prompts.few_shot.pool``), else none (the dataset's own references)."""
+        pool = (self.datasets[dataset].prompts.get("few_shot") or {}).get("pool")
+        return [RESULTS.references.format(dataset=pool)] if pool else []
+
     def generation_model(self, model: str) -> str:
         return model_manifest(self.model_cache, self.models[model].checkpoint)
 

@@ -5,6 +5,8 @@
    out (the schema is the one source of config defaults);
 2. ``$VAR``/``~`` expansion in path keys (``genmetrics.config.expand_paths``);
 3. cross-checks of names: a model's checkpoint, an entry's featurizer, a reference model's seed;
+   a few-shot dataset becomes one dataset per ``n`` (:mod:`~genmetrics.plan.variants`), and
+   every key that names datasets may name it (all its variants);
 4. every metric entry's parameter *values*, completed with the metric's defaults and checked
    by the metric itself (``Metric.check_params``), so a bad value stops ``snakemake -n`` with
    its key path, e.g. ``metrics.pr_k50.params.k: must be an integer >= 1, got 'four'``.
@@ -36,6 +38,7 @@ from genmetrics.plan.objects import (
     Model,
     ScoreEntry,
 )
+from genmetrics.plan.variants import expand_datasets, resolve_names
 from genmetrics.prompts import load_tokens_per_word, tokens_per_word
 from genmetrics.resources import job_resources
 from genmetrics.tokens_per_word import with_user_table
@@ -49,11 +52,12 @@ def _scaling(
     spec: Mapping[str, Any] | None,
     entries: Mapping[str, ScoreEntry],
     models: Mapping[str, Model],
-    datasets: Mapping[str, Dataset],
+    groups: Mapping[str, tuple[str, ...]],
 ) -> dict | None:
     """``analysis.scaling`` checked: members are models, metrics are entries whose scores the
-    analysis can recompute on resampled prompts, languages name datasets, and the spectra
-    figure's entry (:func:`_spectra_entry`) is a face entry."""
+    analysis can recompute on resampled prompts, languages name datasets (a few-shot one: each
+    of its variants), and the spectra figure's entry (:func:`_spectra_entry`) is a face
+    entry."""
     if not spec:
         return None
     key = "analysis.scaling"
@@ -72,15 +76,17 @@ def _scaling(
                 f"{key}.metrics: {name!r} uses length_control; the analysis resamples each "
                 "source on its own and cannot recut texts to the shortest"
             )
-    for ds in spec["languages"]:
-        if ds not in datasets:
-            raise GenmetricsError(f"{key}.languages: {ds!r} is not in datasets")
+    languages = {
+        v: lang
+        for ds, lang in spec["languages"].items()
+        for v in resolve_names([ds], groups, f"{key}.languages")
+    }
     return {
         "families": {f: dict(m) for f, m in spec["families"].items()},
         "metrics": names,
         "bootstrap": int(spec["bootstrap"]),
         "seed": int(spec["seed"]),
-        "languages": dict(spec["languages"]),
+        "languages": languages,
         "spectra_entry": _spectra_entry(spec.get("spectra_entry"), names, entries),
     }
 
@@ -155,15 +161,18 @@ def load_plan(
             f"GENMETRICS_CACHE={env_cache} in the environment is not used: jobs download into "
             f"cache: {cfg['cache']} (the config)"
         )
+    dataset_cfg, groups, variants = expand_datasets(cfg.get("datasets", {}))
     datasets = {
         name: Dataset(
             name=name,
             spec={k: v for k, v in d.items() if k not in ("clean", "prompts", "language")},
             clean=dict(d.get("clean", {})),
             prompts=dict(d["prompts"]),
-            language=check_language(d["language"], f"datasets.{name}.language"),
+            language=check_language(
+                d["language"], f"datasets.{variants.get(name, {}).get('dataset', name)}.language"
+            ),
         )
-        for name, d in cfg.get("datasets", {}).items()
+        for name, d in dataset_cfg.items()
     }
     model_cache = cfg["model_cache"].rstrip("/")
     checkpoints = {name: _checkpoint(name, c) for name, c in cfg.get("checkpoints", {}).items()}
@@ -174,7 +183,9 @@ def load_plan(
         tokens_table, replaced = with_user_table(tokens_table, cfg["tokens_per_word_table"])
         notes += replaced
     models = {
-        name: _model(name, m, cfg, datasets, checkpoints, cluster, tokens_table, given_templates)
+        name: _model(
+            name, m, cfg, datasets, groups, checkpoints, cluster, tokens_table, given_templates
+        )
         for name, m in cfg.get("models", {}).items()
     }
     feature_cache = cfg["feature_cache"].rstrip("/")
@@ -188,7 +199,7 @@ def load_plan(
     }
     tables = {"featurizer": featurizers, "evaluator": evaluators}
     entries = {
-        name: _entry(name, e, datasets, models, tables)
+        name: _entry(name, e, datasets, groups, models, tables)
         for name, e in cfg.get("metrics", {}).items()
     }
     sweep = cfg["analysis"].get("sweep")
@@ -215,11 +226,12 @@ def load_plan(
         entries=entries,
         sweep=dict(sweep) if sweep else None,
         report=dict(cfg["report"]),
-        scaling=_scaling(cfg["analysis"].get("scaling"), entries, models, datasets),
+        scaling=_scaling(cfg["analysis"].get("scaling"), entries, models, groups),
         omniinput=omni_plan(cfg.get("omniinput"), checkpoints, model_cache),
         agreement=agreement_plan(cfg.get("agreement"), cfg["cache"].rstrip("/")),
         cluster=cluster,
         notes=tuple(notes),
+        variants=variants,
     )
     # a GPU kind that resources.gpu_kinds lacks stops the dry run here, naming its key
     for rule, table in (("embed", featurizers), ("surprisal", evaluators)):
@@ -255,19 +267,17 @@ def _model(
     m: Mapping[str, Any],
     cfg: Mapping[str, Any],
     datasets: Mapping[str, Dataset],
+    groups: Mapping[str, tuple[str, ...]],
     checkpoints: Mapping[str, Checkpoint],
     cluster: Mapping[str, Any],
     tokens_table: Mapping[str, float],
     given_templates: Mapping[str, str | None],
 ) -> Model:
     key = f"models.{name}"
-    for ds in m.get("datasets", []):
-        if ds not in datasets:
-            raise GenmetricsError(f"{key}.datasets: {ds!r} is not in datasets")
     gen = cfg["generation"]
     common = dict(
         name=name,
-        datasets=tuple(m.get("datasets", datasets)),
+        datasets=resolve_names(m.get("datasets", datasets), groups, f"{key}.datasets"),
         seeds=tuple(m.get("seeds", gen["seeds"])),
         resources=dict(m["resources"]) if m.get("resources") else None,
     )
@@ -367,6 +377,7 @@ def _entry(
     name: str,
     e: Mapping[str, Any],
     datasets: Mapping[str, Dataset],
+    groups: Mapping[str, tuple[str, ...]],
     models: Mapping[str, Model],
     tables: Mapping[str, Mapping[str, FeatureModel]],
 ) -> ScoreEntry:
@@ -395,10 +406,7 @@ def _entry(
             raise GenmetricsError(
                 f"{key}.{what}: not used by {metric.name}, which reads {metric.input}"
             )
-    entry_datasets = tuple(e.get("datasets", datasets))
-    for ds in entry_datasets:
-        if ds not in datasets:
-            raise GenmetricsError(f"{key}.datasets: {ds!r} is not in datasets")
+    entry_datasets = resolve_names(e.get("datasets", datasets), groups, f"{key}.datasets")
     reference = _reference_source(key, e, metric.reference, entry_datasets, models)
     if e["length_control"] != "none" and metric.input not in TEXT_KINDS:
         raise GenmetricsError(
