@@ -46,6 +46,8 @@ rule correlation_heatmap:
         cluster=PLAN.report["cluster"],
         n_boot=PLAN.report["bootstrap"],
         seed=PLAN.report["seed"],
+        # "<entry>/<value>" pairs to draw (null: each metric's headline values)
+        values=PLAN.report["heatmap_values"],
     script:
         "../workflow/scripts/correlation_heatmap.py"
 
@@ -67,6 +69,29 @@ rule mauve_bars:
         "../envs/plots.yaml"
     script:
         "../workflow/scripts/mauve_bars.py"
+
+
+# Precision and recall against the number of in-context examples (Le Bronnec et al. (2024),
+# Fig. 8): the few-shot variants <dataset>-n<k> of each few-shot dataset, one line per model.
+rule few_shot_figure:
+    input:
+        RESULTS.scores,
+    output:
+        figure=report(
+            RESULTS.few_shot_figure,
+            caption="../workflow/report/few_shot.rst",
+            category="Precision and recall",
+        ),
+        table=RESULTS.few_shot_table,
+    log:
+        "results/logs/few_shot_figure.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        # variant dataset -> {dataset: the config's name, n: examples per prompt}
+        variants=PLAN.few_shot_variants(),
+    script:
+        "../workflow/scripts/few_shot_figure.py"
 
 
 # The P/R plane (Le Bronnec et al. (2024), Fig. 1: seeds and reference resamples as ellipses)

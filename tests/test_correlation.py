@@ -270,3 +270,31 @@ def test_figure_draws_the_registered_headline_values_only():
     drawn = t[t.in_figure]
     headline = set(get("precision_recall").headline) | set(get("mattr").headline)
     assert set(drawn.metric_a) | set(drawn.metric_b) == headline == {"precision", "recall", "mattr"}
+
+
+def test_heatmap_values_choose_the_pairs_the_figure_draws():
+    """report.heatmap_values (Le Bronnec et al. (2024), Fig. 7: P, R, MAUVE, Self-BLEU,
+    Distinct-4): the figure draws exactly the named values, here distinct_4 instead of
+    distinct_n's headline distinct_1; a name that is no scored value is an error."""
+    base = {
+        "precision": [0.1, 0.4, 0.3, 0.8, 0.5, 0.6],
+        "recall": [0.9, 0.5, 0.6, 0.2, 0.4, 0.3],
+        "distinct_1": [0.5, 0.6, 0.4, 0.7, 0.5, 0.6],
+        "distinct_4": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4],
+    }
+    metric = {"precision": "precision_recall", "recall": "precision_recall"}
+    metric |= {"distinct_1": "distinct_n", "distinct_4": "distinct_n"}
+    df = tidy({"bios": base}, metric)
+    default = correlation_table(df, n_boot=0)
+    drawn = default[default["in_figure"]]
+    # the table names a value by its name alone where that is unique
+    assert set(drawn["metric_a"]) | set(drawn["metric_b"]) == {"precision", "recall", "distinct_1"}
+    want = ["precision_recall/precision", "precision_recall/recall", "distinct_n/distinct_4"]
+    chosen = correlation_table(df, n_boot=0, figure_values=want)
+    drawn = chosen[chosen["in_figure"]]
+    assert set(drawn["metric_a"]) | set(drawn["metric_b"]) == {"precision", "recall", "distinct_4"}
+    assert len(drawn) == 3 * len(METHODS)  # the three pairs, per method
+    # every pair stays in the table either way, with the same correlations
+    assert len(chosen) == len(default) and chosen["r"].equals(default["r"])
+    with pytest.raises(ValueError, match="heatmap_values: 'distinct_n/distinct_9'"):
+        correlation_table(df, n_boot=0, figure_values=[*want, "distinct_n/distinct_9"])

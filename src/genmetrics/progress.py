@@ -164,9 +164,7 @@ def _valid_unit(obj: Any) -> bool:
     ids, rows = obj.get("ids"), obj.get("rows")
     if not isinstance(ids, list) or not isinstance(rows, list) or len(ids) != len(rows):
         return False
-    return all(
-        isinstance(r, dict) and r.get("id") == i for r, i in zip(rows, ids, strict=True)
-    )
+    return all(isinstance(r, dict) and r.get("id") == i for r, i in zip(rows, ids, strict=True))
 
 
 def drop(path: str | Path | None) -> None:

@@ -12,7 +12,9 @@ from genmetrics.runlog import log_to
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     df = pd.read_csv(sm.input[0])
-    table = correlation_table(df, n_boot=sm.params.n_boot, seed=sm.params.seed)
+    table = correlation_table(
+        df, n_boot=sm.params.n_boot, seed=sm.params.seed, figure_values=sm.params.values
+    )
     with atomic_path(sm.output.table, suffix=".tmp.csv") as tmp:
         table.to_csv(tmp, index=False)
     panels = heatmap_panels(table, sm.params.method, cluster=sm.params.cluster)

@@ -153,6 +153,7 @@ def correlation_table(
     level: float = 0.95,
     values: str = "directed",
     min_points: int = MIN_POINTS,
+    figure_values: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Correlation between every pair of scores across the scored sources, with uncertainty.
 
@@ -174,7 +175,9 @@ def correlation_table(
     * ``too_few``: fewer than ``min_points`` pairwise complete sources: no correlation is
       reported (``r``, ``low``, ``high`` are NaN);
     * ``in_figure``: both scores are headline values (their metric's registered
-      ``headline``), the pairs drawn in the heatmap (the table has every pair).
+      ``headline``), or with ``figure_values`` (``"<entry>/<value>"`` strings, the config's
+      ``report.heatmap_values``) both are among those: the pairs drawn in the heatmap (the
+      table has every pair). A ``figure_values`` item that names no scored value is an error.
     """
     methods = list(methods)
     for m in methods:
@@ -184,7 +187,17 @@ def correlation_table(
     if sel.empty:
         return pd.DataFrame(columns=TABLE_COLUMNS)
     wide, keys = _wide_with_keys(sel)
-    shown = set(zip(*(headline_rows(sel)[c] for c in ("entry", "name")), strict=True))
+    if figure_values is None:
+        shown = set(zip(*(headline_rows(sel)[c] for c in ("entry", "name")), strict=True))
+    else:
+        shown = {tuple(v.split("/", 1)) for v in figure_values}
+        unknown = sorted("/".join(v) for v in shown - set(keys))
+        if unknown:
+            raise ValueError(
+                f"report.heatmap_values: {unknown[0]!r} is no scored value (known: "
+                + ", ".join(sorted("/".join(k) for k in keys))
+                + ")"
+            )
     figure = np.array([k in shown for k in keys])
     names = list(wide.columns)
     datasets = wide.index.get_level_values("dataset").to_numpy()

@@ -214,6 +214,10 @@ def load_plan(
                 + ", ".join(n for n, m in all_metrics().items() if m.sweepable)
                 + ")"
             )
+    for item in cfg["report"]["heatmap_values"] or []:
+        entry = item.split("/", 1)[0]  # the value is checked against the scores
+        if entry not in entries:
+            raise GenmetricsError(f"report.heatmap_values: {item!r}: {entry!r} is not in metrics")
     plan = Plan(
         cache=cfg["cache"].rstrip("/"),
         model_cache=model_cache,

@@ -82,6 +82,9 @@ class TargetLists:
         figures += [RESULTS.scaling_spectra_figure] if spectra_gam else []
         mauve = [n for n, e in self.entries.items() if e.metric == "mauve"]
         figures += [RESULTS.mauve_bars_figure] if mauve else []
+        pr_entries = [n for n, e in self.entries.items() if e.metric == "precision_recall"]
+        few_shot = bool(self.variants and pr_entries)
+        figures += [RESULTS.few_shot_figure] if few_shot else []
         figures += [RESULTS.length_figure]
         analyses = [RESULTS.length_table]
         analyses += [RESULTS.scaling_table, RESULTS.scaling_table1] if self.scaling else []
@@ -90,6 +93,7 @@ class TargetLists:
         analyses += [RESULTS.spectra_figure] if face_scores else []
         analyses += [RESULTS.spread_table] if spreads else []
         analyses += [RESULTS.mauve_bars_figure] if mauve else []
+        analyses += [RESULTS.few_shot_figure] if few_shot else []
         omni = self.omniinput
         return Targets(
             omniinput=tuple(omni.targets),
