@@ -112,3 +112,42 @@ def test_build_prompts_follows_the_options():
         build_prompts(refs, {"words": 10, "mode": "prefix"}, where="datasets.x.prompts")
     with pytest.raises(GenmetricsError, match="mode: must be one of"):
         build_prompts(refs, {"words": 2, "mode": "chat"})
+
+
+def test_pr4llm_creative_wrap_is_the_authors_creative_formatter():
+    """prompts.wrap: pr4llm-creative gives a base model pr-4-llm's CreativeFormatter string
+    (pr_llm/generation/preprocessing.py, re-implemented here as the oracle) byte for byte, and
+    a chat model the same request as its user turn with the answer opened by "Sure here is a
+    proposition:"; without a wrap an instruction is put as it is."""
+    from genmetrics.prompts import build_prompts, format_prompt
+
+    def creative_formatter(prompt, chat_tokens=None, lo=100, hi=500):  # the authors' code
+        prompt = f"{prompt} Your text should be approximately between {lo} and {hi} words."
+        if chat_tokens is not None:
+            return f"{chat_tokens[0]} {prompt} {chat_tokens[1]} Sure here is a proposition:\n\n"
+        return f"Below is a text following the instructions:\n\n{prompt}\n\n### Text:\n\n"
+
+    refs = [{"id": "c1", "text": "Write a story about a lighthouse keeper."}]
+    opts = {"mode": "instruction", "words": 10, "wrap": "pr4llm-creative"}
+    (row,) = build_prompts(refs, opts)
+    assert row["prompt"] == refs[0]["text"]  # the record keeps the instruction itself
+    base = format_prompt(row["prompt"], "base", continuation_mode="instruction", wrap=row["wrap"])
+    assert base == creative_formatter(refs[0]["text"])
+
+    class ChatTok:  # a chat template in the Llama-2 style, to compare with the authors' string
+        chat_template = "llama2"
+
+        def apply_chat_template(self, messages, tokenize, add_generation_prompt):
+            return f"[INST] {messages[0]['content']} [/INST] "
+
+    chat = format_prompt(
+        row["prompt"], "chat", ChatTok(), continuation_mode="instruction", wrap=row["wrap"]
+    )
+    assert chat == creative_formatter(refs[0]["text"], ("[INST]", "[/INST]"))
+    (plain,) = build_prompts(refs, {**opts, "wrap": "none"})
+    assert "wrap" not in plain
+    assert (
+        format_prompt(plain["prompt"], "base", continuation_mode="instruction") == refs[0]["text"]
+    )
+    with pytest.raises(GenmetricsError, match="wrap: 'pr4llm-creative' wraps instructions"):
+        build_prompts(refs, {**opts, "mode": "prefix", "words": 3})

@@ -104,18 +104,63 @@ def test_dry_run_default_config_lists_the_full_dag(tmp_path):
     assert "reason: Missing output files" in proc.stdout
 
 
+def make_targets(config: Path) -> list[str]:
+    """The Snakemake targets the Makefile's first recipe running ``config`` asks for (none:
+    the default target, ``all``)."""
+    pattern = re.compile(
+        r"snakemake .*--configfile \$\(CURDIR\)/" + re.escape(f"configs/{config.name}") + r"(.*)"
+    )
+    for line in (REPO / "Makefile").read_text().splitlines():
+        m = pattern.search(line)
+        if m:
+            words = m[1].split()
+            return (
+                [w for w in words[2:] if not w.startswith("-")]
+                if words[:1] == ["--directory"]
+                else []
+            )
+    return []
+
+
+#: the paper-shaped outputs each study must build (README "Studies"): rule -> jobs at least
+STUDY_RULES = {
+    "webtext.yaml": {"pr_scatter": 1, "mauve_bars": 1, "spread_table": 1, "sweep_figure": 1},
+    "biographies.yaml": {"few_shot_figure": 1, "correlation_heatmap": 1, "make_prompts": 3},
+    "creative.yaml": {"pr_scatter": 1, "mauve_bars": 1, "generate": 4},
+    "chat_vs_base.yaml": {"pr_scatter": 1, "mauve_bars": 1, "spread_table": 1},
+}
+
+
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: str(p.relative_to(REPO)))
 def test_dry_run_of_every_config(path, tmp_path):
+    """Every config dry-runs with the targets its make target asks for; a study's DAG holds
+    its paper-shaped outputs."""
     if "../shared/data" in path.read_text() and not SHARED_DATA.exists():
         pytest.skip("reads ../shared/data, which is not present")
     env = {"GENMETRICS_TINY_MODEL": str(placeholder_checkpoint(tmp_path / "tiny-model"))}
-    proc = snakemake("-n", "--cores", "2", "--configfile", str(path), cwd=tmp_path, env=env)
+    targets = make_targets(path)
+    args = ("-n", *targets, "--cores", "2", "--configfile", str(path))
+    proc = snakemake(*args, cwd=tmp_path, env=env)
     counts = job_counts(proc.stdout)
     if "datasets" not in yaml.safe_load(path.read_text()):  # an agreement analysis alone
-        assert counts["all"] == 1 and counts["agreement_score"] >= 1
+        assert counts["agreement_score"] >= 1
         assert counts["agreement_summary"] == 1
         return
-    assert counts["all"] == 1 and counts["score"] >= 1 and counts["aggregate"] == 1
+    assert counts["score"] >= 1 and counts["aggregate"] == 1
+    assert counts.get("all", 0) == 1 or "all" not in (targets or ["all"])
+    for rule, at_least in STUDY_RULES.get(path.name, {}).items():
+        assert counts.get(rule, 0) >= at_least, (path.name, rule, counts)
+
+
+def test_every_study_has_a_make_target_and_a_readme_row():
+    """The studies of STUDY_RULES: a make target running their config, and a row of the
+    README's studies table naming that command."""
+    readme = (REPO / "README.md").read_text()
+    makefile = (REPO / "Makefile").read_text()
+    for name in STUDY_RULES:
+        target = re.search(r"^([\w-]+): install\n\t.*configs/" + re.escape(name), makefile, re.M)
+        assert target, name
+        assert f"| `make {target[1]}` |" in readme, target[1]
 
 
 def _write(tmp_path: Path, cfg: dict, name: str = "cfg.yaml") -> Path:

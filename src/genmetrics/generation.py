@@ -161,6 +161,7 @@ def generate(
             continuation_mode,
             language,
             few_shot=p.get("few_shot"),
+            wrap=p.get("wrap"),
         )
         for p in prompts
     ]
@@ -437,10 +438,10 @@ def generate_shard(
         weights = model_fingerprint(model) or str(model)
     dtype = str(next(lm.parameters()).dtype).removeprefix("torch.")
     device = describe_device(lm)
-    prompts_digest = hashlib.sha256(  # a few-shot row's parts too (its chat rendering)
+    prompts_digest = hashlib.sha256(  # a row's few-shot parts and wrap too (what models see)
         json.dumps(
             [
-                [str(p["id"]), p["prompt"], *([p["few_shot"]] if "few_shot" in p else [])]
+                [str(p["id"]), p["prompt"], *[p[k] for k in ("few_shot", "wrap") if k in p]]
                 for p in prompts
             ]
         ).encode()

@@ -132,7 +132,43 @@ def build_prompts(
         rows = make_prompts(references, options["words"], options.get("language", DEFAULT_LANGUAGE))
     if not rows:
         raise GenmetricsError(f"{where}: no prompts")
+    wrap = options.get("wrap", "none")
+    if wrap != "none":
+        if mode != "instruction":
+            raise GenmetricsError(f"{where}.wrap: {wrap!r} wraps instructions (mode: instruction)")
+        rows = [{**r, "wrap": wrap_instruction(r["prompt"], wrap, where)} for r in rows]
     return rows
+
+
+#: How an instruction is put to a model (``datasets.<name>.prompts.wrap``). ``pr4llm-creative``
+#: is pr-4-llm's ``CreativeFormatter`` (``pr_llm/generation/preprocessing.py``; Le Bronnec et
+#: al. (2024), §5.5): the instruction plus a length request (100 to 500 words, their
+#: ``min_essay_length``/``max_essay_length``); a chat model gets it as its user turn and its
+#: answer opens with "Sure here is a proposition:" (the authors write ``[INST] ... [/INST]`` by
+#: hand; we use the model's chat template), a base model gets it inside a text header.
+INSTRUCTION_WRAPS: dict[str, dict[str, str]] = {
+    "pr4llm-creative": {
+        "request": "{prompt} Your text should be approximately between 100 and 500 words.",
+        "chat_opener": "Sure here is a proposition:\n\n",
+        "base": "Below is a text following the instructions:\n\n{request}\n\n### Text:\n\n",
+    },
+}
+WRAPS = ("none", *INSTRUCTION_WRAPS)
+
+
+def wrap_instruction(prompt: str, wrap: str, where: str = "prompts") -> dict[str, str]:
+    """The inputs of one instruction under ``wrap`` (:data:`INSTRUCTION_WRAPS`): ``base`` (a
+    base model's whole input), ``chat_user`` (a chat model's user turn) and ``chat_opener``
+    (the start of its answer)."""
+    if wrap not in INSTRUCTION_WRAPS:
+        raise GenmetricsError(f"{where}.wrap: must be one of {WRAPS}, got {wrap!r}")
+    w = INSTRUCTION_WRAPS[wrap]
+    request = w["request"].format(prompt=prompt)
+    return {
+        "base": w["base"].format(request=request),
+        "chat_user": request,
+        "chat_opener": w["chat_opener"],
+    }
 
 
 def format_prompt(
@@ -143,6 +179,7 @@ def format_prompt(
     continuation_mode: str = "prefix",
     language: str = DEFAULT_LANGUAGE,
     few_shot: Mapping[str, Any] | None = None,
+    wrap: Mapping[str, str] | None = None,
 ) -> str:
     """Model input text for one prompt.
 
@@ -154,7 +191,9 @@ def format_prompt(
     prompt is the user turn and the answer starts empty. With ``continuation_mode="few_shot"``
     the prompt row's ``few_shot`` parts are rendered for the template
     (:func:`genmetrics.fewshot.render`: the chat header and examples as the user turn, the
-    instruction opening the answer; ``instruction`` is not used).
+    instruction opening the answer; ``instruction`` is not used). An instruction row's
+    ``wrap`` (:func:`wrap_instruction`) gives a base model its ``base`` text and a chat model
+    the user turn ``chat_user`` with the answer opened by ``chat_opener``.
     """
     if continuation_mode == "few_shot":
         from genmetrics.fewshot import render
@@ -163,12 +202,14 @@ def format_prompt(
             raise GenmetricsError("a few-shot prompt needs its few_shot parts (make_prompts)")
         return render(few_shot, template, tokenizer)
     if template == "base":
-        return prompt
+        return wrap["base"] if wrap and continuation_mode == "instruction" else prompt
     if template != "chat":
         raise GenmetricsError(f"template must be 'chat' or 'base', got {template!r}")
     if tokenizer is None or not getattr(tokenizer, "chat_template", None):
         raise GenmetricsError("template 'chat' needs a tokenizer with a chat template")
-    if continuation_mode == "instruction":
+    if continuation_mode == "instruction" and wrap:
+        user, opener = wrap["chat_user"], wrap["chat_opener"]
+    elif continuation_mode == "instruction":
         user, opener = prompt, ""
     elif uses_whitespace(language):
         words = prompt.split()

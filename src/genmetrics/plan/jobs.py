@@ -70,9 +70,11 @@ class JobParams:
                 check_sizes(int(read_json(stats)["output"]), self.size_requirements(name), name)
 
     def prompt_options(self, dataset: str) -> dict:
-        """``datasets.<name>.prompts``, plus the dataset's ``language`` if not whitespace."""
+        """``datasets.<name>.prompts``, plus the dataset's ``language`` if not whitespace;
+        ``wrap`` only when it wraps (the params of jobs without one stay what they were)."""
         ds = self.datasets[dataset]
-        return canonical(ds.with_language(ds.prompts))
+        options = {k: v for k, v in ds.prompts.items() if not (k == "wrap" and v == "none")}
+        return canonical(ds.with_language(options))
 
     def checkpoint_spec(self, checkpoint: str) -> dict:
         """What fetch_model makes of a checkpoint; a local one adds the digest of its content
