@@ -109,7 +109,8 @@ def all_targets(plan) -> dict[str, set[str]]:
 
 def test_schema_defaults_fill_the_plan():
     plan = plan_of(config())
-    assert plan.datasets["bbc"].prompts == {"words": 10, "mode": "prefix"}
+    assert plan.datasets["bbc"].prompts == {"words": 10, "mode": "prefix", "wrap": "none"}
+    assert plan.prompt_options("bbc") == {"mode": "prefix", "words": 10}  # params as before
     gen = plan.models["smollm2-pure"].generation["bbc"]
     assert gen.dtype == "auto" and gen.template == "chat"  # the checkpoint's template
     assert gen.token_margin == 1.25 and gen.instruction is None
@@ -122,7 +123,13 @@ def test_schema_defaults_fill_the_plan():
     assert plan.entries["precision_recall"].params["pca"] == 0.9
     assert plan.entries["self_bleu"].params["tokenizer"] == "gpt2"
     assert plan.entries["precision_recall"].reference == "references"
-    assert plan.report == {"correlation": "spearman", "cluster": True, "bootstrap": 1000, "seed": 0}
+    assert plan.report == {
+        "correlation": "spearman",
+        "cluster": True,
+        "bootstrap": 1000,
+        "seed": 0,
+        "heatmap_values": None,
+    }
 
 
 def test_the_config_argument_is_not_changed():
