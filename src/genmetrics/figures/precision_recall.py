@@ -223,6 +223,11 @@ def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
     the means over seeds of :func:`genmetrics.analysis.distribution.sweep_means`."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
     cmap = plt.get_cmap("tab10")
+    fig.suptitle(
+        "kNN precision and recall against the sample size N and the neighbourhood k "
+        "(Le Bronnec et al. 2024, Fig. 6 / B.1)",
+        fontsize=10,
+    )
     for ax, axis in zip(axes, ("n", "k"), strict=True):
         d = df[df["sweep"] == axis]
         for i, (src, g) in enumerate(d.groupby("source")):
@@ -240,6 +245,9 @@ def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
         ax.set_xlabel("number of texts per side N" if axis == "n" else "neighbours k")
         if axis == "n":
             ax.set_xscale("log")
+            ns = sorted({int(v) for v in d["value"]})
+            ax.set_xticks(ns, [str(v) for v in ns])  # the sizes run, not powers of ten
+            ax.minorticks_off()
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("kNN precision (solid) / recall (dashed)")
