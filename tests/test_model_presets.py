@@ -164,3 +164,31 @@ def test_a_preset_change_changes_only_that_model_s_generation_params():
     assert load_plan(spelled, SCHEMA).generation_settings("bbc", "m") == plan.generation_settings(
         "bbc", "m"
     )
+
+
+def test_the_webtext_study_shows_the_papers_models_by_preset(monkeypatch):
+    """configs/webtext.yaml's commented block (the paper's models on a cluster) is a valid
+    config fragment: with it the plan gives Llama-2 and Mistral the decoding of Table B.3 and
+    the budget of Table B.1."""
+    monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
+    text = (REPO / "configs" / "webtext.yaml").read_text()
+    cfg = yaml.safe_load(text)
+    start = text.index("# The paper's models on a GPU cluster")
+    block = text[start : text.index("\nmodels:\n", start)].splitlines()[1:]
+    extra = yaml.safe_load(
+        "\n".join(line[4:] for line in block if line.startswith("#   ")).replace(
+            "<commit>", "a" * 40
+        )
+    )
+    for key, value in extra.items():
+        cfg[key].update(value)
+    plan = load_plan(cfg, REPO / "workflow" / "schemas" / "config.schema.yaml")
+    llama = plan.models["llama2-7b-chat"].generation["webtext"]
+    assert (llama.template, llama.tokens_per_word) == ("chat", 1.36)
+    assert llama.sampling["temperature"] == 0.6 and llama.sampling["top_p"] == 0.9
+    mistral = plan.models["mistral-7b"].generation["webtext"]
+    assert (mistral.template, mistral.tokens_per_word, mistral.sampling["temperature"]) == (
+        "base",
+        1.313,
+        0.7,
+    )
