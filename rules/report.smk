@@ -75,7 +75,9 @@ rule mauve_bars:
 # Fig. 8): the few-shot variants <dataset>-n<k> of each few-shot dataset, one line per model.
 rule few_shot_figure:
     input:
-        RESULTS.scores,
+        scores=RESULTS.scores,
+        # RESULTS.generation_stats of every generating model on the few-shot datasets
+        stats=PLAN.few_shot_generation_stats(),
     output:
         figure=report(
             RESULTS.few_shot_figure,
@@ -83,6 +85,7 @@ rule few_shot_figure:
             category="Precision and recall",
         ),
         table=RESULTS.few_shot_table,
+        parsed=RESULTS.few_shot_parsed,
     log:
         "results/logs/few_shot_figure.log",
     conda:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.seed_means import few_shot_table, seed_means
+from genmetrics.analysis.seed_means import few_shot_table, parsed_table, seed_means
 
 
 def _rows(dataset, model, metric, name, values, entry=None, reference="references"):
@@ -68,7 +68,15 @@ def test_few_shot_table_puts_variants_on_their_n(tmp_path):
     assert t["se"].tolist() == pytest.approx([0.1, 0.1, 0.0, 0.1])  # std/sqrt(2)
     with pytest.raises(GenmetricsError, match="needs 'dataset' and 'n'"):
         few_shot_table(scores, {"bios-n0": {"n": 0}})
-    few_shot_lines(t, tmp_path / "fs.png")
+    stats = {
+        ("bios-n0", "m", 0): {"texts": 50, "unparsed": 40},
+        ("bios-n3", "m", 0): {"texts": 50, "unparsed": 5},
+        ("web", "m", 0): {"texts": 50},
+    }
+    parsed = parsed_table(stats, variants)
+    assert parsed[["n", "unparsed"]].values.tolist() == [[0, 40], [3, 5]]
+    assert parsed["parsed_share"].tolist() == pytest.approx([0.2, 0.9])
+    few_shot_lines(t, tmp_path / "fs.png", parsed)
     value_bars(seed_means(scores, ["precision_recall"]), tmp_path / "bars.png", "precision")
     assert (tmp_path / "fs.png").stat().st_size > 10_000
     assert (tmp_path / "bars.png").stat().st_size > 10_000

@@ -67,6 +67,7 @@ class ResultPaths:
     overlap_markdown: str = "results/analysis/model_overlap.md"
     mauve_bars_table: str = "results/analysis/mauve_bars.csv"
     few_shot_table: str = "results/analysis/few_shot.csv"
+    few_shot_parsed: str = "results/analysis/few_shot_parsed.csv"
     scaling_table: str = "results/analysis/scaling.csv"
     scaling_markdown: str = "results/analysis/scaling.md"
     scaling_cells: str = "results/analysis/scaling_cells.csv"

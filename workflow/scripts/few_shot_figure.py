@@ -1,17 +1,29 @@
 """Precision and recall against the number of in-context examples (Le Bronnec et al. (2024),
-Fig. 8), from the scores of a few-shot dataset's variants."""
+Fig. 8), from the scores of a few-shot dataset's variants, and the share of outputs the
+biography parser read, from their generation statistics."""
+
+from pathlib import Path
 
 import pandas as pd
 
-from genmetrics.analysis.seed_means import few_shot_table
+from genmetrics.analysis.seed_means import few_shot_table, parsed_table
 from genmetrics.figures.bars import few_shot_lines
-from genmetrics.io import atomic_path
+from genmetrics.io import atomic_path, read_json
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
-    table = few_shot_table(pd.read_csv(sm.input[0]), dict(sm.params.variants))
+    variants = dict(sm.params.variants)
+    table = few_shot_table(pd.read_csv(sm.input.scores), variants)
+    stats = {}
+    for p in sm.input.stats:  # results/generations/{dataset}/{model}/seed{seed}.stats.json
+        path = Path(p)
+        seed = int(path.name.removeprefix("seed").removesuffix(".stats.json"))
+        stats[path.parts[-3], path.parts[-2], seed] = read_json(p)
+    parsed = parsed_table(stats, variants)
     with atomic_path(sm.output.table) as tmp:
         table.to_csv(tmp, index=False)
-    few_shot_lines(table, sm.output.figure)
-    log.info("few-shot P/R: %d (dataset, n, entry, model, value) means", len(table))
+    with atomic_path(sm.output.parsed) as tmp:
+        parsed.to_csv(tmp, index=False)
+    few_shot_lines(table, sm.output.figure, parsed)
+    log.info("few-shot P/R: %d means; parsed shares of %d generations", len(table), len(parsed))

@@ -21,6 +21,7 @@ from genmetrics import GenmetricsError
 BAR_KEYS = ["dataset", "entry", "reference", "model", "name"]
 BAR_COLUMNS = [*BAR_KEYS, "mean", "std", "se", "n_seeds"]
 FEW_SHOT_COLUMNS = ["dataset", "n", *BAR_KEYS[1:], "mean", "std", "se", "n_seeds"]
+PARSED_COLUMNS = ["dataset", "n", "model", "seed", "texts", "unparsed", "parsed_share"]
 
 
 def seed_means(
@@ -65,3 +66,24 @@ def few_shot_table(
     out = means.assign(dataset=base, n=n)[FEW_SHOT_COLUMNS]
     keys = ["dataset", "entry", "reference", "model", "name", "n"]
     return out.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def parsed_table(
+    stats: Mapping[tuple[str, str, int], Mapping[str, Any]],
+    variants: Mapping[str, Mapping[str, Any]],
+) -> pd.DataFrame:
+    """How many outputs the biography parser could cut back to one biography, per few-shot
+    variant, model and seed: ``stats`` maps (variant dataset, model, seed) to that
+    generation's statistics (``texts``, ``unparsed``: :func:`genmetrics.generation.generate`).
+    Generations of other datasets are left out. Columns :data:`PARSED_COLUMNS`, sorted by
+    (dataset, model, n, seed); ``parsed_share`` = 1 − unparsed / texts."""
+    rows = []
+    for (ds, model, seed), st in stats.items():
+        if ds not in variants:
+            continue
+        texts, unparsed = int(st["texts"]), int(st.get("unparsed", 0))
+        share = 1.0 - unparsed / texts if texts else float("nan")
+        base, n = str(variants[ds]["dataset"]), int(variants[ds]["n"])
+        rows.append([base, n, model, int(seed), texts, unparsed, share])
+    out = pd.DataFrame(rows, columns=PARSED_COLUMNS)
+    return out.sort_values(["dataset", "model", "n", "seed"], kind="stable").reset_index(drop=True)

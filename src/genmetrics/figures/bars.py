@@ -64,17 +64,37 @@ def value_bars(table: pd.DataFrame, path: str | Path, value: str = "mauve") -> N
     _save(fig, path)
 
 
-def few_shot_lines(table: pd.DataFrame, path: str | Path) -> None:
+def few_shot_lines(
+    table: pd.DataFrame, path: str | Path, parsed: pd.DataFrame | None = None
+) -> None:
     """Per (dataset, entry, reference) two panels, precision and recall against the number of
-    in-context examples n, one line per model (mean over seeds, ±1 standard error bars)."""
+    in-context examples n, one line per model (mean over seeds, ±1 standard error bars); with
+    ``parsed`` (:func:`genmetrics.analysis.seed_means.parsed_table`) one more panel per
+    dataset: the share of outputs the parser cut back to one biography, mean over seeds."""
     panels = list(
         dict.fromkeys(zip(table["dataset"], table["entry"], table["reference"], strict=True))
     )
     names = [n for n in ("precision", "recall") if n in set(table["name"])] or ["precision"]
-    models = list(dict.fromkeys(table["model"]))
+    models = list(dict.fromkeys([*table["model"], *([] if parsed is None else parsed["model"])]))
     colour = {m: OKABE_ITO[i % len(OKABE_ITO)] for i, m in enumerate(models)}
-    fig, axes = panel_grid(len(panels) * len(names), 5.2, 4.2, "no few-shot scores")
+    parsed_sets = [] if parsed is None else list(dict.fromkeys(parsed["dataset"]))
+    n_panels = len(panels) * len(names) + len(parsed_sets)
+    fig, axes = panel_grid(n_panels, 5.2, 4.2, "no few-shot scores")
     cells = [(p, n) for p in panels for n in names]
+    for ax, ds in zip(list(axes.flat)[len(cells) :], parsed_sets, strict=False):
+        d = parsed[parsed["dataset"] == ds]
+        for m, q in d.groupby("model", sort=False):
+            share = q.groupby("n")["parsed_share"].mean()
+            ax.plot(
+                share.index, share.to_numpy(), marker="o", color=colour.get(m, "black"), label=m
+            )
+        ax.set_xticks(sorted(set(d["n"])))
+        ax.set_xlabel("in-context examples n")
+        ax.set_ylabel("share of outputs parsed as one biography")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"{ds}: outputs the parser could read (unparsed ones are kept)", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
     for ax, ((ds, entry, ref), name) in zip(axes.flat, cells, strict=False):
         p = table[
             (table["dataset"] == ds)

@@ -16,7 +16,7 @@ from genmetrics.agreement.settings import AgreementPlan
 from genmetrics.kinds import PARTS
 from genmetrics.omniinput.settings import PROPOSALS, OmniPlan
 from genmetrics.params import canonical
-from genmetrics.paths import PROMPTS, REFERENCES
+from genmetrics.paths import PROMPTS, REFERENCES, RESULTS
 from genmetrics.plan.inputs import POS_ASSETS, JobInputs
 from genmetrics.plan.jobs import JobParams
 from genmetrics.plan.objects import (
@@ -74,6 +74,17 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists):
         → ``{"dataset": <name> (the config's), "n": k}``, sorted by name: for the analyses that
         plot precision and recall against ``n``. Empty without few-shot datasets."""
         return canonical(self.variants)
+
+    def few_shot_generation_stats(self) -> list[str]:
+        """The generation statistics (``RESULTS.generation_stats``) of every generating model
+        on every few-shot dataset: their ``unparsed`` counts."""
+        return [
+            RESULTS.generation_stats.format(dataset=ds, model=m.name, seed=s)
+            for ds in self.variants
+            for m in self.models.values()
+            if m.generates and ds in m.datasets
+            for s in m.seeds
+        ]
 
     def entries_loading_models(self, loads: bool) -> list[str]:
         """Entries whose score job runs an encoder (``loads=True``) or not."""
