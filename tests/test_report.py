@@ -91,6 +91,8 @@ def test_report_figures_are_the_html_report_figures(config, monkeypatch, tmp_pat
         RESULTS.spectra_figure,
         RESULTS.scaling_figure,
         RESULTS.scaling_spectra_figure,
+        RESULTS.mauve_bars_figure,  # with a mauve entry
+        RESULTS.few_shot_figure,  # with few-shot datasets
     }
     assert wrapped - OPTIONAL == always | conditional
 

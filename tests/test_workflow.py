@@ -344,6 +344,7 @@ def _score_entries(out: str) -> set[str]:
 AGGREGATES = {  # everything downstream of scores.csv (pr_curves reads only PRD scores)
     "aggregate",
     "correlation_heatmap",
+    "mauve_bars",
     "pr_scatter",
     "length_analysis",
     "html_report",
@@ -768,14 +769,16 @@ def test_model_vs_model_comparison_dag(tmp_path):
         "-n", "--cores", "2", "--configfile", str(REPO / "configs/creative.yaml"), cwd=tmp_path
     )
     out = proc.stdout
-    pr_jobs = [b for b in job_blocks(out, "score") if "entry=precision_recall" in b]
-    # every (model, seed) except the reference itself: 2 models × 4 seeds − 1
-    assert len(pr_jobs) == 7
+    pr_jobs = [b for b in job_blocks(out, "score") if "entry=pr_vs_t1.0" in b]
+    # every model but the reference (4 models, one seed, 4 samples per prompt)
+    assert len(pr_jobs) == 3
     for block in pr_jobs:
-        assert "features/embed/minilm/creative/smollm2-t1.0/seed0.npz" in block
+        assert "features/embed/smollm2/creative/smollm2-t1.0/seed0.npz" in block
         assert "source=smollm2-t1.0/seed0," not in block
+    # one entry per reference model: Table 1's every pair
+    assert len([b for b in job_blocks(out, "score") if "entry=pr_vs_" in b]) == 4 * 3
     counts = job_counts(out)
-    assert counts["generate"] == 8 and "surprisal" not in counts
+    assert counts["generate"] == 4 and "surprisal" not in counts
     assert "references.npz" not in out  # the human texts are not featurized
 
 
