@@ -707,3 +707,17 @@ def test_samples_per_prompt_reach_only_the_jobs_that_set_them():
     cfg["generation"]["samples_per_prompt"] = 0
     with pytest.raises(GenmetricsError, match="samples_per_prompt"):
         plan_of(cfg)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_number_that_is_not_finite_is_refused_naming_its_key(value):
+    """YAML's .nan/.inf pass the schema's minimum; the plan refuses them by key (found by
+    tests/test_fuzz_inputs.py: params_b: .nan broke the GPU sizing)."""
+    cfg = config()
+    cfg["checkpoints"]["smollm2-135m"]["params_b"] = value
+    with pytest.raises(GenmetricsError, match="checkpoints.smollm2-135m.params_b: .* not a finite"):
+        plan_of(cfg)
+    cfg = config()
+    cfg["metrics"]["precision_recall"]["params"]["k"] = value
+    with pytest.raises(GenmetricsError, match="metrics.precision_recall.params.k: .* not a finite"):
+        plan_of(cfg)

@@ -5,6 +5,7 @@ and path expansion. Names, metrics and their params are checked by
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import unicodedata
@@ -55,7 +56,11 @@ def validate_config(config: MutableMapping[str, Any], schema_path: str | Path) -
 
 def _check_keys(config: Any, where: str = "") -> None:
     """Every key of the config's mappings: no control characters (a name with a newline or
-    a NUL would break every message, file name and job that carries it)."""
+    a NUL would break every message, file name and job that carries it). Every number:
+    finite (YAML's ``.nan`` and ``.inf`` pass a schema's ``minimum``, then break the
+    arithmetic of GPU sizes, budgets and metrics)."""
+    if isinstance(config, float) and not math.isfinite(config):
+        raise GenmetricsError(f"{where or '(top level)'}: {config} is not a finite number")
     if isinstance(config, Mapping):
         for key, value in config.items():
             if isinstance(key, str) and any(unicodedata.category(c)[0] == "C" for c in key):
