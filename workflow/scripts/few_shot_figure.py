@@ -4,8 +4,7 @@ biography parser read, from their generation statistics."""
 
 from pathlib import Path
 
-import pandas as pd
-
+from genmetrics.analysis.aggregate import read_scores
 from genmetrics.analysis.seed_means import few_shot_table, parsed_table
 from genmetrics.figures.bars import few_shot_lines
 from genmetrics.io import atomic_path, read_json
@@ -14,7 +13,7 @@ from genmetrics.runlog import log_to
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
     variants = dict(sm.params.variants)
-    table = few_shot_table(pd.read_csv(sm.input.scores), variants)
+    table = few_shot_table(read_scores(sm.input.scores), variants)
     stats = {}
     for p in sm.input.stats:  # results/generations/{dataset}/{model}/seed{seed}.stats.json
         path = Path(p)

@@ -1,7 +1,6 @@
 """MAUVE per model with standard errors over seeds (Le Bronnec et al. (2024), Fig. B.2)."""
 
-import pandas as pd
-
+from genmetrics.analysis.aggregate import read_scores
 from genmetrics.analysis.seed_means import seed_means
 from genmetrics.figures.bars import value_bars
 from genmetrics.io import atomic_path
@@ -9,7 +8,7 @@ from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
-    table = seed_means(pd.read_csv(sm.input[0]), ["mauve"], ["mauve", "mauve_star"])
+    table = seed_means(read_scores(sm.input[0]), ["mauve"], ["mauve", "mauve_star"])
     with atomic_path(sm.output.table) as tmp:
         table.to_csv(tmp, index=False)
     value_bars(table, sm.output.figure, "mauve")

@@ -27,20 +27,21 @@ PARSED_COLUMNS = ["dataset", "n", "model", "seed", "texts", "unparsed", "parsed_
 def seed_means(
     scores: pd.DataFrame, metrics: Sequence[str], names: Sequence[str] | None = None
 ) -> pd.DataFrame:
-    """Mean, std (ddof=1), standard error and number of seeds of each value ``names`` (all
-    when None) of the registered ``metrics``, per (dataset, entry, reference, model), from
-    the tidy ``results/scores.csv``. The human references (model ``references``) are left
-    out: they have no seeds. Columns :data:`BAR_COLUMNS`."""
+    """:func:`genmetrics.analysis.aggregate.seed_summary` (mean, std with ddof=1, number of
+    seeds) of each value ``names`` (all when None) of the registered ``metrics``, per
+    (dataset, entry, reference, model), plus the standard error, from the tidy
+    ``results/scores.csv``. The human references (model ``references``) are left out: they
+    have no seeds. Columns :data:`BAR_COLUMNS`, sorted by :data:`BAR_KEYS`."""
+    from genmetrics.analysis.aggregate import seed_summary
+
     d = scores[scores["metric"].isin(list(metrics)) & (scores["model"] != "references")]
     if names is not None:
         d = d[d["name"].isin(list(names))]
     if d.empty:
         return pd.DataFrame(columns=BAR_COLUMNS)
-    d = d.assign(reference=d["reference"].fillna("").astype(str))
-    g = d.groupby(BAR_KEYS, sort=True)["value"]
-    out = g.agg(mean="mean", std="std", n_seeds="count").reset_index()
+    out = seed_summary(d)
     out["se"] = out["std"] / np.sqrt(out["n_seeds"])
-    return out[BAR_COLUMNS].reset_index(drop=True)
+    return out[BAR_COLUMNS].sort_values(BAR_KEYS, kind="stable").reset_index(drop=True)
 
 
 def few_shot_table(
