@@ -1,4 +1,5 @@
 # Analyses across scores: seed/reference spread, P/R sweeps over N and k, length control,
+# the diversity study's tables (per source raw and truncated, length, stability),
 # FACE-2's scaling check (valid-cell ratio, its Table 1, smoothed spectra per model size).
 
 
@@ -88,6 +89,29 @@ rule length_analysis:
         "../envs/plots.yaml"
     script:
         "../workflow/scripts/length_analysis.py"
+
+
+rule diversity_tables:
+    input:
+        RESULTS.scores,
+    output:
+        table=report(
+            RESULTS.diversity_table,
+            caption="../workflow/report/diversity_tables.rst",
+            category="Diversity",
+        ),
+        length=RESULTS.diversity_length,
+        stability=RESULTS.diversity_stability,
+        markdown=RESULTS.diversity_markdown,
+    log:
+        "results/logs/diversity_tables.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        # analysis.diversity checked: the columns (raw entry, truncated twin), the stability
+        settings=PLAN.diversity or {},
+    script:
+        "../workflow/scripts/diversity_tables.py"
 
 
 rule pr_curves:

@@ -61,6 +61,12 @@ class ResultPaths:
     spread_table: str = "results/spread.csv"
     sweep: str = "results/analysis/sweep/{dataset}/{source}/{entry}.csv"
     length_table: str = "results/analysis/length_correlation.csv"
+    # the diversity study (Shaib et al. 2024): per-source scores raw and truncated, their
+    # correlation with length per dataset, the Markdown of both (and of the stability table)
+    diversity_table: str = "results/analysis/diversity_table.csv"
+    diversity_length: str = "results/analysis/diversity_length.csv"
+    diversity_markdown: str = "results/analysis/diversity_tables.md"
+    diversity_stability: str = "results/analysis/diversity_stability.csv"
     correlation_table: str = "results/analysis/metric_correlation.csv"
     pr_plane_table: str = "results/analysis/pr_plane.csv"
     overlap_table: str = "results/analysis/model_overlap.csv"

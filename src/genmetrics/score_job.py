@@ -27,11 +27,12 @@ def score_entry(
     plus the dataset's ``language`` where it is not a whitespace language (words of
     ``mean_words`` and of the cut). With ``length_control: shortest`` every text is first cut,
     per prompt, to the shortest text among the ``group`` files (the dataset's every source;
-    see :func:`genmetrics.analysis.length.score_shortest`).
+    with ``shortest_models`` its models' texts only; see
+    :func:`genmetrics.analysis.length.score_shortest`).
     """
     metric, params = settings["metric"], settings["params"]
     language = settings.get("language", DEFAULT_LANGUAGE)
-    if settings["length_control"] == "shortest":
+    if settings["length_control"] in ("shortest", "shortest_models"):
         from genmetrics.analysis.length import score_shortest
 
         rec = score_shortest(metric, candidate, reference, list(group), params, language)

@@ -47,6 +47,7 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists):
     sweep: dict | None
     report: dict
     scaling: dict | None = None  # analysis.scaling, checked
+    diversity: dict | None = None  # analysis.diversity: the diversity tables' columns
     omniinput: OmniPlan = field(default_factory=OmniPlan)  # omniinput:, with its job queries
     agreement: AgreementPlan = field(default_factory=AgreementPlan)  # agreement:, likewise
     cluster: dict = field(default_factory=dict)  # the config's resources: section

@@ -75,8 +75,9 @@ class JobInputs:
         if e.reference is not None:
             inputs["reference"] = e.input_path(dataset, e.reference)
         if e.length_control != "none":  # by design, depends on every source of the dataset
+            humans = [REFERENCES] if e.length_control == "shortest" else []
             inputs["group"] = [
-                texts_path(dataset, s) for s in [REFERENCES, *self.model_sources(dataset)]
+                texts_path(dataset, s) for s in [*humans, *self.model_sources(dataset)]
             ]
         if e.assets:
             inputs["assets"] = [asset_manifest(self.cache, a) for a in e.assets]

@@ -29,6 +29,7 @@ from genmetrics.model_presets import resolve as resolve_preset
 from genmetrics.omniinput.settings import omni_plan
 from genmetrics.paths import PROMPTS, REFERENCES
 from genmetrics.plan.core import Plan
+from genmetrics.plan.diversity import diversity_settings
 from genmetrics.plan.inputs import POS_ASSETS
 from genmetrics.plan.objects import (
     _JOB_KEYS,
@@ -231,6 +232,7 @@ def load_plan(
         sweep=dict(sweep) if sweep else None,
         report=dict(cfg["report"]),
         scaling=_scaling(cfg["analysis"].get("scaling"), entries, models, groups),
+        diversity=diversity_settings(cfg["analysis"].get("diversity"), entries, datasets, groups),
         omniinput=omni_plan(cfg.get("omniinput"), checkpoints, model_cache),
         agreement=agreement_plan(cfg.get("agreement"), cfg["cache"].rstrip("/")),
         cluster=cluster,
@@ -416,6 +418,11 @@ def _entry(
         raise GenmetricsError(
             f"{key}.length_control: only for metrics on texts, not {metric.input}"
         )
+    if e["length_control"] == "shortest_models" and reference == REFERENCES:
+        raise GenmetricsError(
+            f"{key}.length_control: shortest_models leaves the human references out of the "
+            "cut, so it cannot score against them; use shortest"
+        )
     spread = e.get("spread")
     if spread is not None and (metric.input != "embeddings" or reference is None):
         raise GenmetricsError(f"{key}.spread: only for metrics on embeddings with a reference")
@@ -431,7 +438,10 @@ def _entry(
         feature_model=feature_model,
         length_control=e["length_control"],
         # human references have no prompt/continuation split: only whole texts are scored
-        score_references=e["score_references"] and metric.part == "text",
+        # (and with shortest_models the references are not among the texts compared)
+        score_references=e["score_references"]
+        and metric.part == "text"
+        and e["length_control"] != "shortest_models",
         spread=dict(spread) if spread is not None else None,
         assets=_assets(metric, params, e["length_control"]),
         loads_model=_loads_model(key, metric, params),

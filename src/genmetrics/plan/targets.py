@@ -87,6 +87,7 @@ class TargetLists:
         figures += [RESULTS.few_shot_figure] if few_shot else []
         figures += [RESULTS.length_figure]
         analyses = [RESULTS.length_table]
+        analyses += [RESULTS.diversity_markdown] if self.diversity else []
         analyses += [RESULTS.scaling_table, RESULTS.scaling_table1] if self.scaling else []
         analyses += [RESULTS.scaling_spectra_figure] if spectra_gam else []
         analyses += [RESULTS.pr_curves_figure] if prd else []

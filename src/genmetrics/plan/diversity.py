@@ -1,0 +1,86 @@
+"""``analysis.diversity`` checked: the columns of the diversity study's tables
+(:mod:`genmetrics.analysis.diversity_study`; Shaib et al. (2024), Tables 2-7).
+
+A column is one entry without length control (its metric's headline value) and its truncated
+twin: the entry running the same metric with the same params, reference and datasets under
+``length_control: shortest`` or ``shortest_models``. ``entries`` lists the raw entries; by
+default every entry of the ``diversity`` family without length control, in config order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from genmetrics import GenmetricsError
+from genmetrics.metrics.registry import get
+from genmetrics.plan.objects import ScoreEntry
+from genmetrics.plan.variants import resolve_names
+
+KEY = "analysis.diversity"
+
+
+def diversity_settings(
+    section: Mapping[str, Any] | None,
+    entries: Mapping[str, ScoreEntry],
+    datasets: Mapping[str, Any],
+    groups: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """``{"columns": [...], "stability": {...} | None}`` (None without the section)."""
+    if section is None:
+        return None
+    names = section.get("entries")
+    if names is None:
+        names = [
+            n
+            for n, e in entries.items()
+            if get(e.metric).family == "diversity" and e.length_control == "none"
+        ]
+    columns = []
+    for i, name in enumerate(names):
+        key = f"{KEY}.entries[{i}]"
+        if name not in entries:
+            raise GenmetricsError(f"{key}: {name!r} is not in metrics")
+        e = entries[name]
+        if e.length_control != "none":
+            raise GenmetricsError(
+                f"{key}: {name!r} uses length_control; name the entry without it (its "
+                "truncated twin is found by metric and params)"
+            )
+        metric = get(e.metric)
+        if not metric.headline:
+            raise GenmetricsError(f"{key}: {name!r} ({e.metric}) has no headline value")
+        value = metric.headline[0]
+        columns.append(
+            {
+                "label": name,
+                "entry": name,
+                "name": value,
+                "direction": metric.values[value],
+                "cut_entry": _twin(e, entries),
+            }
+        )
+    if not columns:
+        raise GenmetricsError(f"{KEY}: no entry of the diversity family in metrics")
+    stab = section.get("stability")
+    if stab is not None:
+        key = f"{KEY}.stability.datasets"
+        pair = resolve_names(stab["datasets"], groups, key)
+        if len(pair) != 2 or pair[0] == pair[1]:
+            raise GenmetricsError(f"{key}: two different datasets, got {list(pair)}")
+        stab = {"datasets": list(pair), "match": dict(stab.get("match") or {})}
+    return {"columns": columns, "stability": stab}
+
+
+def _twin(e: ScoreEntry, entries: Mapping[str, ScoreEntry]) -> str | None:
+    """The entry that is ``e`` with length control, if the config has one (the first)."""
+    for name, other in entries.items():
+        if (
+            other.length_control != "none"
+            and other.metric == e.metric
+            and other.params == e.params
+            and other.reference == e.reference
+            and other.datasets == e.datasets
+        ):
+            return name
+    return None
