@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: studies webtext biographies creative chat-vs-base agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -91,7 +91,19 @@ creative: install
 chat-vs-base: install
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/chat_vs_base.yaml --directory results/chat-vs-base
 
-studies: webtext biographies creative chat-vs-base
+# The diversity paper's studies (Shaib et al. 2024; README "Studies: the diversity paper's and
+# OmniInput's experiments"), on real system outputs in ../shared/data (nothing generated).
+# summary-diversity: 25 CNN/DM systems (REALSumm) and 4 XSum systems: every diversity score per
+# system raw and truncated (Tables 3-5, 7), length correlation (Table 6), CNN/DM-XSum stability
+# (Table 2), the score heatmap with ROUGE-1 and BERTScore (Fig. 2).
+summary-diversity: install
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/summary_diversity.yaml --directory results/summary-diversity
+
+# instruction-diversity: ten chat models' AlpacaEval responses (Tables 9, 13).
+instruction-diversity: install
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/instruction_diversity.yaml --directory results/instruction-diversity
+
+studies: webtext biographies creative chat-vs-base summary-diversity instruction-diversity
 
 # Controlled P/R experiment on AG News (Le Bronnec et al. 2024, Fig. 2); needs ../shared/data.
 agnews-experiment: install

@@ -72,6 +72,7 @@ def diversity_table(scores: pd.DataFrame, columns: Sequence[Mapping[str, Any]]) 
     table = table.reindex(columns=["n_seeds", "mean_words", "mean_words_cut", *_labels(columns)])
     if table.empty:
         raise GenmetricsError("diversity table: scores.csv has no value of the diversity entries")
+    table["n_seeds"] = table["n_seeds"].fillna(0).astype(int)
     return table.sort_index()
 
 
@@ -215,7 +216,7 @@ def diversity_markdown(
             lines += [_row(head), _row(["---"] + ["---:"] * (len(head) - 1))]
             for (_, model), row in sub.iterrows():
                 cols = labs if name == "raw" else [f"{lab} (cut)" for lab in labs]
-                cells = [model, _fmt(row["n_seeds"]), _fmt(row[length_col], 1)]
+                cells = [model, int(row["n_seeds"]), _fmt(row[length_col], 1)]
                 lines.append(_row(cells + [_fmt(row[c]) for c in cols]))
             lines.append("")
     lines += [

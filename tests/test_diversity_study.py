@@ -1,0 +1,195 @@
+"""The diversity study's tables (Shaib et al. 2024): per source raw and truncated, the length
+correlation per dataset, the stability across datasets; the plan's columns and
+``length_control: shortest_models``. Hand-made scores and texts, hand-computed values."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, placeholder_checkpoint
+from scipy import stats
+
+from genmetrics import GenmetricsError
+from genmetrics.analysis.diversity_study import (
+    diversity_markdown,
+    diversity_table,
+    length_correlations,
+    stability,
+)
+from genmetrics.paths import RESULTS
+from genmetrics.plan import load_plan
+
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+
+COLUMNS = [
+    {"label": "cr", "entry": "cr", "name": "compression_ratio", "direction": "lower",
+     "cut_entry": "cr_cut"},
+    {"label": "ngd", "entry": "ngd", "name": "ngram_diversity", "direction": "higher",
+     "cut_entry": None},
+]  # fmt: skip
+
+
+def _rows(dataset, model, seed, entry, metric, values):
+    return [
+        {"dataset": dataset, "model": model, "seed": seed, "reference": None, "metric": metric,
+         "entry": entry, "name": k, "value": v}
+        for k, v in values.items()
+    ]  # fmt: skip
+
+
+def _scores() -> pd.DataFrame:
+    rows = []
+    # cnndm: 3 sources; model "a" has 2 seeds (averaged), the references none
+    for ds, model, seed, cr, cut, ngd, words, cut_words in [
+        ("cnndm", "a", 0, 2.0, 1.5, 3.0, 50, 20),
+        ("cnndm", "a", 1, 3.0, 2.5, 3.2, 60, 20),
+        ("cnndm", "b", 0, 4.0, 2.0, 2.0, 80, 20),
+        ("cnndm", "references", None, 1.0, 1.2, 3.5, 30, 20),
+        ("xsum", "a", 0, 1.1, 1.0, 3.1, 20, 10),
+        ("xsum", "b", 0, 1.3, 1.2, 2.9, 25, 10),
+        ("xsum", "references", None, 1.2, 1.1, 3.0, 18, 10),
+    ]:
+        rows += _rows(ds, model, seed, "cr", "compression_ratio",
+                      {"compression_ratio": cr, "mean_words": words})  # fmt: skip
+        rows += _rows(ds, model, seed, "cr_cut", "compression_ratio",
+                      {"compression_ratio": cut, "mean_words": cut_words})  # fmt: skip
+        rows += _rows(ds, model, seed, "ngd", "ngram_diversity",
+                      {"ngram_diversity": ngd, "mean_words": words})  # fmt: skip
+    df = pd.DataFrame(rows)
+    df["seed"] = df["seed"].astype("Int64")
+    return df
+
+
+def test_the_table_has_raw_and_cut_values_and_lengths_averaged_over_seeds():
+    t = diversity_table(_scores(), COLUMNS)
+    assert list(t.columns) == ["n_seeds", "mean_words", "mean_words_cut", "cr", "ngd", "cr (cut)"]
+    a = t.loc[("cnndm", "a")]
+    assert a["n_seeds"] == 2 and a["mean_words"] == 55 and a["mean_words_cut"] == 20
+    assert a["cr"] == 2.5 and a["cr (cut)"] == 2.0 and a["ngd"] == pytest.approx(3.1)
+    refs = t.loc[("cnndm", "references")]
+    assert refs["n_seeds"] == 1 and refs["cr"] == 1.0 and refs["mean_words"] == 30
+    assert len(t) == 6
+
+
+def test_length_correlation_per_dataset_by_hand():
+    t = diversity_table(_scores(), COLUMNS)
+    corr = length_correlations(t, COLUMNS).set_index(["dataset", "score", "version"])
+    # cnndm: lengths (55, 80, 30), cr (2.5, 4.0, 1.0): hand-computed Pearson
+    x, y = np.array([55.0, 80.0, 30.0]), np.array([2.5, 4.0, 1.0])
+    r = ((x - x.mean()) * (y - y.mean())).sum() / np.sqrt(
+        ((x - x.mean()) ** 2).sum() * ((y - y.mean()) ** 2).sum()
+    )
+    assert corr.loc[("cnndm", "cr", "raw"), "pearson"] == pytest.approx(r)
+    assert corr.loc[("cnndm", "cr", "raw"), "spearman"] == pytest.approx(1.0)
+    # the cut score against the uncut length: (2.0, 2.0, 1.2) -> ranks tie
+    cut = corr.loc[("cnndm", "cr", "cut")]
+    assert cut["n"] == 3
+    assert cut["pearson"] == pytest.approx(stats.pearsonr(x, [2.0, 2.0, 1.2])[0])
+    assert ("cnndm", "ngd", "cut") not in corr.index  # no truncated twin
+
+
+def test_too_few_sources_give_no_correlation():
+    t = diversity_table(_scores(), COLUMNS).drop(index=("cnndm", "b"))
+    corr = length_correlations(t, COLUMNS).set_index(["dataset", "score", "version"])
+    assert np.isnan(corr.loc[("cnndm", "cr", "raw"), "pearson"])
+    assert corr.loc[("cnndm", "cr", "raw"), "n"] == 2
+
+
+def test_stability_over_matched_sources_by_hand():
+    t = diversity_table(_scores(), COLUMNS)
+    table, pairs = stability(t, COLUMNS, ["cnndm", "xsum"])
+    assert pairs == [("a", "a"), ("b", "b"), ("references", "references")]
+    row = table.set_index(["score", "version"]).loc[("cr", "raw")]
+    # cnndm cr: a 2.5, b 4.0, refs 1.0 ; xsum: 1.1, 1.3, 1.2 -> ranks (2,3,1) vs (1,3,2)
+    # concordant pairs: (a,b) yes, (a,refs) no, (b,refs) yes: tau = (2-1)/3
+    assert row["kendall_tau"] == pytest.approx(1 / 3)
+    assert row["spearman"] == pytest.approx(0.5)
+    assert row["n"] == 3
+    mapped, pairs = stability(t, COLUMNS, ["cnndm", "xsum"], {"a": "b", "b": "a"})
+    assert pairs == [("a", "b"), ("b", "a")]
+    assert np.isnan(mapped.set_index(["score", "version"]).loc[("cr", "raw"), "kendall_tau"])
+
+
+def test_a_match_naming_a_source_without_scores_is_refused():
+    t = diversity_table(_scores(), COLUMNS)
+    with pytest.raises(GenmetricsError, match="stability.match: 'c' has no scores on 'cnndm'"):
+        stability(t, COLUMNS, ["cnndm", "xsum"], {"c": "a"})
+
+
+def test_the_markdown_shows_both_blocks_units_and_no_raw_values():
+    t = diversity_table(_scores(), COLUMNS)
+    length = length_correlations(t, COLUMNS)
+    stable, pairs = stability(t, COLUMNS, ["cnndm", "xsum"])
+    md = diversity_markdown(t, COLUMNS, length, stable, pairs, ["cnndm", "xsum"])
+    assert "## cnndm: raw (3 sources)" in md and "## cnndm: truncated (3 sources)" in md
+    assert "| source | seeds | words | cr ↓ | ngd ↑ |" in md
+    assert "| a | 2 | 55.0 | 2.500 | 3.100 |" in md
+    assert "| a | 2 | 20.0 | 2.000 |" in md  # the truncated block: cut length, cut score
+    assert "Stability across datasets (Table 2): cnndm against xsum" in md
+    assert "None" not in md and "nan" not in md
+
+
+# ---------------------------------------------------------------- the plan
+
+
+@pytest.fixture
+def study(monkeypatch, tmp_path):
+    monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
+    monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(placeholder_checkpoint(tmp_path / "tiny")))
+    return yaml.safe_load((REPO / "configs" / "summary_diversity.yaml").read_text())
+
+
+def test_the_plan_pairs_each_entry_with_its_truncated_twin(study):
+    plan = load_plan(study, SCHEMA)
+    cols = {c["label"]: c for c in plan.diversity["columns"]}
+    assert set(cols) == {
+        "compression_ratio", "pos_compression_ratio", "ngram_diversity", "self_repetition",
+        "self_bleu", "hom_rougel", "hom_bertscore",
+    }  # fmt: skip
+    assert cols["hom_bertscore"]["cut_entry"] == "hom_bertscore_cut"
+    assert cols["hom_rougel"]["cut_entry"] == "hom_rougel_cut"  # not the BERTScore one
+    assert cols["ngram_diversity"]["direction"] == "higher"
+    assert plan.diversity["stability"]["datasets"] == ["cnndm", "xsum"]
+    assert RESULTS.diversity_markdown in plan.targets.all
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda c: c["analysis"]["diversity"].update(entries=["nope"]),
+         r"analysis.diversity.entries\[0\]: 'nope' is not in metrics"),
+        (lambda c: c["analysis"]["diversity"].update(entries=["self_bleu_cut"]),
+         r"analysis.diversity.entries\[0\]: 'self_bleu_cut' uses length_control"),
+        (lambda c: c["analysis"]["diversity"]["stability"].update(datasets=["cnndm", "cnndm"]),
+         "analysis.diversity.stability.datasets: two different datasets"),
+        (lambda c: c["metrics"]["rouge"].update(length_control="shortest_models"),
+         "metrics.rouge.length_control: shortest_models leaves the human references out"),
+    ],
+)  # fmt: skip
+def test_bad_diversity_settings_name_their_key(study, edit, message):
+    cfg = copy.deepcopy(study)
+    edit(cfg)
+    with pytest.raises(GenmetricsError, match=message):
+        load_plan(cfg, SCHEMA)
+
+
+def test_shortest_models_cuts_among_the_models_only_and_skips_the_references(monkeypatch, tmp_path):
+    monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
+    cfg = yaml.safe_load((REPO / "configs" / "instruction_diversity.yaml").read_text())
+    plan = load_plan(cfg, SCHEMA)
+    inputs = plan.score_inputs("alpaca", "vicuna-7b/seed0", "self_bleu_cut")
+    assert not any("/references" in p for p in inputs["group"])
+    assert len(inputs["group"]) == 10
+    targets = set(plan.targets.scores)
+    ref = RESULTS.score.format(dataset="alpaca", source="references", entry="self_bleu")
+    ref_cut = RESULTS.score.format(dataset="alpaca", source="references", entry="self_bleu_cut")
+    assert ref in targets and ref_cut not in targets
+    # with shortest (the summary study), the references are cut and scored too
+    study = yaml.safe_load((REPO / "configs" / "summary_diversity.yaml").read_text())
+    plan = load_plan(study, SCHEMA)
+    group = plan.score_inputs("cnndm", "t5-11b/seed0", "self_bleu_cut")["group"]
+    assert any(p.endswith("cnndm/references.jsonl") for p in group) and len(group) == 26
