@@ -193,3 +193,37 @@ def test_shortest_models_cuts_among_the_models_only_and_skips_the_references(mon
     plan = load_plan(study, SCHEMA)
     group = plan.score_inputs("cnndm", "t5-11b/seed0", "self_bleu_cut")["group"]
     assert any(p.endswith("cnndm/references.jsonl") for p in group) and len(group) == 26
+
+
+def test_shortest_models_cuts_each_response_to_the_shortest_response(tmp_path):
+    """Hand-made: two models answer two instructions; the (longer) instructions take no part
+    in the cut, so each response becomes as long as the shorter response to its instruction."""
+    from genmetrics.io import write_jsonl
+    from genmetrics.score_job import score_entry
+
+    refs = tmp_path / "references.jsonl"
+    write_jsonl(refs, [{"id": "i1", "text": "one two three four five six seven"},
+                       {"id": "i2", "text": "a b c d e f g h"}])  # fmt: skip
+    m1, m2 = tmp_path / "m1.jsonl", tmp_path / "m2.jsonl"
+    write_jsonl(m1, [{"id": "i1", "prompt_id": "i1", "text": "x y z w"},
+                     {"id": "i2", "prompt_id": "i2", "text": "p q"}])  # fmt: skip
+    write_jsonl(m2, [{"id": "i1", "prompt_id": "i1", "text": "u v"},
+                     {"id": "i2", "prompt_id": "i2", "text": "r s t"}])  # fmt: skip
+    settings = {"metric": "ngram_diversity", "params": {"num_n": 1, "round": None},
+                "reference": None, "length_control": "shortest_models"}  # fmt: skip
+    rec = score_entry(settings, entry="ngd_cut", dataset="d", source="m1/seed0",
+                      candidate=m1, group=[m1, m2])  # fmt: skip
+    # m1 cut: "x y" (i1: min 4, 2) and "p q" (i2: min 2, 3): 4 distinct of 4 words
+    assert rec["values"]["mean_words"] == 2.0
+    assert rec["values"]["ngram_diversity"] == 1.0
+    # with the instructions in the group (shortest), nothing changes here: they are longer
+    rec2 = score_entry({**settings, "length_control": "shortest"}, entry="ngd_cut",
+                       dataset="d", source="m1/seed0", candidate=m1,
+                       group=[refs, m1, m2])  # fmt: skip
+    assert rec2["values"]["mean_words"] == 2.0
+    # but a short reference cuts everything under shortest, and not under shortest_models
+    write_jsonl(refs, [{"id": "i1", "text": "one"}, {"id": "i2", "text": "a"}])
+    rec3 = score_entry({**settings, "length_control": "shortest"}, entry="ngd_cut",
+                       dataset="d", source="m1/seed0", candidate=m1,
+                       group=[refs, m1, m2])  # fmt: skip
+    assert rec3["values"]["mean_words"] == 1.0
