@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: studies webtext biographies creative chat-vs-base agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: studies webtext biographies creative chat-vs-base agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput runtime demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -91,7 +91,13 @@ creative: install
 chat-vs-base: install
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/chat_vs_base.yaml --directory results/chat-vs-base
 
-studies: webtext biographies creative chat-vs-base
+studies: webtext biographies creative chat-vs-base runtime
+
+# runtime: the time of every Shaib et al. (2024) diversity score as the number of texts grows,
+# ours and the `diversity` package's on the same REALSumm summaries (their Fig. 3) ->
+# results/runtime/runtime.{csv,md,json,png}. The package is in the test install. About 10 min.
+runtime: install-test
+	$(BIN)/python benchmarks/bench_diversity_runtime.py --out results/runtime
 
 # Controlled P/R experiment on AG News (Le Bronnec et al. 2024, Fig. 2); needs ../shared/data.
 agnews-experiment: install
