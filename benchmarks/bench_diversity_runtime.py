@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for n, row in g.iterrows():
             ours, ref = row.get("ours", np.nan), row.get("reference", np.nan)
-            ratio = f"{ref / ours:,.1f}×" if np.isfinite(ref) and np.isfinite(ours) else "—"
+            ratio = f"{ref / ours:,.3g}×" if np.isfinite(ref) and np.isfinite(ours) else "—"
             print(f"{spec.label:<17} N={n:<5} ours {ours:9.4f} s  reference {ref:9.4f} s  {ratio}")
     title = (
         f"Run time of the diversity scores (Shaib et al. 2024, Fig. 3)\n{where}; {source}: "

@@ -215,6 +215,11 @@ def _seconds(x: float) -> str:
     return f"{x:.3g}" if x < 100 else f"{x:,.0f}"
 
 
+def _ratio(r: float) -> str:
+    """A ratio of times: one decimal from 1 up, two significant digits below (0.013×)."""
+    return f"{r:,.1f}×" if r >= 1 else f"{r:.2g}×"
+
+
 def runtime_markdown(table: pd.DataFrame, stops: Sequence[dict] = ()) -> str:
     """Seconds per score and N: a row for ours, one for the reference and one for the ratio
     (reference / ours); the largest |ours − reference| per score; then the references and
@@ -234,7 +239,7 @@ def runtime_markdown(table: pd.DataFrame, stops: Sequence[dict] = ()) -> str:
             cells = [_seconds(sec[impl].get(n, math.nan)) for n in ns]
             lines.append(f"| {label} | {impl} (s) | " + " | ".join(cells) + f" | {dtext} |")
         ratio = [
-            f"{sec['reference'][n] / sec['ours'][n]:,.1f}×"
+            _ratio(sec["reference"][n] / sec["ours"][n])
             if n in sec["reference"] and n in sec["ours"]
             else "—"
             for n in ns

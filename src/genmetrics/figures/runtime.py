@@ -13,6 +13,8 @@ from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import OKABE_ITO, plt
 
 _STYLE = {"ours": ("-", "o"), "reference": ("--", "x")}
+#: the Okabe–Ito colours without the pale yellow, which thin lines on white do not show
+_COLOURS = tuple(c for c in OKABE_ITO if c != "#F0E442")
 
 
 def runtime_figure(
@@ -29,7 +31,7 @@ def runtime_figure(
     fig, ax = plt.subplots(figsize=(9.5, 5.6))
     labels = list(dict.fromkeys(table["label"]))
     for k, label in enumerate(labels):
-        colour = OKABE_ITO[k % len(OKABE_ITO)]
+        colour = _COLOURS[k % len(_COLOURS)]
         for impl, (ls, marker) in _STYLE.items():
             g = table[(table["label"] == label) & (table["implementation"] == impl)]
             g = g.sort_values("n_texts")
@@ -55,7 +57,7 @@ def runtime_figure(
     ax.grid(True, which="minor", alpha=0.12)
     ax.set_title(title, fontsize=10)
     scores = [
-        Line2D([], [], color=OKABE_ITO[k % len(OKABE_ITO)], lw=2.5, label=label)
+        Line2D([], [], color=_COLOURS[k % len(_COLOURS)], lw=2.5, label=label)
         for k, label in enumerate(labels)
     ]
     styles = [
