@@ -24,7 +24,9 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DEFAULT_NS = (50, 100, 200, 500, 1000, 2000)
 #: 2-core sizes: the package's O(n²) Python loops and our BERTScore (an encoder pass per text,
-#: then every pair) stop early; measured at about 45 s, 35 s and 110 s at their caps
+#: then every pair) stop early. Measured on 2 shared cores (NOTES-runtime.md): ROUGE-L
+#: homogenization 42-76 s at N = 200, the nltk Self-BLEU loop 62-73 s at 500, our BERTScore
+#: 65 s at 300 (the 60 s time limit stops it at 200 when the cores are busy)
 DEFAULT_CAPS = (
     "homogenization_rougel:reference=200",
     "self_bleu:reference=500",
