@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -103,7 +103,13 @@ summary-diversity: install
 instruction-diversity: install
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/instruction_diversity.yaml --directory results/instruction-diversity
 
-studies: webtext biographies creative chat-vs-base summary-diversity instruction-diversity
+# runtime: the time of every Shaib et al. (2024) diversity score as the number of texts grows,
+# ours and the `diversity` package's on the same REALSumm summaries (their Fig. 3) ->
+# results/runtime/runtime.{csv,md,json,png}. The package is in the test install. About 10 min.
+runtime: install-test
+	$(BIN)/python benchmarks/bench_diversity_runtime.py --out results/runtime
+
+studies: webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime
 
 # Controlled P/R experiment on AG News (Le Bronnec et al. 2024, Fig. 2); needs ../shared/data.
 agnews-experiment: install
