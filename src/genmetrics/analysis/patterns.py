@@ -30,11 +30,13 @@ string of a pattern as an unordered set without counts.
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -65,16 +67,23 @@ class Repeated:
     examples: tuple[tuple[str, int], ...] = ()
 
 
-def sentence_ids(text: str) -> list[int]:
-    """The punkt sentence (0, 1, ...) of each whitespace word of ``text``: the sentence whose
-    span holds the word's first character (NLTK ``PunktTokenizer("english")``, offline data
-    from :func:`genmetrics.assets.use_nltk_data`)."""
+@functools.cache
+def _punkt() -> Any:
+    """NLTK's English punkt model, loaded once (offline data from
+    :func:`genmetrics.assets.use_nltk_data`)."""
     from nltk.tokenize import PunktTokenizer
 
     from genmetrics.assets import use_nltk_data
 
     use_nltk_data()
-    starts = [s for s, _ in PunktTokenizer("english").span_tokenize(text)]
+    return PunktTokenizer("english")
+
+
+def sentence_ids(text: str) -> list[int]:
+    """The punkt sentence (0, 1, ...) of each whitespace word of ``text``: the sentence whose
+    span holds the word's first character (NLTK ``PunktTokenizer("english")``, the model
+    ``nltk.sent_tokenize`` uses)."""
+    starts = [s for s, _ in _punkt().span_tokenize(text)]
     return [max(bisect.bisect_right(starts, m.start()) - 1, 0) for m in _WORD.finditer(text)]
 
 
