@@ -11,7 +11,8 @@ Measurement of Text Diversity", Tables 1 and 10; the ``diversity`` package's
   workflow's ``pos`` features, :func:`genmetrics.features.pos.tag_texts`), the same counts,
   and the most frequent surface strings realising each pattern, with their counts.
 * :func:`patterns_table` — both, for the sources of one dataset, as a tidy table;
-  :func:`patterns_markdown` — its Table-1/Table-10 layout (per source, its top patterns).
+  :func:`patterns_markdown` — its Table-1/Table-10 layout (per source, its top patterns);
+  :func:`patterns_files` — the workflow job (rule ``repeated_patterns``) on result files.
 
 Conventions. An n-gram never crosses a text's end; with ``sentences=True`` (the default, as
 ``extract_patterns`` splits its corpus with NLTK punkt) it never crosses a sentence either: a
@@ -49,6 +50,7 @@ __all__ = [
     "sentence_ids",
     "patterns_table",
     "patterns_markdown",
+    "patterns_files",
     "TABLE_COLUMNS",
 ]
 
