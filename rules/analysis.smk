@@ -213,3 +213,27 @@ rule spectra_figure:
 # a target only (no work); figures and tables go to the cluster like every other job
 localrules:
     sweeps,
+
+
+# Repeated patterns (Shaib et al. (2024), Tables 1 and 10), made with analysis.patterns only.
+rule repeated_patterns:
+    input:
+        # texts: RESULTS.references and RESULTS.generations of every source of {dataset};
+        # pos: their RESULTS.pos (with pos_n); assets: the NLTK data (punkt sentences)
+        unpack(per_job(PLAN.patterns_inputs)),
+    output:
+        table=RESULTS.patterns_table,
+        markdown=report(
+            RESULTS.patterns_markdown,
+            caption="../workflow/report/patterns.rst",
+            category="Repeated patterns",
+        ),
+    log:
+        "results/logs/repeated_patterns/{dataset}.log",
+    conda:
+        "../envs/metrics.yaml"
+    threads: 1
+    params:
+        settings=per_job(PLAN.patterns_settings),
+    script:
+        "../workflow/scripts/repeated_patterns.py"

@@ -79,6 +79,9 @@ class ResultPaths:
     scaling_cells: str = "results/analysis/scaling_cells.csv"
     scaling_table1: str = "results/analysis/scaling_table1.csv"
     scaling_table1_markdown: str = "results/analysis/scaling_table1.md"
+    # repeated n-grams and POS patterns per source (analysis.patterns)
+    patterns_table: str = "results/analysis/patterns/{dataset}.csv"
+    patterns_markdown: str = "results/analysis/patterns/{dataset}.md"
     # figures and the report
     correlation_figure: str = "results/figures/metric_correlation.png"
     pr_figure: str = "results/figures/precision_recall.png"

@@ -27,12 +27,13 @@ from genmetrics.plan.objects import (
     ScoreEntry,
     names_pattern,
 )
+from genmetrics.plan.patterns import PatternQueries
 from genmetrics.plan.resources import ResourceQueries
 from genmetrics.plan.targets import TargetLists, Targets
 
 
 @dataclass(frozen=True)
-class Plan(JobInputs, JobParams, ResourceQueries, TargetLists):
+class Plan(JobInputs, JobParams, ResourceQueries, TargetLists, PatternQueries):
     """A config, checked and resolved (:func:`genmetrics.plan.load.load_plan`)."""
 
     cache: str
@@ -53,6 +54,7 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists):
     cluster: dict = field(default_factory=dict)  # the config's resources: section
     notes: tuple[str, ...] = ()  # what the environment changed, for the run log
     variants: dict = field(default_factory=dict)  # few-shot variant -> {"dataset", "n"}
+    patterns: dict | None = None  # analysis.patterns, checked (plan/patterns.py)
     targets: Targets = field(init=False)
 
     def __post_init__(self) -> None:

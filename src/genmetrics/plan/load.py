@@ -39,6 +39,7 @@ from genmetrics.plan.objects import (
     Model,
     ScoreEntry,
 )
+from genmetrics.plan.patterns import check_patterns
 from genmetrics.plan.variants import expand_datasets, resolve_names
 from genmetrics.prompts import load_tokens_per_word, tokens_per_word
 from genmetrics.resources import job_resources
@@ -238,6 +239,7 @@ def load_plan(
         cluster=cluster,
         notes=tuple(notes),
         variants=variants,
+        patterns=check_patterns(cfg["analysis"].get("patterns"), list(datasets), groups),
     )
     # a GPU kind that resources.gpu_kinds lacks stops the dry run here, naming its key
     for rule, table in (("embed", featurizers), ("surprisal", evaluators)):

@@ -95,6 +95,7 @@ class TargetLists:
         analyses += [RESULTS.spread_table] if spreads else []
         analyses += [RESULTS.mauve_bars_figure] if mauve else []
         analyses += [RESULTS.few_shot_figure] if few_shot else []
+        analyses += self.patterns_targets()  # analysis.patterns (plan/patterns.py)
         omni = self.omniinput
         return Targets(
             omniinput=tuple(omni.targets),
