@@ -128,8 +128,17 @@ STUDY_RULES = {
     "biographies.yaml": {"few_shot_figure": 1, "correlation_heatmap": 1, "make_prompts": 3},
     "creative.yaml": {"pr_scatter": 1, "mauve_bars": 1, "generate": 4},
     "chat_vs_base.yaml": {"pr_scatter": 1, "mauve_bars": 1, "spread_table": 1},
-    "summary_diversity.yaml": {"diversity_tables": 1, "correlation_heatmap": 1, "import_texts": 29},
-    "instruction_diversity.yaml": {"diversity_tables": 1, "import_texts": 10},
+    "summary_diversity.yaml": {
+        "diversity_tables": 1,
+        "repeated_patterns": 2,
+        "correlation_heatmap": 1,
+        "import_texts": 29,
+    },
+    "instruction_diversity.yaml": {
+        "diversity_tables": 1,
+        "repeated_patterns": 1,
+        "import_texts": 10,
+    },
 }
 
 
