@@ -132,7 +132,7 @@ STUDY_RULES = {
         "diversity_tables": 1,
         "repeated_patterns": 2,
         "correlation_heatmap": 1,
-        "import_texts": 29,
+        "import_texts": 28,
     },
     "instruction_diversity.yaml": {
         "diversity_tables": 1,
