@@ -75,9 +75,8 @@ def compare_job(
             for r in s["runs"].values()
         }
     )
-    omniinput_compare_figure(
-        curves, rows, figure, subtitle=f"Sampler budget: {evals[0]:,}–{evals[-1]:,} evaluations"
-    )
+    budget = f"{evals[0]:,}" if evals[0] == evals[-1] else f"{evals[0]:,}–{evals[-1]:,}"
+    omniinput_compare_figure(curves, rows, figure, subtitle=f"Sampler budget: {budget} evaluations")
     return rows
 
 
