@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -109,7 +109,7 @@ instruction-diversity: install
 runtime: install-test
 	$(BIN)/python benchmarks/bench_diversity_runtime.py --out results/runtime
 
-studies: webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime
+studies: webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime omniinput-compare
 
 # Controlled P/R experiment on AG News (Le Bronnec et al. 2024, Fig. 2); needs ../shared/data.
 agnews-experiment: install
@@ -139,6 +139,12 @@ omniinput-toy: install
 # The toy and the SmolLM2 run (8-token inputs, judge-LM annotator): PR curves and samples per bin
 omniinput: install
 	$(BIN)/snakemake --cores $(CORES) omniinput
+
+# OmniInput study (Liu et al. §3.3, §3.4, Table 1): SmolLM2 vs Gemma-3 at 25 and 100 tokens (AUPR
+# over 3 sampler seeds), a classifier's logit as the target (AG News Sports, trained here), two
+# judge LMs on the same samples. About 15-20 min on 2 cores.
+omniinput-compare: install
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/omniinput_compare.yaml --directory results/omniinput-compare omniinput
 
 # Agreement of metrics with human judgments (REALSumm, XSum hallucinations, HANNA, contrastive
 # search and RankGen A/B) -> results/agreement/results/agreement/summary.md, figures and a

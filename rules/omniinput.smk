@@ -90,9 +90,30 @@ rule omni_toy_figure:
         "../workflow/scripts/omni_toy_figure.py"
 
 
+rule omni_train_classifier:
+    input:
+        # <model_cache>/<checkpoint>/model.json of omniinput.classifiers.{classifier}.tokenizer
+        tokenizer=per_job(PLAN.omniinput.classifier_tokenizer),
+    output:
+        weights=RESULTS.omni_classifier,
+        report=RESULTS.omni_classifier_report,
+    log:
+        "results/logs/omniinput/classifier_{classifier}.log",
+    conda:
+        "../envs/generate.yaml"
+    threads: 2
+    params:
+        settings=per_job(PLAN.omniinput.classifier_settings),
+    script:
+        "../workflow/scripts/omni_train_classifier.py"
+
+
 rule omni_sample:
     input:
-        # <model_cache>/<checkpoint>/model.json of omniinput.runs.{run}.checkpoint
+        # a classifier run's RESULTS.omni_classifier, by the name classifier (LM runs: none)
+        unpack(per_job(PLAN.omniinput.run_target)),
+        # <model_cache>/<checkpoint>/model.json of omniinput.runs.{run}.checkpoint (a
+        # classifier run: its tokenizer's checkpoint)
         model=per_job(PLAN.omniinput.run_model),
     output:
         RESULTS.omni_result,
@@ -184,6 +205,51 @@ rule omni_summary:
         "../envs/plots.yaml"
     script:
         "../workflow/scripts/omni_summary.py"
+
+
+rule omni_compare:
+    input:
+        # RESULTS.omni_score of every seed of every run of omniinput.comparisons.{comparison}
+        scores=per_job(PLAN.omniinput.compare_scores),
+    output:
+        table=RESULTS.omni_compare_table,
+        figure=report(
+            RESULTS.omni_compare_figure,
+            caption="../workflow/report/omniinput_compare.rst",
+            category="OmniInput",
+        ),
+    log:
+        "results/logs/omniinput/compare_{comparison}.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        settings=per_job(PLAN.omniinput.compare_settings),
+        code=PLAN.omniinput.code(),
+    script:
+        "../workflow/scripts/omni_compare.py"
+
+
+rule omni_variance:
+    input:
+        # result, samples, annotations_a (RESULTS.omni_* of omniinput.variance.{variance}.run),
+        # model (its checkpoint), and judge (a judge LM's model.json) or scores (a raters' CSV)
+        unpack(per_job(PLAN.omniinput.variance_inputs)),
+    output:
+        annotations=RESULTS.omni_variance_annotations,
+        table=report(
+            RESULTS.omni_variance_table,
+            caption="../workflow/report/omniinput_variance.rst",
+            category="OmniInput",
+        ),
+        summary=RESULTS.omni_variance_summary,
+    log:
+        "results/logs/omniinput/variance_{variance}.log",
+    conda:
+        "../envs/generate.yaml"
+    params:
+        settings=per_job(PLAN.omniinput.variance_settings),
+    script:
+        "../workflow/scripts/omni_variance.py"
 
 
 # targets only (no work)

@@ -139,6 +139,12 @@ STUDY_RULES = {
         "repeated_patterns": 1,
         "import_texts": 10,
     },
+    "omniinput_compare.yaml": {
+        "omni_compare": 2,
+        "omni_sample": 13,
+        "omni_train_classifier": 1,
+        "omni_variance": 2,
+    },
 }
 
 
@@ -153,7 +159,13 @@ def test_dry_run_of_every_config(path, tmp_path):
     args = ("-n", *targets, "--cores", "2", "--configfile", str(path))
     proc = snakemake(*args, cwd=tmp_path, env=env)
     counts = job_counts(proc.stdout)
-    if "datasets" not in yaml.safe_load(path.read_text()):  # an agreement analysis alone
+    cfg = yaml.safe_load(path.read_text())
+    if "datasets" not in cfg and "omniinput" in cfg:  # an OmniInput study alone
+        assert counts["omni_score"] >= 1 and counts["omni_summary"] == 1
+        for rule, at_least in STUDY_RULES.get(path.name, {}).items():
+            assert counts.get(rule, 0) >= at_least, (path.name, rule, counts)
+        return
+    if "datasets" not in cfg:  # an agreement analysis alone
         assert counts["agreement_score"] >= 1
         assert counts["agreement_summary"] == 1
         return

@@ -110,6 +110,13 @@ class ResultPaths:
     omni_score: str = "results/omniinput/{run}/score.json"
     omni_table: str = "results/omniinput/scores.csv"
     omni_figure: str = "results/figures/omniinput_pr.png"
+    omni_classifier: str = "results/omniinput/classifier/{classifier}/weights.safetensors"
+    omni_classifier_report: str = "results/omniinput/classifier/{classifier}/weights.json"
+    omni_compare_table: str = "results/omniinput/compare/{comparison}/aupr.csv"
+    omni_compare_figure: str = "results/figures/omniinput_compare_{comparison}.png"
+    omni_variance_annotations: str = "results/omniinput/variance/{variance}/annotations_b.csv"
+    omni_variance_table: str = "results/omniinput/variance/{variance}/table.csv"
+    omni_variance_summary: str = "results/omniinput/variance/{variance}/summary.json"
     # agreement with human judgments (rules/agreement.smk)
     agreement_scores: str = "results/agreement/{jset}/scores.csv"
     agreement_correlations: str = "results/agreement/{jset}/correlations.csv"

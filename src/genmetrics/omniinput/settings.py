@@ -30,6 +30,8 @@ class OmniRun:
     direction: str
     seed: int
     resources: dict[str, Any] | None = None
+    group: str = ""  # the config's run name (a run with ``seeds`` is one run per seed)
+    classifier: str | None = None  # z = this classifier's logit instead of the LM's mean NLL
 
     def settings(self) -> dict[str, Any]:
         """Everything that decides the sampler's output (a params value of its rule)."""
@@ -41,12 +43,20 @@ class OmniRun:
             "budget": self.budget,
             "sampler": self.sampler,
             "seed": self.seed,
+            **({"classifier": self.classifier} if self.classifier else {}),
         }
 
 
 #: the OmniInput code (the jobs module imports the whole subpackage, whose modules the digest
 #: follows): any change to it reruns the OmniInput jobs
-OMNI_CODE = ("genmetrics.omniinput.jobs", "genmetrics.metrics.omniinput")
+OMNI_CODE = (
+    "genmetrics.omniinput.jobs",
+    "genmetrics.omniinput.study_jobs",
+    "genmetrics.omniinput.classifier",
+    "genmetrics.omniinput.compare",
+    "genmetrics.omniinput.variance",
+    "genmetrics.metrics.omniinput",
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,9 @@ class OmniPlan:
     toy: dict[str, Any] | None = None
     runs: dict[str, OmniRun] = field(default_factory=dict)
     model_cache: str = ""  # where converted checkpoints live (their model.json)
+    classifiers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    comparisons: dict[str, dict[str, Any]] = field(default_factory=dict)
+    variance: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def toy_targets(self) -> list[str]:
@@ -67,7 +80,23 @@ class OmniPlan:
         if not self.runs:
             return []
         samples = [RESULTS.omni_samples.format(run=r) for r in self.runs]
-        return [*samples, RESULTS.omni_table, RESULTS.omni_figure]
+        return [*samples, RESULTS.omni_table, RESULTS.omni_figure, *self.study_targets]
+
+    @property
+    def study_targets(self) -> list[str]:
+        """The comparison tables and figures, the annotation-variance tables."""
+        out = [RESULTS.omni_classifier_report.format(classifier=c) for c in self.classifiers]
+        for c in self.comparisons:
+            out += [
+                p.format(comparison=c)
+                for p in (RESULTS.omni_compare_table, RESULTS.omni_compare_figure)
+            ]
+        for v in self.variance:
+            out += [
+                p.format(variance=v)
+                for p in (RESULTS.omni_variance_table, RESULTS.omni_variance_summary)
+            ]
+        return out
 
     @property
     def targets(self) -> list[str]:
@@ -104,7 +133,70 @@ class OmniPlan:
 
     def annotator_inputs(self, run: str) -> dict[str, str]:
         """What the annotate job reads besides the samples: the judge LM or the raters' CSV."""
-        a = self.runs[run].annotator
+        return self._annotator_inputs(self.runs[run].annotator)
+
+    def run_target(self, run: str) -> dict[str, str]:
+        """What the sampler reads besides the checkpoint: a classifier run's weights
+        (RESULTS.omni_classifier) by the name ``classifier``; an LM run nothing."""
+        c = self.runs[run].classifier
+        return {"classifier": RESULTS.omni_classifier.format(classifier=c)} if c else {}
+
+    def classifier_settings(self, classifier: str) -> dict[str, Any]:
+        return {**self.classifiers[classifier], "code": self.code()}
+
+    def classifier_tokenizer(self, classifier: str) -> str:
+        """The classifier's tokenizer checkpoint: <model_cache>/<checkpoint>/model.json."""
+        return model_manifest(self.model_cache, self.classifiers[classifier]["tokenizer"])
+
+    def compare_scores(self, comparison: str) -> list[str]:
+        """RESULTS.omni_score of every seed of every run the comparison names."""
+        groups = self.comparisons[comparison]["runs"]
+        return [RESULTS.omni_score.format(run=r) for g in groups for r in self.group_runs(g)]
+
+    def compare_settings(self, comparison: str) -> dict[str, Any]:
+        """Per run of the comparison: its model, length, seeds, annotator and run names."""
+        out = {}
+        for g in self.comparisons[comparison]["runs"]:
+            runs = [self.runs[r] for r in self.group_runs(g)]
+            out[g] = {
+                "checkpoint": runs[0].checkpoint,
+                "length": runs[0].length,
+                "annotator": runs[0].annotator,
+                "runs": {str(r.seed): r.name for r in runs},
+            }
+        return {"runs": out, "interval": self.comparisons[comparison]["interval"]}
+
+    def group_runs(self, group: str) -> list[str]:
+        """The runs of one config run name (one per seed), in seed order."""
+        return [n for n, r in self.runs.items() if r.group == group]
+
+    def variance_run(self, variance: str) -> str:
+        return self.variance[variance]["run"]
+
+    def variance_inputs(self, variance: str) -> dict[str, str]:
+        """The run's sampler result, samples and annotations (annotator A), its checkpoint, and
+        what annotator B reads (its judge LM or raters' CSV, as in annotator_inputs)."""
+        run = self.variance[variance]["run"]
+        return {
+            "result": RESULTS.omni_result.format(run=run),
+            "samples": RESULTS.omni_samples.format(run=run),
+            "annotations_a": RESULTS.omni_annotations.format(run=run),
+            "model": self.run_model(run),
+            **self._annotator_inputs(self.variance[variance]["annotator"]),
+        }
+
+    def variance_settings(self, variance: str) -> dict[str, Any]:
+        v = self.variance[variance]
+        return {
+            "annotator_a": self.runs[v["run"]].annotator,
+            "annotator_b": v["annotator"],
+            "labels": v["labels"],
+            "threshold": v["threshold"],
+            "direction": self.runs[v["run"]].direction,
+            "code": self.code(),
+        }
+
+    def _annotator_inputs(self, a: Mapping[str, Any]) -> dict[str, str]:
         if a["kind"] == "judge_lm":
             return {"judge": model_manifest(self.model_cache, a["checkpoint"])}
         if a["kind"] == "csv":
@@ -138,31 +230,133 @@ def omni_plan(
                 f"{size:.4g} inputs is too many to enumerate for the exact check (max_sequences "
                 f"= {toy['max_sequences']:.4g}); shrink vocab_size or length"
             )
-    runs = {}
+    classifiers = _classifiers(section.get("classifiers", {}), checkpoints)
+    runs: dict[str, OmniRun] = {}
     for name, r in section.get("runs", {}).items():
         key = f"omniinput.runs.{name}"
-        if r["checkpoint"] not in checkpoints:
+        checkpoint, classifier = r.get("checkpoint"), r.get("classifier")
+        if classifier is not None:
+            checkpoint = _classifier_run(key, r, classifiers)
+        elif checkpoint is None:
+            raise GenmetricsError(f"{key}.checkpoint: required (or classifier: a classifier run)")
+        elif checkpoint not in checkpoints:
             raise GenmetricsError(
-                f"{key}.checkpoint: {r['checkpoint']!r} is not in checkpoints "
-                f"({', '.join(checkpoints)})"
+                f"{key}.checkpoint: {checkpoint!r} is not in checkpoints ({', '.join(checkpoints)})"
             )
         bins = dict(r["bins"])
         if not bins["lo"] < bins["hi"]:
             raise GenmetricsError(f"{key}.bins: need lo < hi, got lo={bins['lo']}, hi={bins['hi']}")
-        runs[name] = OmniRun(
-            name=name,
-            checkpoint=r["checkpoint"],
-            length=r["length"],
-            bins=bins,
-            proposal=r["proposal"],
-            budget=r["budget"],
-            sampler=dict(r["sampler"]),
-            annotator=_annotator(key + ".annotator", r.get("annotator"), checkpoints),
-            direction=r["direction"],
-            seed=r["seed"],
-            resources=r.get("resources"),
+        annotator = _annotator(key + ".annotator", r.get("annotator"), checkpoints)
+        seeds = r.get("seeds")
+        for seed in seeds if seeds is not None else [r["seed"]]:
+            run = name if seeds is None else f"{name}-seed{seed}"
+            if run in runs or (seeds is not None and run in section.get("runs", {})):
+                raise GenmetricsError(f"{key}.seeds: the run name {run!r} is taken twice")
+            runs[run] = OmniRun(
+                name=run,
+                checkpoint=checkpoint,
+                length=r["length"],
+                bins=bins,
+                proposal=r["proposal"],
+                budget=r["budget"],
+                sampler=dict(r["sampler"]),
+                annotator=annotator,
+                direction=r["direction"],
+                seed=seed,
+                resources=r.get("resources"),
+                group=name,
+                classifier=classifier,
+            )
+    comparisons = _comparisons(section.get("comparisons", {}), runs)
+    variance = {}
+    for name, v in section.get("variance", {}).items():
+        key = f"omniinput.variance.{name}"
+        if v["run"] not in runs:
+            raise GenmetricsError(
+                f"{key}.run: {v['run']!r} is not a run (runs with seeds are named "
+                f"<run>-seed<k>: {', '.join(runs)})"
+            )
+        v = {**v, "annotator": _annotator(key + ".annotator", v["annotator"], checkpoints)}
+        if v["labels"][0] == v["labels"][1]:
+            raise GenmetricsError(f"{key}.labels: the two annotators need different names")
+        variance[name] = v
+    return OmniPlan(
+        toy=toy,
+        runs=runs,
+        model_cache=model_cache,
+        classifiers=classifiers,
+        comparisons=comparisons,
+        variance=variance,
+    )
+
+
+def _classifiers(
+    section: Mapping[str, Any], checkpoints: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, c in section.items():
+        key = f"omniinput.classifiers.{name}"
+        if c["tokenizer"] not in checkpoints:
+            raise GenmetricsError(f"{key}.tokenizer: {c['tokenizer']!r} is not in checkpoints")
+        for f in ("train", "heldout"):
+            if not Path(c[f]["path"]).is_file():
+                raise GenmetricsError(f"{key}.{f}.path: {c[f]['path']} is not a file")
+        out[name] = dict(c)
+    return out
+
+
+def _classifier_run(key: str, r: Mapping[str, Any], classifiers: Mapping[str, Any]) -> str:
+    """A classifier run's checks; returns the checkpoint whose tokenizer defines V."""
+    name = r["classifier"]
+    if name not in classifiers:
+        raise GenmetricsError(
+            f"{key}.classifier: {name!r} is not in omniinput.classifiers ({', '.join(classifiers)})"
         )
-    return OmniPlan(toy=toy, runs=runs, model_cache=model_cache)
+    if r.get("checkpoint") is not None:
+        raise GenmetricsError(
+            f"{key}.checkpoint: not used with classifier (its tokenizer is omniinput."
+            f"classifiers.{name}.tokenizer)"
+        )
+    if r["length"] != classifiers[name]["length"]:
+        raise GenmetricsError(
+            f"{key}.length: {r['length']} != omniinput.classifiers.{name}.length "
+            f"({classifiers[name]['length']}): the classifier reads inputs of a fixed length"
+        )
+    if r["direction"] != "high":
+        raise GenmetricsError(
+            f"{key}.direction: a classifier run's z is the positive class's logit: use high"
+        )
+    return classifiers[name]["tokenizer"]
+
+
+def _comparisons(
+    section: Mapping[str, Any], runs: Mapping[str, OmniRun]
+) -> dict[str, dict[str, Any]]:
+    """Each comparison's runs exist, share one length and one annotator."""
+    groups: dict[str, list[OmniRun]] = {}
+    for r in runs.values():
+        groups.setdefault(r.group, []).append(r)
+    out = {}
+    for name, c in section.items():
+        key = f"omniinput.comparisons.{name}.runs"
+        for g in c["runs"]:
+            if g not in groups:
+                raise GenmetricsError(f"{key}: {g!r} is not in omniinput.runs")
+        first = groups[c["runs"][0]][0]
+        for g in c["runs"][1:]:
+            r = groups[g][0]
+            if r.length != first.length:
+                raise GenmetricsError(
+                    f"{key}: {g!r} has length {r.length}, {first.group!r} {first.length}: a "
+                    "comparison is at one sequence length"
+                )
+            if r.annotator != first.annotator:
+                raise GenmetricsError(
+                    f"{key}: {g!r} and {first.group!r} have different annotators; the same "
+                    "annotator must score every model's samples"
+                )
+        out[name] = dict(c)
+    return out
 
 
 def _annotator(key: str, a: Mapping[str, Any] | None, checkpoints: Mapping[str, Any]) -> dict:

@@ -148,12 +148,14 @@ def load_plan(
         for n, c in (ckpts.items() if isinstance(ckpts, Mapping) else ())
         if isinstance(c, Mapping)
     }
-    if "agreement" not in cfg:  # else the schema's anyOf error would not name the key
+    omni_only = "omniinput" in cfg and "checkpoints" in cfg  # an OmniInput study
+    if "agreement" not in cfg and not omni_only:  # else the anyOf error would not name the key
         missing = [k for k in ("datasets", "checkpoints", "models", "metrics") if k not in cfg]
         if missing:
             raise GenmetricsError(
                 f"config: {missing[0]!r} is required (a config without datasets, checkpoints, "
-                "models and metrics must have an agreement: section)"
+                "models and metrics must have an agreement: section, or checkpoints and an "
+                "omniinput: section)"
             )
     validate_config(cfg, schema_path)
     notes = expand_paths(cfg)
