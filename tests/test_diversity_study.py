@@ -227,3 +227,19 @@ def test_shortest_models_cuts_each_response_to_the_shortest_response(tmp_path):
                        dataset="d", source="m1/seed0", candidate=m1,
                        group=[refs, m1, m2])  # fmt: skip
     assert rec3["values"]["mean_words"] == 1.0
+
+
+def test_without_a_cut_of_the_references_both_versions_leave_them_out():
+    """shortest_models scores no cut of the references: the length correlation of the raw
+    score then runs over the models too (the same sources as the cut), and the truncated
+    block does not list the references."""
+    df = _scores()
+    df = df[~((df["model"] == "references") & (df["entry"] == "cr_cut"))]
+    t = diversity_table(df, COLUMNS)
+    corr = length_correlations(t, COLUMNS).set_index(["dataset", "score", "version"])
+    assert corr.loc[("cnndm", "cr", "raw"), "n"] == 2  # a and b only
+    assert corr.loc[("cnndm", "ngd", "raw"), "n"] == 3  # no twin: every source
+    md = diversity_markdown(t, COLUMNS, corr.reset_index())
+    assert "## cnndm: truncated (2 sources)" in md and "## cnndm: raw (3 sources)" in md
+    truncated = md.split("## cnndm: truncated")[1].split("##")[0]
+    assert "references" not in truncated

@@ -90,16 +90,22 @@ def _seed_mean(rows: pd.DataFrame, label: str) -> pd.Series:
 
 def length_correlations(table: pd.DataFrame, columns: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Per dataset and score, r and ρ of the raw score (``version`` raw) and of the truncated
-    score (``version`` cut) with the raw ``mean_words`` across the dataset's sources."""
+    score (``version`` cut) with the raw ``mean_words`` across the dataset's sources.
+
+    Where the score has a truncated twin, both versions run over the sources the truncated
+    table compares (with ``shortest_models`` the references are not among them), so that raw
+    and cut rest on the same sources; otherwise over every source."""
     from scipy import stats
 
     rows = []
     for ds, sub in table.groupby(level="dataset", sort=True):
         for c in columns:
-            for version, col in (("raw", c["label"]), ("cut", f"{c['label']} (cut)")):
+            cut_col = f"{c['label']} (cut)"
+            compared = sub[sub[cut_col].notna()] if cut_col in sub.columns else sub
+            for version, col in (("raw", c["label"]), ("cut", cut_col)):
                 if col not in sub.columns:
                     continue
-                pair = sub[["mean_words", col]].dropna()
+                pair = compared[["mean_words", col]].dropna()
                 n = len(pair)
                 r = rho = np.nan
                 if n >= _MIN_SOURCES and pair.nunique().min() > 1:
@@ -211,20 +217,21 @@ def diversity_markdown(
         if cut:
             blocks.append(("truncated", "mean_words_cut", cut))
         for name, length_col, labs in blocks:
-            lines += [f"## {ds}: {name} ({len(sub)} sources)", ""]
+            cols = labs if name == "raw" else [f"{lab} (cut)" for lab in labs]
+            shown = sub[sub[cols].notna().any(axis=1)]  # shortest_models: no references cut
+            lines += [f"## {ds}: {name} ({len(shown)} sources)", ""]
             head = ["source", "seeds", "words", *(f"{lab} {arrows[lab]}" for lab in labs)]
             lines += [_row(head), _row(["---"] + ["---:"] * (len(head) - 1))]
-            for (_, model), row in sub.iterrows():
-                cols = labs if name == "raw" else [f"{lab} (cut)" for lab in labs]
+            for (_, model), row in shown.iterrows():
                 cells = [model, int(row["n_seeds"]), _fmt(row[length_col], 1)]
                 lines.append(_row(cells + [_fmt(row[c]) for c in cols]))
             lines.append("")
     lines += [
         "## Correlation with length (Table 6)",
         "",
-        "Across the sources of each dataset: the score against the texts' mean length "
-        "(raw), and the truncated score against the same uncut length (cut). – : fewer than 3 "
-        "sources or a constant column.",
+        "Across the sources of each dataset (those the truncated table compares): the score "
+        "against the texts' mean length (raw), and the truncated score against the same uncut "
+        "length (cut). – : fewer than 3 sources or a constant column.",
         "",
         _row(["dataset", "score", "version", "Pearson r", "Spearman ρ", "n"]),
         _row(["---", "---", "---", "---:", "---:", "---:"]),
