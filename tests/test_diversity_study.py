@@ -243,3 +243,18 @@ def test_without_a_cut_of_the_references_both_versions_leave_them_out():
     assert "## cnndm: truncated (2 sources)" in md and "## cnndm: raw (3 sources)" in md
     truncated = md.split("## cnndm: truncated")[1].split("##")[0]
     assert "references" not in truncated
+
+
+def test_spearman_p_is_exact_for_few_sources():
+    from genmetrics.analysis.diversity_study import spearman_exact
+
+    # a perfect order of 4: 2 of the 24 orderings reach |rho| = 1
+    rho, p = spearman_exact(np.array([1.0, 2, 3, 4]), np.array([10.0, 20, 30, 40]))
+    assert rho == pytest.approx(1.0) and p == pytest.approx(2 / 24)
+    # rho = 0.8 for 4: |rho| >= 0.8 in 2 (rho = 1 or -1) + 3 + 3 (rho = +-0.8) = 8 of 24
+    rho, p = spearman_exact(np.array([1.0, 2, 3, 4]), np.array([1.0, 3, 2, 4]))
+    assert rho == pytest.approx(0.8) and p == pytest.approx(8 / 24)
+    # above max_n: scipy's t approximation
+    x = np.arange(10.0)
+    y = np.array([0, 2, 1, 3, 5, 4, 6, 8, 7, 9.0])
+    assert spearman_exact(x, y)[1] == pytest.approx(stats.spearmanr(x, y)[1])

@@ -18,8 +18,8 @@ something length control does not remove. Fewer than 3 sources give NaN, never a
 Stability (Table 2): the sources of two datasets are matched one to one (the same model name
 in both, the references to the references, or an explicit map of comparable systems), and
 each score's values on the matched sources are rank-correlated between the datasets:
-Kendall's τ-b and Spearman's ρ with their exact two-sided p-values (scipy), n the number of
-matched sources.
+Kendall's τ-b (scipy; its p exact for small n without ties) and Spearman's ρ with its exact
+permutation p-value for n <= 8 (:func:`spearman_exact`), n the number of matched sources.
 """
 
 from __future__ import annotations
@@ -169,9 +169,31 @@ def stability(
             tau = tau_p = rho = rho_p = np.nan
             if len(x) >= _MIN_SOURCES and np.ptp(x) > 0 and np.ptp(y) > 0:
                 tau, tau_p = stats.kendalltau(x, y)
-                rho, rho_p = stats.spearmanr(x, y)
+                rho, rho_p = spearman_exact(x, y)
             rows.append([c["label"], version, tau, tau_p, rho, rho_p, int(len(x))])
     return pd.DataFrame(rows, columns=STABILITY_COLUMNS), pairs
+
+
+def spearman_exact(x: np.ndarray, y: np.ndarray, max_n: int = 8) -> tuple[float, float]:
+    """Spearman's ρ and its two-sided p-value: exact over every permutation of ``y`` for
+    n <= ``max_n`` (the share of the n! orderings with |ρ| at least the observed one, ties
+    kept as average ranks), else scipy's t approximation. scipy's own p-value is the t
+    approximation at every n, which gives p = 0 for a perfect order of 4 items (exact: 1/12)."""
+    import itertools
+
+    from scipy import stats
+
+    rho = float(stats.spearmanr(x, y)[0])
+    n = len(x)
+    if n > max_n:
+        return rho, float(stats.spearmanr(x, y)[1])
+    rx, ry = stats.rankdata(x), stats.rankdata(y)
+    rx = rx - rx.mean()
+    perms = np.array(list(itertools.permutations(ry - ry.mean())))
+    num = perms @ rx
+    den = np.sqrt((rx**2).sum() * (perms[0] ** 2).sum())
+    hits = np.abs(num / den) >= abs(rho) - 1e-12
+    return rho, float(hits.mean())
 
 
 # ---------------------------------------------------------------- Markdown
