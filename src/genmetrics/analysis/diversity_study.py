@@ -268,7 +268,7 @@ def diversity_markdown(
             f"## Stability across datasets (Table 2): {a} against {b}",
             "",
             f"Rank correlation of each score's values over the {len(pairs)} matched sources "
-            f"({shown}); p: exact two-sided.",
+            f"({shown}); p: two-sided, exact (Kendall with tied values: asymptotic).",
             "",
             _row(["score", "version", "Kendall τ", "p", "Spearman ρ", "p", "n"]),
             _row(["---", "---", "---:", "---:", "---:", "---:", "---:"]),
