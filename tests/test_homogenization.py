@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -33,22 +30,12 @@ def _texts(rel: str, n: int) -> list[str]:
 
 
 def _package_homogenization():
-    spec = importlib.util.find_spec("diversity")
-    if spec is None or not spec.submodule_search_locations:
+    from genmetrics.analysis.runtime_scores import package_module
+
+    # the module file alone: homogenization.py imports `evaluate` (bertscore/bleu only)
+    mod = package_module("homogenization")
+    if mod is None:
         pytest.skip("reference package `diversity` not installed")
-    path = Path(spec.submodule_search_locations[0]) / "homogenization.py"
-    # homogenization.py imports `evaluate` (only for bertscore/bleu): stub it for the test
-    saved = sys.modules.get("evaluate")
-    sys.modules["evaluate"] = types.SimpleNamespace(load=None)
-    try:
-        mspec = importlib.util.spec_from_file_location("_oracle_diversity_homog", path)
-        mod = importlib.util.module_from_spec(mspec)
-        mspec.loader.exec_module(mod)
-    finally:
-        if saved is None:
-            del sys.modules["evaluate"]
-        else:
-            sys.modules["evaluate"] = saved
     return mod.homogenization_score
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
+from genmetrics.omniinput.proposals import check_tokens
 
 
 def pad_tokens(ids: Sequence[int], length: int, pad_id: int) -> np.ndarray:
@@ -96,12 +97,7 @@ class BagOfTokens:
         return np.stack(rows) if rows else np.zeros((0, self.length), np.int64)
 
     def _check(self, tokens: np.ndarray) -> np.ndarray:
-        tokens = np.ascontiguousarray(tokens, dtype=np.int64)
-        if tokens.ndim != 2 or tokens.shape[1] != self.length:
-            raise GenmetricsError(f"tokens must have shape (n, {self.length}), got {tokens.shape}")
-        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
-            raise GenmetricsError(f"token ids must be in 0..{self.vocab_size - 1}")
-        return tokens
+        return check_tokens(tokens, self.length, self.vocab_size)
 
     def save(self, path: str | Path, meta: Mapping[str, Any]) -> None:
         """Weights as safetensors at ``path`` (atomic), ``meta`` + length/pad as JSON beside."""

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
+from genmetrics.omniinput.proposals import check_tokens
 
 
 class CausalLMOutput:
@@ -86,9 +87,4 @@ class CausalLMOutput:
         return self.tokenizer.decode([int(t) for t in tokens], skip_special_tokens=False)
 
     def _check(self, tokens: np.ndarray) -> np.ndarray:
-        tokens = np.ascontiguousarray(tokens, dtype=np.int64)
-        if tokens.ndim != 2 or tokens.shape[1] != self.length:
-            raise GenmetricsError(f"tokens must have shape (n, {self.length}), got {tokens.shape}")
-        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
-            raise GenmetricsError(f"token ids must be in 0..{self.vocab_size - 1}")
-        return tokens
+        return check_tokens(tokens, self.length, self.vocab_size)

@@ -21,7 +21,19 @@ import math
 
 import numpy as np
 
+from genmetrics import GenmetricsError
 from genmetrics.omniinput.density import Bins
+
+
+def check_tokens(tokens: np.ndarray, length: int, vocab_size: int) -> np.ndarray:
+    """``tokens`` as a contiguous int64 array of shape (n, ``length``) with ids in
+    0..``vocab_size`` − 1 (what a target of the walk evaluates), else a clear error."""
+    tokens = np.ascontiguousarray(tokens, dtype=np.int64)
+    if tokens.ndim != 2 or tokens.shape[1] != length:
+        raise GenmetricsError(f"tokens must have shape (n, {length}), got {tokens.shape}")
+    if tokens.size and (tokens.min() < 0 or tokens.max() >= vocab_size):
+        raise GenmetricsError(f"token ids must be in 0..{vocab_size - 1}")
+    return tokens
 
 
 def uniform_move(tokens: np.ndarray, vocab_size: int, rng: np.random.Generator) -> np.ndarray:
