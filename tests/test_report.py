@@ -24,6 +24,7 @@ OPTIONAL = {
     RESULTS.sweep_figure,
     RESULTS.omni_toy_figure,
     RESULTS.omni_figure,
+    RESULTS.omni_compare_figure,  # omniinput.comparisons (make omniinput-compare)
     RESULTS.agreement_figure,
 }
 REPORT_CALL = re.compile(r"report\(\s*RESULTS\.(\w+),\s*caption=\"([^\"]+)\"", re.S)
