@@ -166,6 +166,8 @@ def test_the_plan_pairs_each_entry_with_its_truncated_twin(study):
          r"analysis.diversity.entries\[0\]: 'self_bleu_cut' uses length_control"),
         (lambda c: c["analysis"]["diversity"]["stability"].update(datasets=["cnndm", "cnndm"]),
          "analysis.diversity.stability.datasets: two different datasets"),
+        (lambda c: c["analysis"]["diversity"]["stability"].update(datasets=["cnndm", "nope"]),
+         "analysis.diversity.stability.datasets: 'nope' is not in datasets"),
         (lambda c: c["metrics"]["rouge"].update(length_control="shortest_models"),
          "metrics.rouge.length_control: shortest_models leaves the human references out"),
     ],

@@ -23,7 +23,6 @@ KEY = "analysis.diversity"
 def diversity_settings(
     section: Mapping[str, Any] | None,
     entries: Mapping[str, ScoreEntry],
-    datasets: Mapping[str, Any],
     groups: Mapping[str, Any],
 ) -> dict[str, Any] | None:
     """``{"columns": [...], "stability": {...} | None}`` (None without the section)."""

@@ -235,7 +235,7 @@ def load_plan(
         sweep=dict(sweep) if sweep else None,
         report=dict(cfg["report"]),
         scaling=_scaling(cfg["analysis"].get("scaling"), entries, models, groups),
-        diversity=diversity_settings(cfg["analysis"].get("diversity"), entries, datasets, groups),
+        diversity=diversity_settings(cfg["analysis"].get("diversity"), entries, groups),
         omniinput=omni_plan(cfg.get("omniinput"), checkpoints, model_cache),
         agreement=agreement_plan(cfg.get("agreement"), cfg["cache"].rstrip("/")),
         cluster=cluster,
