@@ -329,3 +329,19 @@ def test_sizes_are_checked_as_the_workflow_does(capsys, feats, metric, params, m
     code, _, err = run(capsys, "score", metric, "--candidate", ref_path, "--reference", one, *args)
     assert code == 2 and err.startswith(f"genmetrics: error: {ref_path} vs {one}: ")
     assert err.endswith("the reference has 1\n")
+
+
+def test_help_and_list_show_plain_text_not_restructuredtext(capsys):
+    """The registered docstrings are reStructuredText; a terminal gets their plain text."""
+    from genmetrics.cli import plain_text
+
+    assert plain_text("as ``diversity.compression_ratio`` (see :func:`~a.b.score`)") == (
+        "as diversity.compression_ratio (see score)"
+    )
+    assert plain_text(":mod:`genmetrics.words` and ``x``") == "genmetrics.words and x"
+    code, out, _ = run(capsys, "list")
+    assert code == 0 and "self_bleu" in out
+    assert "``" not in out and ":func:`" not in out and ":mod:`" not in out
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    assert "genmetrics list, genmetrics score METRIC" in out and "``" not in out

@@ -15,6 +15,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any, NoReturn
@@ -64,8 +65,20 @@ def parse_params(texts: list[str]) -> dict[str, Any]:
     return out
 
 
+_RST_ROLE = re.compile(r":(?:func|mod|class|meth|data|attr|obj|exc):`(~?)([^`]+)`")
+_RST_LITERAL = re.compile(r"``(.+?)``", re.S)
+
+
+def plain_text(text: str) -> str:
+    """Docstring text as a terminal shows it: reStructuredText literals (two backticks) and
+    roles (``:func:`x```, ``~`` keeping the last name) become their plain text."""
+    text = _RST_ROLE.sub(lambda m: m[2].rsplit(".", 1)[-1] if m[1] else m[2], text)
+    return _RST_LITERAL.sub(r"\1", text)
+
+
 def format_metrics(metrics: list[dict[str, Any]]) -> str:
-    """The ``genmetrics list`` table: each metric, its values (↑/↓ = better), params."""
+    """The ``genmetrics list`` table: each metric, its values (↑/↓ = better), params; the
+    registered texts in plain text (:func:`plain_text`)."""
     arrow = {"higher": " ↑", "lower": " ↓", None: ""}
     lines = []
     for m in metrics:
@@ -85,7 +98,7 @@ def format_metrics(metrics: list[dict[str, Any]]) -> str:
         if m["aggregation"] != "corpus":
             lines.append(f"    aggregation: {m['aggregation']}")
         lines.append(f"    matches: {m['upstream']}")
-    return "\n".join(lines)
+    return plain_text("\n".join(lines))
 
 
 def markdown_table(metrics: list[dict[str, Any]]) -> str:
@@ -111,7 +124,7 @@ def markdown_table(metrics: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 2 bad input, 1 unexpected)."""
-    ap = _Parser(prog="genmetrics", description=__doc__.splitlines()[0])
+    ap = _Parser(prog="genmetrics", description=plain_text(__doc__.splitlines()[0]))
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     lp = sub.add_parser("list", help="list every registered metric with its values and params")
     lp.add_argument("--json", action="store_true", help="print JSON instead of a table")
