@@ -443,6 +443,8 @@ def test_imported_texts_name_one_file_per_dataset(tmp_path):
     cfg = config()
     cfg["datasets"]["bbc2"] = copy.deepcopy(cfg["datasets"]["bbc"])
     path = str(tmp_path / "{dataset}.sys.jsonl")
+    for ds in ("bbc", "bbc2"):
+        (tmp_path / f"{ds}.sys.jsonl").write_text("")
     cfg["models"]["sys"] = {"texts": {"source": {"kind": "local", "path": path}}}
     plan = plan_of(cfg)
     assert plan.imported_files("bbc", "sys") == {"texts": [str(tmp_path / "bbc.sys.jsonl")]}
@@ -452,6 +454,24 @@ def test_imported_texts_name_one_file_per_dataset(tmp_path):
     assert files["references"] == "results/data/bbc2/references.jsonl"
     spec = plan.imported_texts("bbc2", "sys")
     assert spec["source"]["path"] == str(tmp_path / "bbc2.sys.jsonl")
+    # a missing file stops the DAG naming the key that named it (not only the path)
+    (tmp_path / "bbc2.sys.jsonl").unlink()
+    with pytest.raises(GenmetricsError, match=r"models\.sys\.texts\.source\.path \(dataset bbc2\)"):
+        plan.imported_files("bbc2", "sys")
+
+
+def test_a_missing_local_dataset_file_names_its_config_key(tmp_path):
+    cfg = config()
+    cfg["datasets"]["bbc"]["source"] = {"kind": "local", "path": str(tmp_path / "no.jsonl")}
+    cfg["datasets"]["bbc"]["format"] = "jsonl"
+    cfg["datasets"]["bbc"]["prompts"] = {"file": str(tmp_path / "prompts.jsonl")}
+    plan = plan_of(cfg)
+    with pytest.raises(GenmetricsError, match=r"datasets\.bbc\.source\.path: .*no\.jsonl does"):
+        plan.dataset_files("bbc")
+    with pytest.raises(GenmetricsError, match=r"datasets\.bbc\.prompts\.file: .*prompts\.jsonl"):
+        plan.prompt_files("bbc")
+    (tmp_path / "no.jsonl").write_text("")
+    assert plan.dataset_files("bbc") == [str(tmp_path / "no.jsonl")]
 
 
 def test_scaling_settings_name_each_cell_and_refuse_bad_keys():
@@ -656,6 +676,8 @@ def test_a_dataset_s_language_reaches_every_job_that_counts_its_words(tmp_path):
     cfg["datasets"]["news_zh"] = copy.deepcopy(cfg["datasets"]["bbc"])
     cfg["datasets"]["news_zh"]["language"] = "zh"
     path = str(tmp_path / "{dataset}.sys.jsonl")
+    for ds in ("bbc", "news_zh"):  # the texts files exist (a missing one stops the DAG)
+        (tmp_path / f"{ds}.sys.jsonl").write_text("")
     cfg["models"]["sys"] = {
         "texts": {"source": {"kind": "local", "path": path}, "clean": {"min_words": 5}}
     }

@@ -211,8 +211,9 @@ def test_missing_dataset_file_is_named(tmp_path):
     cfg["datasets"]["bbc"]["source"] = {"kind": "local", "path": str(tmp_path / "missing.jsonl")}
     proc = snakemake("-n", "--configfile", str(_write(tmp_path, cfg)), cwd=tmp_path, check=False)
     assert proc.returncode != 0
-    assert "MissingInputException" in proc.stdout + proc.stderr
-    assert "missing.jsonl" in proc.stdout + proc.stderr
+    # the config key that named the file, not only the path (issue 26, item 6)
+    out = proc.stdout + proc.stderr
+    assert "datasets.bbc.source.path: " in out and "missing.jsonl does not exist" in out
 
 
 # ---------------------------------------------------------------------------- offline run

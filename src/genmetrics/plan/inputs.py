@@ -3,13 +3,24 @@ formatted from :data:`genmetrics.paths.RESULTS`; fixed inputs are named in the r
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from genmetrics import GenmetricsError
 from genmetrics.paths import REFERENCES, RESULTS, asset_manifest, model_manifest, texts_path
 from genmetrics.plan.objects import split_part
 
 #: assets the ``pos_tags`` rule needs (genmetrics.assets.ASSETS)
 POS_ASSETS = ("nltk_data",)
+
+
+def existing(paths: list[str], key: str) -> list[str]:
+    """``paths`` (a user's local files), each checked to exist: a missing one stops the DAG
+    with the config key that names it, not only the path (Snakemake's MissingInputException)."""
+    for path in paths:
+        if not os.path.exists(path):
+            raise GenmetricsError(f"{key}: {path} does not exist")
+    return paths
 
 
 class JobInputs:
@@ -23,11 +34,18 @@ class JobInputs:
         return asset_manifest(self.cache, asset)
 
     def dataset_files(self, dataset: str) -> list[str]:
-        """A local dataset file is an input: a missing one stops the DAG before any job."""
-        return self.datasets[dataset].local_files
+        """A local dataset file is an input: a missing one stops the DAG before any job,
+        naming ``datasets.<name>.source.path``."""
+        key = f"datasets.{self._config_dataset(dataset)}.source.path"
+        return existing(self.datasets[dataset].local_files, key)
 
     def prompt_files(self, dataset: str) -> list[str]:
-        return self.datasets[dataset].prompt_files
+        key = f"datasets.{self._config_dataset(dataset)}.prompts.file"
+        return existing(self.datasets[dataset].prompt_files, key)
+
+    def _config_dataset(self, dataset: str) -> str:
+        """The config's name of a plan dataset (a few-shot variant's: its dataset's)."""
+        return (getattr(self, "variants", {}).get(dataset) or {}).get("dataset", dataset)
 
     def few_shot_pool(self, dataset: str) -> list[str]:
         """The references of a few-shot dataset's pool when it is another dataset
@@ -51,7 +69,8 @@ class JobInputs:
     def imported_files(self, dataset: str, model: str) -> dict[str, Any]:
         """The texts file (when local) and, with ``match_references``, the dataset's
         references, whose ids the texts are restricted to."""
-        out: dict[str, Any] = {"texts": self.models[model].local_files(dataset)}
+        key = f"models.{model}.texts.source.path (dataset {dataset})"
+        out: dict[str, Any] = {"texts": existing(self.models[model].local_files(dataset), key)}
         if (self.models[model].texts or {}).get("match_references"):
             out["references"] = RESULTS.references.format(dataset=dataset)
         return out
