@@ -15,11 +15,9 @@ Run: ``.venv/bin/python benchmarks/bench_diversity.py [--n 1000] [--ref-subset 2
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
-import types
 from pathlib import Path
 
 import numpy as np
@@ -28,14 +26,11 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def load_diversity(name: str):
-    spec = importlib.util.find_spec("diversity")
-    if spec is None:
+    from genmetrics.analysis.runtime_scores import package_module
+
+    mod = package_module(name)  # the module file alone, as the runtime study loads it
+    if mod is None:
         sys.exit("install the reference: .venv/bin/pip install --no-deps diversity==0.3.1")
-    sys.modules.setdefault("evaluate", types.SimpleNamespace(load=None))
-    path = Path(spec.submodule_search_locations[0]) / f"{name}.py"
-    mspec = importlib.util.spec_from_file_location(f"_ref_{name}", path)
-    mod = importlib.util.module_from_spec(mspec)
-    mspec.loader.exec_module(mod)
     return mod
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import importlib.util
 import io
 import json
 import math
@@ -32,15 +31,13 @@ README = [
 
 
 def _diversity_module(name: str):
-    spec = importlib.util.find_spec("diversity")
-    if spec is None or not spec.submodule_search_locations:
+    from genmetrics.analysis.runtime_scores import package_module
+
+    mod = package_module(name)  # the module file alone (the package's __init__ needs spaCy...)
+    if mod is None:
         pytest.skip(
             "reference package `diversity` not installed (pip install --no-deps diversity==0.3.1)"
         )
-    path = Path(spec.submodule_search_locations[0]) / f"{name}.py"
-    mspec = importlib.util.spec_from_file_location(f"_oracle_diversity_{name}", path)
-    mod = importlib.util.module_from_spec(mspec)
-    mspec.loader.exec_module(mod)
     return mod
 
 
