@@ -45,7 +45,7 @@ class JobInputs:
 
     def _config_dataset(self, dataset: str) -> str:
         """The config's name of a plan dataset (a few-shot variant's: its dataset's)."""
-        return (getattr(self, "variants", {}).get(dataset) or {}).get("dataset", dataset)
+        return (self.variants.get(dataset) or {}).get("dataset", dataset)
 
     def few_shot_pool(self, dataset: str) -> list[str]:
         """The references of a few-shot dataset's pool when it is another dataset
