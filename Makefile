@@ -76,20 +76,20 @@ clean:
 # webtext: the P/R plane with 2-sigma ellipses (Fig. 1), MAUVE bars (Fig. B.2), the variance
 # split (Table B.4) and the N and k sweeps (Fig. 6 / B.1).
 webtext: install
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/webtext.yaml --directory results/webtext all sweeps
+	$(BIN)/snakemake --cores $(CORES) all sweeps --configfile configs/webtext.yaml
 
 # biographies: WikiText-2 paragraphs with n in-context examples; P/R against n (Fig. 8) and the
 # correlation table of P, R, MAUVE, Self-BLEU and Distinct-4 across models (Fig. 7).
 biographies: install
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/biographies.yaml --directory results/biographies
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/biographies.yaml
 
 # creative: 50 creative-writing prompts, several samples per prompt; the model x model table (Table 1).
 creative: install
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/creative.yaml --directory results/creative
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/creative.yaml
 
 # chat-vs-base: the same WebText prompts through a chat model and its base model.
 chat-vs-base: install
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/chat_vs_base.yaml --directory results/chat-vs-base
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/chat_vs_base.yaml
 
 # The diversity paper's studies (Shaib et al. 2024; README "Studies: the diversity paper's and
 # OmniInput's experiments"), on real system outputs in ../shared/data (nothing generated).
@@ -97,11 +97,11 @@ chat-vs-base: install
 # system raw and truncated (Tables 3-5, 7), length correlation (Table 6), CNN/DM-XSum stability
 # (Table 2), the score heatmap with ROUGE-1 and BERTScore (Fig. 2).
 summary-diversity: install
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/summary_diversity.yaml --directory results/summary-diversity
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/summary_diversity.yaml
 
 # instruction-diversity: ten chat models' AlpacaEval responses (Tables 9, 13).
 instruction-diversity: install
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/instruction_diversity.yaml --directory results/instruction-diversity
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/instruction_diversity.yaml
 
 # runtime: the time of every Shaib et al. (2024) diversity score as the number of texts grows,
 # ours and the `diversity` package's on the same REALSumm summaries (their Fig. 3) ->
@@ -113,15 +113,15 @@ studies: webtext biographies creative chat-vs-base summary-diversity instruction
 
 # Controlled P/R experiment on AG News (Le Bronnec et al. 2024, Fig. 2); needs ../shared/data.
 agnews-experiment: install
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/agnews_pr.yaml --directory results/agnews-experiment
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/agnews_pr.yaml
 
 # Diversity scores of GPT-2 1.5B decoding settings (T=1, top-k 40, T=0.7); needs ../shared/data.
 gpt2-decoding: install
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/gpt2_decoding.yaml --directory results/gpt2-decoding
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/gpt2_decoding.yaml
 
 # FACE-2 scaling check (Liu et al. 2025, Table 2) on the Fast-DetectGPT continuations; needs ../shared/data.
 face-scaling: install
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/face_scaling.yaml --directory results/face-scaling
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/face_scaling.yaml
 
 # FACE on stored surprisal (WebText vs GPT-2 samples; the FACE paper's size pairs), printing the tables.
 face-real-data: install-test
@@ -144,12 +144,12 @@ omniinput: install
 # over 3 sampler seeds), a classifier's logit as the target (AG News Sports, trained here), two
 # judge LMs on the same samples. About 15-20 min on 2 cores.
 omniinput-compare: install
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/omniinput_compare.yaml --directory results/omniinput-compare omniinput
+	$(BIN)/snakemake --cores $(CORES) omniinput --configfile configs/omniinput_compare.yaml
 
 # Agreement of metrics with human judgments (REALSumm, XSum hallucinations, HANNA, contrastive
-# search and RankGen A/B) -> results/agreement/results/agreement/summary.md, figures and a
+# search and RankGen A/B) -> results/agreement/summary.md, figures and a
 # Snakemake report; needs ../shared/data. About 5 min on 2 cores.
 agreement: install
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/agreement.yaml --directory results/agreement agreement
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CURDIR)/configs/agreement.yaml --directory results/agreement --report $(CURDIR)/results/agreement/report.html
-	@echo "Summary: results/agreement/results/agreement/summary.md  Report: results/agreement/report.html"
+	$(BIN)/snakemake --cores $(CORES) agreement --configfile configs/agreement.yaml
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/agreement.yaml --report results/agreement/report.html
+	@echo "Summary: results/agreement/summary.md  Report: results/agreement/report.html"

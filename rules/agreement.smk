@@ -11,7 +11,7 @@ rule agreement_score:
         scores=RESULTS.agreement_scores,
         record=RESULTS.agreement_record,
     log:
-        "results/logs/agreement/{jset}/score.log",
+        RESULTS.log("agreement/{jset}/score.log"),
     conda:
         "../envs/metrics.yaml"
     threads: 1
@@ -35,7 +35,7 @@ rule agreement_correlate:
             subcategory="{jset}",
         ),
     log:
-        "results/logs/agreement/{jset}/correlate.log",
+        RESULTS.log("agreement/{jset}/correlate.log"),
     wildcard_constraints:
         jset=names_pattern(PLAN.agreement.names(pairwise=False)),
     conda:
@@ -61,7 +61,7 @@ rule agreement_pairwise:
             subcategory="{jset}",
         ),
     log:
-        "results/logs/agreement/{jset}/pairwise.log",
+        RESULTS.log("agreement/{jset}/pairwise.log"),
     wildcard_constraints:
         jset=names_pattern(PLAN.agreement.names(pairwise=True)),
     conda:
@@ -84,7 +84,7 @@ rule agreement_summary:
         ),
         markdown=RESULTS.agreement_summary,
     log:
-        "results/logs/agreement/summary.log",
+        RESULTS.log("agreement/summary.log"),
     conda:
         "../envs/metrics.yaml"
     params:

@@ -10,7 +10,7 @@ rule spread:
     output:
         RESULTS.spread,
     log:
-        "results/logs/spread/{dataset}/{model}/{entry}.log",
+        RESULTS.log("spread/{dataset}/{model}/{entry}.log"),
     conda:
         "../envs/metrics.yaml"
     threads: 1
@@ -26,7 +26,7 @@ rule spread_table:
     output:
         RESULTS.spread_table,
     log:
-        "results/logs/spread_table.log",
+        RESULTS.log("spread_table.log"),
     conda:
         "../envs/metrics.yaml"
     script:
@@ -40,7 +40,7 @@ rule sweep:
     output:
         RESULTS.sweep,
     log:
-        "results/logs/sweep/{dataset}/{source}/{entry}.log",
+        RESULTS.log("sweep/{dataset}/{source}/{entry}.log"),
     conda:
         "../envs/metrics.yaml"
     threads: 1
@@ -60,7 +60,7 @@ rule sweep_figure:
             category="Precision and recall",
         ),
     log:
-        "results/logs/sweep_figure.log",
+        RESULTS.log("sweep_figure.log"),
     conda:
         "../envs/plots.yaml"
     script:
@@ -84,7 +84,7 @@ rule length_analysis:
             category="Length control",
         ),
     log:
-        "results/logs/length_analysis.log",
+        RESULTS.log("length_analysis.log"),
     conda:
         "../envs/plots.yaml"
     script:
@@ -104,7 +104,7 @@ rule diversity_tables:
         stability=RESULTS.diversity_stability,
         markdown=RESULTS.diversity_markdown,
     log:
-        "results/logs/diversity_tables.log",
+        RESULTS.log("diversity_tables.log"),
     conda:
         "../envs/plots.yaml"
     params:
@@ -124,7 +124,7 @@ rule pr_curves:
             category="Precision and recall",
         ),
     log:
-        "results/logs/pr_curves.log",
+        RESULTS.log("pr_curves.log"),
     conda:
         "../envs/plots.yaml"
     script:
@@ -147,7 +147,7 @@ rule scaling:
         ),
         table1_markdown=RESULTS.scaling_table1_markdown,
     log:
-        "results/logs/scaling.log",
+        RESULTS.log("scaling.log"),
     conda:
         "../envs/metrics.yaml"
     params:
@@ -166,7 +166,7 @@ rule scaling_figure:
             category="Scaling (FACE-2)",
         ),
     log:
-        "results/logs/scaling_figure.log",
+        RESULTS.log("scaling_figure.log"),
     conda:
         "../envs/plots.yaml"
     script:
@@ -184,7 +184,7 @@ rule scaling_spectra:
             category="Scaling (FACE-2)",
         ),
     log:
-        "results/logs/scaling_spectra.log",
+        RESULTS.log("scaling_spectra.log"),
     conda:
         "../envs/plots.yaml"
     params:
@@ -203,7 +203,7 @@ rule spectra_figure:
             category="Surprisal spectra (FACE)",
         ),
     log:
-        "results/logs/spectra_figure.log",
+        RESULTS.log("spectra_figure.log"),
     conda:
         "../envs/plots.yaml"
     script:
@@ -229,7 +229,7 @@ rule repeated_patterns:
             category="Repeated patterns",
         ),
     log:
-        "results/logs/repeated_patterns/{dataset}.log",
+        RESULTS.log("repeated_patterns/{dataset}.log"),
     conda:
         "../envs/metrics.yaml"
     threads: 1

@@ -1,7 +1,7 @@
 # Wiring: the run plan (genmetrics.plan) built once from the config; result paths from the one
-# table genmetrics.paths.RESULTS. Rules name their output patterns (RESULTS.<name>) and fixed
-# inputs directly; inputs that depend on the config, and params, are the plan's queries taken
-# per job: per_job(PLAN.<query>). Nothing here runs a job or resolves a default.
+# table genmetrics.paths.ResultPaths, under the config's results_dir (RESULTS = PLAN.results).
+# Rules name their output patterns (RESULTS.<name>) and fixed inputs directly; inputs that
+# depend on the config, and params, are the plan's queries taken per job: per_job(PLAN.<query>). Nothing here runs a job or resolves a default.
 import os
 from pathlib import Path
 
@@ -9,9 +9,11 @@ from snakemake.logging import logger
 
 from genmetrics import GenmetricsError
 from genmetrics.config import check_config_file
-from genmetrics.paths import RESULTS
 from genmetrics.plan import load_plan, names_pattern
+from genmetrics.rerun_reasons import install as name_changed_params
 
+# "Params have changed": only the changed keys, old → new (the text only; what reruns is Snakemake's)
+name_changed_params()
 # $GENMETRICS_REPO in config paths: the checkout, also when run with --directory elsewhere
 os.environ.setdefault("GENMETRICS_REPO", str(Path(workflow.basedir).resolve()))
 try:
@@ -33,6 +35,8 @@ for note in PLAN.notes:  # what the environment changed in the config, said once
 # Every job (and fetch_asset) downloads into the config's cache: jobs inherit this variable.
 os.environ.update(GENMETRICS_CACHE=str(Path(PLAN.cache).resolve()))
 TARGETS = PLAN.targets
+# every output pattern, under the config's results_dir
+RESULTS = PLAN.results
 
 
 onstart:

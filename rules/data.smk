@@ -8,7 +8,7 @@ rule fetch_dataset:
     output:
         RESULTS.raw,
     log:
-        "results/logs/fetch_dataset/{dataset}.log",
+        RESULTS.log("fetch_dataset/{dataset}.log"),
     conda:
         "../envs/metrics.yaml"
     params:
@@ -24,7 +24,7 @@ rule clean_dataset:
         texts=RESULTS.references,
         stats=RESULTS.clean_stats,
     log:
-        "results/logs/clean_dataset/{dataset}.log",
+        RESULTS.log("clean_dataset/{dataset}.log"),
     conda:
         "../envs/metrics.yaml"
     params:
@@ -43,7 +43,7 @@ rule make_prompts:
     output:
         RESULTS.prompts,
     log:
-        "results/logs/make_prompts/{dataset}.log",
+        RESULTS.log("make_prompts/{dataset}.log"),
     conda:
         "../envs/metrics.yaml"
     params:
@@ -62,7 +62,7 @@ rule check_sizes:
     output:
         RESULTS.size_check,
     log:
-        "results/logs/check_sizes/{dataset}.log",
+        RESULTS.log("check_sizes/{dataset}.log"),
     priority: 50
     conda:
         "../envs/metrics.yaml"

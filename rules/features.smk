@@ -11,7 +11,7 @@ rule embed:
     output:
         RESULTS.embeddings,
     log:
-        "results/logs/embed/{featurizer}/{dataset}/{source}.log",
+        RESULTS.log("embed/{featurizer}/{dataset}/{source}.log"),
     conda:
         "../envs/generate.yaml"
     threads: PLAN.rule_threads("embed")
@@ -35,7 +35,7 @@ rule surprisal:
     output:
         RESULTS.surprisal,
     log:
-        "results/logs/surprisal/{evaluator}/{dataset}/{source}.log",
+        RESULTS.log("surprisal/{evaluator}/{dataset}/{source}.log"),
     conda:
         "../envs/generate.yaml"
     threads: PLAN.rule_threads("surprisal")
@@ -58,7 +58,7 @@ rule pos_tags:
     output:
         RESULTS.pos,
     log:
-        "results/logs/pos_tags/{dataset}/{source}.log",
+        RESULTS.log("pos_tags/{dataset}/{source}.log"),
     conda:
         "../envs/metrics.yaml"
     script:

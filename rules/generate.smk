@@ -12,7 +12,7 @@ rule generate:
         texts=RESULTS.shard,
         stats=RESULTS.shard_stats,
     log:
-        "results/logs/generate/{dataset}/{model}/seed{seed}.{shard}.log",
+        RESULTS.log("generate/{dataset}/{model}/seed{seed}.{shard}.log"),
     wildcard_constraints:
         model=names_pattern(PLAN.generating_models),
     conda:
@@ -39,7 +39,7 @@ rule merge_generations:
         texts=RESULTS.generations,
         stats=RESULTS.generation_stats,
     log:
-        "results/logs/merge_generations/{dataset}/{model}/seed{seed}.log",
+        RESULTS.log("merge_generations/{dataset}/{model}/seed{seed}.log"),
     wildcard_constraints:
         model=names_pattern(PLAN.generating_models),
     conda:
@@ -60,7 +60,7 @@ rule import_texts:
     output:
         RESULTS.generations,
     log:
-        "results/logs/import_texts/{dataset}/{model}/seed{seed}.log",
+        RESULTS.log("import_texts/{dataset}/{model}/seed{seed}.log"),
     wildcard_constraints:
         model=names_pattern(PLAN.text_models),
     conda:

@@ -12,7 +12,7 @@ rule score:
     output:
         RESULTS.score,
     log:
-        "results/logs/score/{dataset}/{source}/{entry}.log",
+        RESULTS.log("score/{dataset}/{source}/{entry}.log"),
     wildcard_constraints:
         entry=names_pattern(PLAN.entries_loading_models(False)),
     conda:
@@ -28,7 +28,7 @@ rule score:
 
 use rule score as score_with_model with:
     log:
-        "results/logs/score_with_model/{dataset}/{source}/{entry}.log",
+        RESULTS.log("score_with_model/{dataset}/{source}/{entry}.log"),
     wildcard_constraints:
         entry=names_pattern(PLAN.entries_loading_models(True)),
     conda:

@@ -6,7 +6,7 @@ rule fetch_model:
     output:
         PLAN.manifest("{checkpoint}"),
     log:
-        "results/logs/fetch_model/{checkpoint}.log",
+        RESULTS.log("fetch_model/{checkpoint}.log"),
     conda:
         "../envs/generate.yaml"
     threads: 2
@@ -20,7 +20,7 @@ rule fetch_asset:
     output:
         PLAN.asset_manifest("{asset}"),
     log:
-        "results/logs/fetch_asset/{asset}.log",
+        RESULTS.log("fetch_asset/{asset}.log"),
     conda:
         "../envs/metrics.yaml"
     script:

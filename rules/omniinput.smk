@@ -7,7 +7,7 @@ rule omni_train_toy:
     output:
         directory(RESULTS.omni_toy_model),
     log:
-        "results/logs/omniinput/train_toy.log",
+        RESULTS.log("omniinput/train_toy.log"),
     conda:
         "../envs/generate.yaml"
     threads: 2
@@ -23,7 +23,7 @@ rule omni_exact:
     output:
         RESULTS.omni_toy_exact,
     log:
-        "results/logs/omniinput/exact.log",
+        RESULTS.log("omniinput/exact.log"),
     conda:
         "../envs/generate.yaml"
     threads: 2
@@ -40,7 +40,7 @@ rule omni_toy_sample:
     output:
         RESULTS.omni_toy_result,
     log:
-        "results/logs/omniinput/toy_{proposal}.log",
+        RESULTS.log("omniinput/toy_{proposal}.log"),
     conda:
         "../envs/generate.yaml"
     threads: 2
@@ -61,7 +61,7 @@ rule omni_validate:
     output:
         RESULTS.omni_toy_validation,
     log:
-        "results/logs/omniinput/validate.log",
+        RESULTS.log("omniinput/validate.log"),
     conda:
         "../envs/generate.yaml"
     params:
@@ -83,7 +83,7 @@ rule omni_toy_figure:
             category="OmniInput",
         ),
     log:
-        "results/logs/omniinput/toy_figure.log",
+        RESULTS.log("omniinput/toy_figure.log"),
     conda:
         "../envs/plots.yaml"
     script:
@@ -98,7 +98,7 @@ rule omni_train_classifier:
         weights=RESULTS.omni_classifier,
         report=RESULTS.omni_classifier_report,
     log:
-        "results/logs/omniinput/classifier_{classifier}.log",
+        RESULTS.log("omniinput/classifier_{classifier}.log"),
     conda:
         "../envs/generate.yaml"
     threads: 2
@@ -118,7 +118,7 @@ rule omni_sample:
     output:
         RESULTS.omni_result,
     log:
-        "results/logs/omniinput/{run}/sample.log",
+        RESULTS.log("omniinput/{run}/sample.log"),
     conda:
         "../envs/generate.yaml"
     threads: PLAN.rule_threads("omni_sample")
@@ -140,7 +140,7 @@ rule omni_export:
     output:
         RESULTS.omni_samples,
     log:
-        "results/logs/omniinput/{run}/export.log",
+        RESULTS.log("omniinput/{run}/export.log"),
     conda:
         "../envs/generate.yaml"
     params:
@@ -160,7 +160,7 @@ rule omni_annotate:
     output:
         RESULTS.omni_annotations,
     log:
-        "results/logs/omniinput/{run}/annotate.log",
+        RESULTS.log("omniinput/{run}/annotate.log"),
     conda:
         "../envs/generate.yaml"
     params:
@@ -178,7 +178,7 @@ rule omni_score:
         density=RESULTS.omni_density,
         score=RESULTS.omni_score,
     log:
-        "results/logs/omniinput/{run}/score.log",
+        RESULTS.log("omniinput/{run}/score.log"),
     conda:
         "../envs/metrics.yaml"
     params:
@@ -200,7 +200,7 @@ rule omni_summary:
             category="OmniInput",
         ),
     log:
-        "results/logs/omniinput/summary.log",
+        RESULTS.log("omniinput/summary.log"),
     conda:
         "../envs/plots.yaml"
     script:
@@ -219,7 +219,7 @@ rule omni_compare:
             category="OmniInput",
         ),
     log:
-        "results/logs/omniinput/compare_{comparison}.log",
+        RESULTS.log("omniinput/compare_{comparison}.log"),
     conda:
         "../envs/plots.yaml"
     params:
@@ -243,7 +243,7 @@ rule omni_variance:
         ),
         summary=RESULTS.omni_variance_summary,
     log:
-        "results/logs/omniinput/variance_{variance}.log",
+        RESULTS.log("omniinput/variance_{variance}.log"),
     conda:
         "../envs/generate.yaml"
     params:

@@ -20,7 +20,7 @@ rule aggregate:
         ),
         headline_markdown=RESULTS.headline_markdown,
     log:
-        "results/logs/aggregate.log",
+        RESULTS.log("aggregate.log"),
     conda:
         "../envs/metrics.yaml"
     script:
@@ -38,7 +38,7 @@ rule correlation_heatmap:
         ),
         table=RESULTS.correlation_table,
     log:
-        "results/logs/correlation_heatmap.log",
+        RESULTS.log("correlation_heatmap.log"),
     conda:
         "../envs/plots.yaml"
     params:
@@ -64,7 +64,7 @@ rule mauve_bars:
         ),
         table=RESULTS.mauve_bars_table,
     log:
-        "results/logs/mauve_bars.log",
+        RESULTS.log("mauve_bars.log"),
     conda:
         "../envs/plots.yaml"
     script:
@@ -87,7 +87,7 @@ rule few_shot_figure:
         table=RESULTS.few_shot_table,
         parsed=RESULTS.few_shot_parsed,
     log:
-        "results/logs/few_shot_figure.log",
+        RESULTS.log("few_shot_figure.log"),
     conda:
         "../envs/plots.yaml"
     params:
@@ -117,7 +117,7 @@ rule pr_scatter:
         ),
         overlap_markdown=RESULTS.overlap_markdown,
     log:
-        "results/logs/pr_scatter.log",
+        RESULTS.log("pr_scatter.log"),
     conda:
         "../envs/plots.yaml"
     params:
@@ -137,7 +137,7 @@ rule html_report:
     output:
         RESULTS.report,
     log:
-        "results/logs/html_report.log",
+        RESULTS.log("html_report.log"),
     conda:
         "../envs/plots.yaml"
     script:

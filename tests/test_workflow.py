@@ -106,19 +106,14 @@ def test_dry_run_default_config_lists_the_full_dag(tmp_path):
 
 def make_targets(config: Path) -> list[str]:
     """The Snakemake targets the Makefile's first recipe running ``config`` asks for (none:
-    the default target, ``all``)."""
+    the default target, ``all``): the words between ``$(CORES)`` and ``--configfile``."""
     pattern = re.compile(
-        r"snakemake .*--configfile \$\(CURDIR\)/" + re.escape(f"configs/{config.name}") + r"(.*)"
+        r"snakemake --cores \$\(CORES\) (.*)--configfile " + re.escape(f"configs/{config.name}")
     )
     for line in (REPO / "Makefile").read_text().splitlines():
         m = pattern.search(line)
         if m:
-            words = m[1].split()
-            return (
-                [w for w in words[2:] if not w.startswith("-")]
-                if words[:1] == ["--directory"]
-                else []
-            )
+            return [w for w in m[1].split() if not w.startswith("-")]
     return []
 
 
@@ -160,6 +155,24 @@ def test_dry_run_of_every_config(path, tmp_path):
     proc = snakemake(*args, cwd=tmp_path, env=env)
     counts = job_counts(proc.stdout)
     cfg = yaml.safe_load(path.read_text())
+    # one plain tree per run: results/<make target>/ for a study, results/ for the others
+    # (the caches of converted checkpoints and assets are shared, where the config puts them)
+    target = re.search(
+        r"^([\w-]+): install(?:-test)?\n\t.*configs/" + re.escape(path.name),
+        (REPO / "Makefile").read_text(),
+        re.M,
+    )
+    root = f"results/{target[1]}/" if target else "results/"
+    written = [
+        p.strip()
+        for line in re.findall(r"^\s*(?:output|log): (.*)$", proc.stdout, re.M)
+        for p in line.split(",")
+        if ".cache/genmetrics" not in p
+    ]
+    assert written and all(p.startswith(root) for p in written), [
+        p for p in written if not p.startswith(root)
+    ][:5]
+    assert not [p for p in written if "/results/" in p]
     if "datasets" not in cfg and "omniinput" in cfg:  # an OmniInput study alone
         assert counts["omni_score"] >= 1 and counts["omni_summary"] == 1
         for rule, at_least in STUDY_RULES.get(path.name, {}).items():
@@ -410,6 +423,14 @@ def test_offline_run_one_entry_s_params_rerun_only_its_scores(offline_run):
     counts = _scheduled(out := _dry(work, env, cfg))
     assert _score_entries(out) == {"mattr"} and counts["score"] == 5  # 4 sources + references
     assert set(counts) == {"score"} | AGGREGATES
+    # each job's reason names the changed parameter, old → new, and nothing else
+    reasons = re.findall(r"^\s*reason: (.*)$", out, flags=re.M)
+    changed = [r for r in reasons if "Params have changed" in r]
+    assert len(changed) == 5, reasons
+    assert all(
+        r.endswith("Params have changed since last execution: params.window: 10 → 8")
+        for r in changed
+    ), changed
 
 
 @pytest.mark.e2e

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.paths import RESULTS, texts_path
+from genmetrics.paths import RESULTS, ResultPaths
 
 Rows = list[dict[str, Any]]
 
@@ -315,16 +315,24 @@ class Kind:
     suffix: str
     loader: Callable[[Path], tuple[Any, Rows]]
     validator: Callable[[Any, str], Any]
-    pattern: str
+    result: str  # the ResultPaths field of the workflow's file ("texts": a source's rows)
     config_key: str | None = None
 
-    def path(self, dataset: str, source: str, part: str = "text", **keys: str) -> str:
-        """The workflow file of this kind for one (dataset, source[, part])."""
-        if self.pattern == "texts":
-            return texts_path(dataset, source)
+    def path(
+        self,
+        dataset: str,
+        source: str,
+        part: str = "text",
+        results: ResultPaths = RESULTS,
+        **keys: str,
+    ) -> str:
+        """The workflow file of this kind for one (dataset, source[, part]) under ``results``."""
+        if self.result == "texts":
+            return results.texts(dataset, source)
         if part != "text" and source != "prompts":
             source = f"{source}.{part}"
-        return self.pattern.format(dataset=dataset, source=source, **keys)
+        pattern = getattr(results, self.result).replace("{run}", "{dataset}")
+        return pattern.format(dataset=dataset, source=source, **keys)
 
     def load(
         self,
@@ -355,7 +363,7 @@ KINDS: dict[str, Kind] = {
             ".npz",
             _load_embeddings,
             validate_embeddings,
-            RESULTS.embeddings,
+            "embeddings",
             "featurizer",
         ),
         Kind(
@@ -363,7 +371,7 @@ KINDS: dict[str, Kind] = {
             ".npz",
             _load_surprisal,
             validate_surprisal,
-            RESULTS.surprisal,
+            "surprisal",
             "evaluator",
         ),
         Kind(
@@ -371,7 +379,7 @@ KINDS: dict[str, Kind] = {
             ".jsonl",
             _load_pos,
             validate_pos,
-            RESULTS.pos,
+            "pos",
         ),
         # an annotated density of states over a model's input space (OmniInput, Liu et al.):
         # {dataset} is the omniinput run; not a text source
@@ -380,7 +388,7 @@ KINDS: dict[str, Kind] = {
             ".npz",
             _load_density,
             _validate_density,
-            RESULTS.omni_density.replace("{run}", "{dataset}"),
+            "omni_density",  # {run} read as {dataset}
         ),
     )
 }

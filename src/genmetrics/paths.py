@@ -1,5 +1,10 @@
 """Every file the workflow writes, in one table: Snakemake patterns relative to the run folder.
 
+Every pattern lies under one folder, the config's ``results_dir`` (default ``results``):
+``load_plan`` makes the plan's table with :meth:`ResultPaths.under`, so a study config that
+says ``results_dir: results/webtext`` writes one plain tree there. :data:`RESULTS` is the
+table of the default folder.
+
 Rules name these patterns (``RESULTS.score``); Python code that lists targets or input files
 formats the same patterns, so a path is spelled exactly once. Files in the caches (converted
 checkpoints, offline assets) live under folders the config chooses; :func:`model_manifest`
@@ -20,7 +25,7 @@ appended: ``{model}/seed{seed}.continuation`` (:data:`genmetrics.kinds.PARTS`).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 #: the source name of a dataset's cleaned human texts (also the model name of their scores)
@@ -31,8 +36,10 @@ PROMPTS = "prompts"
 
 @dataclass(frozen=True)
 class ResultPaths:
-    """The one table of result paths; names say what the file holds."""
+    """The one table of result paths; names say what the file holds. ``root``: the folder they
+    all lie under (each pattern starts with it)."""
 
+    root: str = "results"
     # datasets (rules/data.smk)
     raw: str = "results/data/{dataset}/raw.jsonl"
     references: str = "results/data/{dataset}/references.jsonl"
@@ -127,20 +134,45 @@ class ResultPaths:
     agreement_summary: str = "results/agreement/summary.md"
     agreement_summary_table: str = "results/agreement/summary.csv"
 
+    def under(self, root: str) -> ResultPaths:
+        """The same table under another folder (a config's ``results_dir``)."""
+        root = os.path.normpath(root)
+        old, new = _prefix(self.root), _prefix(root)
+        moved = {
+            f.name: new + getattr(self, f.name)[len(old) :]
+            for f in fields(self)
+            if f.name != "root"
+        }
+        return replace(self, root=root, **moved)
+
+    def log(self, name: str) -> str:
+        """A job's log file: ``<root>/logs/<name>`` (a pattern, with the job's wildcards)."""
+        return f"{_prefix(self.root)}logs/{name}"
+
+    def texts(self, dataset: str, source: str) -> str:
+        """The rows of a source: human references, the dataset's prompts, or a model's
+        generations."""
+        if source == REFERENCES:
+            return self.references.format(dataset=dataset)
+        if source == PROMPTS:
+            return self.prompts.format(dataset=dataset)
+        model, sep, seed = source.rpartition("/seed")
+        if not sep:
+            raise ValueError(f"not a source name: {source!r} (references, prompts or model/seedN)")
+        return self.generations.format(dataset=dataset, model=model, seed=seed)
+
+
+def _prefix(root: str) -> str:
+    """What every path under ``root`` starts with ("" for the run folder itself)."""
+    return "" if root == "." else root + "/"
+
 
 RESULTS = ResultPaths()
 
 
-def texts_path(dataset: str, source: str) -> str:
-    """The rows of a source: human references, the dataset's prompts, or a model's generations."""
-    if source == REFERENCES:
-        return RESULTS.references.format(dataset=dataset)
-    if source == PROMPTS:
-        return RESULTS.prompts.format(dataset=dataset)
-    model, sep, seed = source.rpartition("/seed")
-    if not sep:
-        raise ValueError(f"not a source name: {source!r} (references, prompts or model/seedN)")
-    return RESULTS.generations.format(dataset=dataset, model=model, seed=seed)
+def texts_path(dataset: str, source: str, results: ResultPaths = RESULTS) -> str:
+    """The rows of a source under ``results`` (:meth:`ResultPaths.texts`)."""
+    return results.texts(dataset, source)
 
 
 def inside_workdir(path: str) -> str:

@@ -16,7 +16,7 @@ from genmetrics.agreement.judgment_sets import (
     TEXTLESS_KINDS,
 )
 from genmetrics.params import canonical
-from genmetrics.paths import RESULTS, asset_manifest
+from genmetrics.paths import RESULTS, ResultPaths, asset_manifest
 from genmetrics.provenance import code_digest
 
 #: (metric, value) -> the stored upstream column of the same quantity, per set kind
@@ -61,11 +61,10 @@ class JudgmentSet:
     def pairwise(self) -> bool:
         return self.kind in PAIRWISE_KINDS
 
-    @property
-    def outputs(self) -> list[str]:
+    def outputs(self, results: ResultPaths = RESULTS) -> list[str]:
         names = ("scores", "pairwise") if self.pairwise else ("scores", "correlations")
         return [
-            getattr(RESULTS, f"agreement_{n}").format(jset=self.name) for n in (*names, "figure")
+            getattr(results, f"agreement_{n}").format(jset=self.name) for n in (*names, "figure")
         ]
 
     def twins(self) -> dict[str, str]:
@@ -124,13 +123,14 @@ class AgreementPlan:
 
     sets: dict[str, JudgmentSet] = field(default_factory=dict)
     cache: str = ""  # where offline assets live (their manifests)
+    paths: ResultPaths = RESULTS  # the run's result paths (its results_dir)
 
     @property
     def targets(self) -> list[str]:
         if not self.sets:
             return []
-        out = [p for s in self.sets.values() for p in s.outputs]
-        return [*out, RESULTS.agreement_summary, RESULTS.agreement_summary_table]
+        out = [p for s in self.sets.values() for p in s.outputs(self.paths)]
+        return [*out, self.paths.agreement_summary, self.paths.agreement_summary_table]
 
     # ---------------------------------------------------------- job queries (params, inputs)
 
@@ -168,17 +168,19 @@ class AgreementPlan:
         RESULTS.agreement_correlations."""
         return {
             n: (
-                RESULTS.agreement_pairwise if s.pairwise else RESULTS.agreement_correlations
+                self.paths.agreement_pairwise if s.pairwise else self.paths.agreement_correlations
             ).format(jset=n)
             for n, s in self.sets.items()
         }
 
 
-def agreement_plan(section: Mapping[str, Any] | None, cache: str = "") -> AgreementPlan:
+def agreement_plan(
+    section: Mapping[str, Any] | None, cache: str = "", results: ResultPaths = RESULTS
+) -> AgreementPlan:
     """``agreement`` (schema-checked, defaults filled) resolved; errors name the config key.
     Without the section: an empty plan (no targets)."""
     if not section:
-        return AgreementPlan(cache=cache)
+        return AgreementPlan(cache=cache, paths=results)
     from genmetrics.agreement.scoring import applies, entry_values
     from genmetrics.metrics import all_metrics, get
 
@@ -257,4 +259,4 @@ def agreement_plan(section: Mapping[str, Any] | None, cache: str = "") -> Agreem
                 f"{key}.figure.level: {fig['level']!r} is not among the set's levels "
                 f"{list(sets[name].levels)}"
             )
-    return AgreementPlan(sets, cache=cache)
+    return AgreementPlan(sets, cache=cache, paths=results)

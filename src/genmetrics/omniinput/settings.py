@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.paths import RESULTS, model_manifest
+from genmetrics.paths import RESULTS, ResultPaths, model_manifest
 from genmetrics.provenance import code_digest
 
 PROPOSALS = ("uniform", "gradient", "monte_carlo")
@@ -70,31 +70,32 @@ class OmniPlan:
     classifiers: dict[str, dict[str, Any]] = field(default_factory=dict)
     comparisons: dict[str, dict[str, Any]] = field(default_factory=dict)
     variance: dict[str, dict[str, Any]] = field(default_factory=dict)
+    results: ResultPaths = RESULTS  # the run's result paths (its results_dir)
 
     @property
     def toy_targets(self) -> list[str]:
-        return [RESULTS.omni_toy_validation, RESULTS.omni_toy_figure] if self.toy else []
+        return [self.results.omni_toy_validation, self.results.omni_toy_figure] if self.toy else []
 
     @property
     def run_targets(self) -> list[str]:
         if not self.runs:
             return []
-        samples = [RESULTS.omni_samples.format(run=r) for r in self.runs]
-        return [*samples, RESULTS.omni_table, RESULTS.omni_figure, *self.study_targets]
+        samples = [self.results.omni_samples.format(run=r) for r in self.runs]
+        return [*samples, self.results.omni_table, self.results.omni_figure, *self.study_targets]
 
     @property
     def study_targets(self) -> list[str]:
         """The comparison tables and figures, the annotation-variance tables."""
-        out = [RESULTS.omni_classifier_report.format(classifier=c) for c in self.classifiers]
+        out = [self.results.omni_classifier_report.format(classifier=c) for c in self.classifiers]
         for c in self.comparisons:
             out += [
                 p.format(comparison=c)
-                for p in (RESULTS.omni_compare_table, RESULTS.omni_compare_figure)
+                for p in (self.results.omni_compare_table, self.results.omni_compare_figure)
             ]
         for v in self.variance:
             out += [
                 p.format(variance=v)
-                for p in (RESULTS.omni_variance_table, RESULTS.omni_variance_summary)
+                for p in (self.results.omni_variance_table, self.results.omni_variance_summary)
             ]
         return out
 
@@ -114,9 +115,9 @@ class OmniPlan:
         return {**self.toy, "code": self.code()}
 
     def toy_results(self) -> dict[str, str]:
-        """RESULTS.omni_toy_result of each proposal, by name."""
+        """self.results.omni_toy_result of each proposal, by name."""
         assert self.toy is not None
-        return {p: RESULTS.omni_toy_result.format(proposal=p) for p in self.toy["proposals"]}
+        return {p: self.results.omni_toy_result.format(proposal=p) for p in self.toy["proposals"]}
 
     def run_model(self, run: str) -> str:
         """The run's checkpoint: <model_cache>/<checkpoint>/model.json."""
@@ -137,9 +138,9 @@ class OmniPlan:
 
     def run_target(self, run: str) -> dict[str, str]:
         """What the sampler reads besides the checkpoint: a classifier run's weights
-        (RESULTS.omni_classifier) by the name ``classifier``; an LM run nothing."""
+        (self.results.omni_classifier) by the name ``classifier``; an LM run nothing."""
         c = self.runs[run].classifier
-        return {"classifier": RESULTS.omni_classifier.format(classifier=c)} if c else {}
+        return {"classifier": self.results.omni_classifier.format(classifier=c)} if c else {}
 
     def classifier_settings(self, classifier: str) -> dict[str, Any]:
         return {**self.classifiers[classifier], "code": self.code()}
@@ -149,9 +150,9 @@ class OmniPlan:
         return model_manifest(self.model_cache, self.classifiers[classifier]["tokenizer"])
 
     def compare_scores(self, comparison: str) -> list[str]:
-        """RESULTS.omni_score of every seed of every run the comparison names."""
+        """self.results.omni_score of every seed of every run the comparison names."""
         groups = self.comparisons[comparison]["runs"]
-        return [RESULTS.omni_score.format(run=r) for g in groups for r in self.group_runs(g)]
+        return [self.results.omni_score.format(run=r) for g in groups for r in self.group_runs(g)]
 
     def compare_settings(self, comparison: str) -> dict[str, Any]:
         """Per run of the comparison: its model, length, seeds, annotator and run names."""
@@ -178,9 +179,9 @@ class OmniPlan:
         what annotator B reads (its judge LM or raters' CSV, as in annotator_inputs)."""
         run = self.variance[variance]["run"]
         return {
-            "result": RESULTS.omni_result.format(run=run),
-            "samples": RESULTS.omni_samples.format(run=run),
-            "annotations_a": RESULTS.omni_annotations.format(run=run),
+            "result": self.results.omni_result.format(run=run),
+            "samples": self.results.omni_samples.format(run=run),
+            "annotations_a": self.results.omni_annotations.format(run=run),
             "model": self.run_model(run),
             **self._annotator_inputs(self.variance[variance]["annotator"]),
         }
@@ -204,17 +205,20 @@ class OmniPlan:
         return {}
 
     def scores(self) -> list[str]:
-        """RESULTS.omni_score of every run."""
-        return [RESULTS.omni_score.format(run=r) for r in self.runs]
+        """self.results.omni_score of every run."""
+        return [self.results.omni_score.format(run=r) for r in self.runs]
 
 
 def omni_plan(
-    section: Mapping[str, Any] | None, checkpoints: Mapping[str, Any], model_cache: str = ""
+    section: Mapping[str, Any] | None,
+    checkpoints: Mapping[str, Any],
+    model_cache: str = "",
+    results: ResultPaths = RESULTS,
 ) -> OmniPlan:
     """``omniinput`` (schema-checked, defaults filled) resolved; errors name the config key.
     Without the section: an empty plan (no targets)."""
     if not section:
-        return OmniPlan(model_cache=model_cache)
+        return OmniPlan(model_cache=model_cache, results=results)
     toy = dict(section["toy"]) if section.get("toy") is not None else None
     if toy is not None:
         m = toy["model"]
@@ -287,6 +291,7 @@ def omni_plan(
         classifiers=classifiers,
         comparisons=comparisons,
         variance=variance,
+        results=results,
     )
 
 

@@ -16,7 +16,7 @@ from genmetrics.agreement.settings import AgreementPlan
 from genmetrics.kinds import PARTS
 from genmetrics.omniinput.settings import PROPOSALS, OmniPlan
 from genmetrics.params import canonical
-from genmetrics.paths import PROMPTS, REFERENCES, RESULTS
+from genmetrics.paths import PROMPTS, REFERENCES, RESULTS, ResultPaths
 from genmetrics.plan.inputs import POS_ASSETS, JobInputs
 from genmetrics.plan.jobs import JobParams
 from genmetrics.plan.objects import (
@@ -55,6 +55,7 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists, PatternQueries):
     notes: tuple[str, ...] = ()  # what the environment changed, for the run log
     variants: dict = field(default_factory=dict)  # few-shot variant -> {"dataset", "n"}
     patterns: dict | None = None  # analysis.patterns, checked (plan/patterns.py)
+    results: ResultPaths = RESULTS  # every file the run writes, under the config's results_dir
     targets: Targets = field(init=False)
 
     def __post_init__(self) -> None:
@@ -82,7 +83,7 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists, PatternQueries):
         """The generation statistics (``RESULTS.generation_stats``) of every generating model
         on every few-shot dataset: their ``unparsed`` counts."""
         return [
-            RESULTS.generation_stats.format(dataset=ds, model=m.name, seed=s)
+            self.results.generation_stats.format(dataset=ds, model=m.name, seed=s)
             for ds in self.variants
             for m in self.models.values()
             if m.generates and ds in m.datasets

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.paths import REFERENCES, RESULTS, asset_manifest, model_manifest, texts_path
+from genmetrics.paths import REFERENCES, asset_manifest, model_manifest
 from genmetrics.plan.objects import split_part
 
 #: assets the ``pos_tags`` rule needs (genmetrics.assets.ASSETS)
@@ -51,7 +51,7 @@ class JobInputs:
         """The references of a few-shot dataset's pool when it is another dataset
         (``prompts.few_shot.pool``), else none (the dataset's own references)."""
         pool = (self.datasets[dataset].prompts.get("few_shot") or {}).get("pool")
-        return [RESULTS.references.format(dataset=pool)] if pool else []
+        return [self.results.references.format(dataset=pool)] if pool else []
 
     def generation_model(self, model: str) -> str:
         return model_manifest(self.model_cache, self.models[model].checkpoint)
@@ -59,12 +59,12 @@ class JobInputs:
     def shard_files(self, dataset: str, model: str, seed: str) -> list[str]:
         n = self.models[model].generation[dataset].shards
         keys = dict(dataset=dataset, model=model, seed=seed)
-        return [RESULTS.shard.format(shard=i, **keys) for i in range(n)]
+        return [self.results.shard.format(shard=i, **keys) for i in range(n)]
 
     def shard_stat_files(self, dataset: str, model: str, seed: str) -> list[str]:
         n = self.models[model].generation[dataset].shards
         keys = dict(dataset=dataset, model=model, seed=seed)
-        return [RESULTS.shard_stats.format(shard=i, **keys) for i in range(n)]
+        return [self.results.shard_stats.format(shard=i, **keys) for i in range(n)]
 
     def imported_files(self, dataset: str, model: str) -> dict[str, Any]:
         """The texts file (when local) and, with ``match_references``, the dataset's
@@ -72,12 +72,12 @@ class JobInputs:
         key = f"models.{model}.texts.source.path (dataset {dataset})"
         out: dict[str, Any] = {"texts": existing(self.models[model].local_files(dataset), key)}
         if (self.models[model].texts or {}).get("match_references"):
-            out["references"] = RESULTS.references.format(dataset=dataset)
+            out["references"] = self.results.references.format(dataset=dataset)
         return out
 
     def source_texts(self, dataset: str, source: str) -> str:
         """The rows a feature job reads (for ``m/seed0.continuation``: the generations)."""
-        return texts_path(dataset, split_part(source)[0])
+        return self.results.texts(dataset, split_part(source)[0])
 
     def featurizer_model(self, featurizer: str) -> str:
         return model_manifest(self.model_cache, self.featurizers[featurizer].checkpoint)
@@ -90,13 +90,13 @@ class JobInputs:
 
     def score_inputs(self, dataset: str, source: str, entry: str) -> dict:
         e = self.entries[entry]
-        inputs: dict[str, Any] = {"candidate": e.input_path(dataset, source)}
+        inputs: dict[str, Any] = {"candidate": e.input_path(dataset, source, self.results)}
         if e.reference is not None:
-            inputs["reference"] = e.input_path(dataset, e.reference)
+            inputs["reference"] = e.input_path(dataset, e.reference, self.results)
         if e.length_control != "none":  # by design, depends on every source of the dataset
             humans = [REFERENCES] if e.length_control == "shortest" else []
             inputs["group"] = [
-                texts_path(dataset, s) for s in [*humans, *self.model_sources(dataset)]
+                self.results.texts(dataset, s) for s in [*humans, *self.model_sources(dataset)]
             ]
         if e.assets:
             inputs["assets"] = [asset_manifest(self.cache, a) for a in e.assets]
@@ -105,15 +105,17 @@ class JobInputs:
     def spread_inputs(self, dataset: str, model: str, entry: str) -> dict:
         e = self.entries[entry]
         return {
-            "reference": e.input_path(dataset, e.reference),
-            "candidates": [e.input_path(dataset, s) for s in self.models[model].sources()],
+            "reference": e.input_path(dataset, e.reference, self.results),
+            "candidates": [
+                e.input_path(dataset, s, self.results) for s in self.models[model].sources()
+            ],
         }
 
     def sweep_inputs(self, dataset: str, source: str, entry: str) -> dict:
         e = self.entries[entry]
         return {
-            "reference": e.input_path(dataset, e.reference),
-            "candidate": e.input_path(dataset, source),
+            "reference": e.input_path(dataset, e.reference, self.results),
+            "candidate": e.input_path(dataset, source, self.results),
         }
 
     def _scaling_cells(self, names: list[str] | None = None) -> list[dict[str, Any]]:
@@ -133,9 +135,11 @@ class JobInputs:
                             "entry": name,
                             "dataset": ds,
                             "model": m,
-                            "score": RESULTS.score.format(dataset=ds, source=src, entry=name),
-                            "candidate": e.input_path(ds, src),
-                            "reference": e.input_path(ds, e.reference) if e.reference else None,
+                            "score": self.results.score.format(dataset=ds, source=src, entry=name),
+                            "candidate": e.input_path(ds, src, self.results),
+                            "reference": e.input_path(ds, e.reference, self.results)
+                            if e.reference
+                            else None,
                         }
                     )
         return cells

@@ -12,7 +12,6 @@ from typing import Any
 from genmetrics import GenmetricsError
 from genmetrics.kinds import KINDS
 from genmetrics.params import canonical
-from genmetrics.paths import RESULTS
 from genmetrics.plan.objects import split_part
 from genmetrics.provenance import code_digest
 
@@ -65,7 +64,7 @@ class JobParams:
         from genmetrics.io import read_json
 
         for name in self.datasets:
-            stats = Path(RESULTS.clean_stats.format(dataset=name))
+            stats = Path(self.results.clean_stats.format(dataset=name))
             if stats.is_file():
                 check_sizes(int(read_json(stats)["output"]), self.size_requirements(name), name)
 

@@ -27,7 +27,7 @@ from genmetrics.kinds import KINDS, TEXT_KINDS
 from genmetrics.metrics.registry import all_metrics, get
 from genmetrics.model_presets import resolve as resolve_preset
 from genmetrics.omniinput.settings import omni_plan
-from genmetrics.paths import PROMPTS, REFERENCES
+from genmetrics.paths import PROMPTS, REFERENCES, RESULTS
 from genmetrics.plan.core import Plan
 from genmetrics.plan.diversity import diversity_settings
 from genmetrics.plan.inputs import POS_ASSETS
@@ -222,6 +222,7 @@ def load_plan(
         entry = item.split("/", 1)[0]  # the value is checked against the scores
         if entry not in entries:
             raise GenmetricsError(f"report.heatmap_values: {item!r}: {entry!r} is not in metrics")
+    results = RESULTS.under(cfg["results_dir"])
     plan = Plan(
         cache=cfg["cache"].rstrip("/"),
         model_cache=model_cache,
@@ -236,12 +237,13 @@ def load_plan(
         report=dict(cfg["report"]),
         scaling=_scaling(cfg["analysis"].get("scaling"), entries, models, groups),
         diversity=diversity_settings(cfg["analysis"].get("diversity"), entries, groups),
-        omniinput=omni_plan(cfg.get("omniinput"), checkpoints, model_cache),
-        agreement=agreement_plan(cfg.get("agreement"), cfg["cache"].rstrip("/")),
+        omniinput=omni_plan(cfg.get("omniinput"), checkpoints, model_cache, results),
+        agreement=agreement_plan(cfg.get("agreement"), cfg["cache"].rstrip("/"), results),
         cluster=cluster,
         notes=tuple(notes),
         variants=variants,
         patterns=check_patterns(cfg["analysis"].get("patterns"), list(datasets), groups),
+        results=results,
     )
     # a GPU kind that resources.gpu_kinds lacks stops the dry run here, naming its key
     for rule, table in (("embed", featurizers), ("surprisal", evaluators)):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from genmetrics.generation import GenerationSettings
 from genmetrics.kinds import KINDS, PARTS
 from genmetrics.params import canonical
-from genmetrics.paths import PROMPTS, REFERENCES, texts_path
+from genmetrics.paths import PROMPTS, REFERENCES, RESULTS, ResultPaths
 from genmetrics.words import DEFAULT_LANGUAGE, uses_whitespace
 
 __all__ = ["PROMPTS", "REFERENCES"]
@@ -135,13 +135,14 @@ class ScoreEntry:
     loads_model: bool  # runs an encoder in the job (BERTScore): the score_with_model rule
     min_items: tuple[int, str]  # (items each set needs, the parameter asking) from the registry
 
-    def input_path(self, dataset: str, source: str) -> str:
-        """The file this entry reads for one source (features, tags or texts)."""
+    def input_path(self, dataset: str, source: str, results: ResultPaths = RESULTS) -> str:
+        """The file this entry reads for one source (features, tags or texts) under
+        ``results``."""
         if self.length_control != "none":
-            return texts_path(dataset, source)  # cut first, then scored
+            return results.texts(dataset, source)  # cut first, then scored
         kind = KINDS[self.input]
         keys = {kind.config_key: self.feature_model} if kind.config_key else {}
-        return kind.path(dataset, source, self.part, **keys)
+        return kind.path(dataset, source, self.part, results, **keys)
 
     def settings(self) -> dict:
         """A score job's params: the same for every source."""

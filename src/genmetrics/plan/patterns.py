@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from genmetrics.params import canonical
-from genmetrics.paths import REFERENCES, RESULTS, asset_manifest, texts_path
+from genmetrics.paths import REFERENCES, asset_manifest
 from genmetrics.plan.inputs import POS_ASSETS
 from genmetrics.plan.variants import resolve_names
 from genmetrics.provenance import code_digest
@@ -48,9 +48,9 @@ class PatternQueries:
         NLTK data (punkt for sentences, the tagger's rule needs it too)."""
         p = self.patterns
         sources = self.patterns_sources(dataset)
-        out: dict[str, list[str]] = {"texts": [texts_path(dataset, s) for s in sources]}
+        out: dict[str, list[str]] = {"texts": [self.results.texts(dataset, s) for s in sources]}
         if p["pos_n"]:
-            out["pos"] = [RESULTS.pos.format(dataset=dataset, source=s) for s in sources]
+            out["pos"] = [self.results.pos.format(dataset=dataset, source=s) for s in sources]
         if p["pos_n"] or p["sentences"]:
             out["assets"] = [asset_manifest(self.cache, a) for a in POS_ASSETS]
         return out
@@ -74,5 +74,5 @@ class PatternQueries:
         return [
             path.format(dataset=ds)
             for ds in self.patterns["datasets"]
-            for path in (RESULTS.patterns_table, RESULTS.patterns_markdown)
+            for path in (self.results.patterns_table, self.results.patterns_markdown)
         ]

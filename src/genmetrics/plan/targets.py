@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from genmetrics.paths import REFERENCES, RESULTS
+from genmetrics.paths import REFERENCES
 
 
 @dataclass(frozen=True)
@@ -43,19 +43,19 @@ class TargetLists:
                 srcs = [s for s in self.model_sources(ds) if s != e.reference]
                 if e.reference is None and e.score_references:
                     srcs = [REFERENCES, *srcs]
-                out += [RESULTS.score.format(dataset=ds, source=s, entry=name) for s in srcs]
+                out += [self.results.score.format(dataset=ds, source=s, entry=name) for s in srcs]
         return out
 
     def _targets(self) -> Targets:
         gen_stats = [
-            RESULTS.generation_stats.format(dataset=ds, model=m.name, seed=s)
+            self.results.generation_stats.format(dataset=ds, model=m.name, seed=s)
             for ds in self.datasets
             for m in self.models.values()
             if m.generates and ds in m.datasets
             for s in m.seeds
         ]
         spreads = [
-            RESULTS.spread.format(dataset=ds, model=m.name, entry=e.name)
+            self.results.spread.format(dataset=ds, model=m.name, entry=e.name)
             for e in self.entries.values()
             if e.spread is not None
             for ds in e.datasets
@@ -66,7 +66,7 @@ class TargetLists:
         if self.sweep:
             e = self.entries[self.sweep["metric"]]
             sweeps = [
-                RESULTS.sweep.format(dataset=ds, source=m.sources()[0], entry=e.name)
+                self.results.sweep.format(dataset=ds, source=m.sources()[0], entry=e.name)
                 for ds in e.datasets
                 for m in self.models.values()
                 if ds in m.datasets
@@ -74,27 +74,29 @@ class TargetLists:
         prd = self.score_targets(self.entries_feeding("pr_curves"))
         face = self.entries_feeding("spectra")[:1]  # one panel per dataset and model
         face_scores = self.score_targets(face)
-        figures = [RESULTS.correlation_figure, RESULTS.pr_figure]
-        figures += [RESULTS.pr_curves_figure] if prd else []
-        figures += [RESULTS.spectra_figure] if face_scores else []
-        figures += [RESULTS.scaling_figure] if self.scaling else []
+        figures = [self.results.correlation_figure, self.results.pr_figure]
+        figures += [self.results.pr_curves_figure] if prd else []
+        figures += [self.results.spectra_figure] if face_scores else []
+        figures += [self.results.scaling_figure] if self.scaling else []
         spectra_gam = bool(self.scaling and self.scaling["spectra_entry"])
-        figures += [RESULTS.scaling_spectra_figure] if spectra_gam else []
+        figures += [self.results.scaling_spectra_figure] if spectra_gam else []
         mauve = [n for n, e in self.entries.items() if e.metric == "mauve"]
-        figures += [RESULTS.mauve_bars_figure] if mauve else []
+        figures += [self.results.mauve_bars_figure] if mauve else []
         pr_entries = [n for n, e in self.entries.items() if e.metric == "precision_recall"]
         few_shot = bool(self.variants and pr_entries)
-        figures += [RESULTS.few_shot_figure] if few_shot else []
-        figures += [RESULTS.length_figure]
-        analyses = [RESULTS.length_table]
-        analyses += [RESULTS.diversity_markdown] if self.diversity else []
-        analyses += [RESULTS.scaling_table, RESULTS.scaling_table1] if self.scaling else []
-        analyses += [RESULTS.scaling_spectra_figure] if spectra_gam else []
-        analyses += [RESULTS.pr_curves_figure] if prd else []
-        analyses += [RESULTS.spectra_figure] if face_scores else []
-        analyses += [RESULTS.spread_table] if spreads else []
-        analyses += [RESULTS.mauve_bars_figure] if mauve else []
-        analyses += [RESULTS.few_shot_figure] if few_shot else []
+        figures += [self.results.few_shot_figure] if few_shot else []
+        figures += [self.results.length_figure]
+        analyses = [self.results.length_table]
+        analyses += [self.results.diversity_markdown] if self.diversity else []
+        analyses += (
+            [self.results.scaling_table, self.results.scaling_table1] if self.scaling else []
+        )
+        analyses += [self.results.scaling_spectra_figure] if spectra_gam else []
+        analyses += [self.results.pr_curves_figure] if prd else []
+        analyses += [self.results.spectra_figure] if face_scores else []
+        analyses += [self.results.spread_table] if spreads else []
+        analyses += [self.results.mauve_bars_figure] if mauve else []
+        analyses += [self.results.few_shot_figure] if few_shot else []
         analyses += self.patterns_targets()  # analysis.patterns (plan/patterns.py)
         omni = self.omniinput
         return Targets(
@@ -113,10 +115,10 @@ class TargetLists:
                 tuple(self.agreement.targets)
                 if not self.models and self.agreement.sets
                 else (
-                    RESULTS.scores,
-                    RESULTS.report,
+                    self.results.scores,
+                    self.results.report,
                     *analyses,
-                    *(RESULTS.size_check.format(dataset=ds) for ds in self.datasets),
+                    *(self.results.size_check.format(dataset=ds) for ds in self.datasets),
                 )
             ),
         )
