@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: test-run studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,12 @@ test-slurm: install-test
 
 test-all: install-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The offline test run by hand (the run `make test` checks): .test/config.yaml on 32 texts with a
+# tiny random LM, no download -> results/test/. Its numbers mean nothing; a few minutes.
+test-run: install
+	$(BIN)/python -m genmetrics.testing tiny-model results/test/tiny-model
+	GENMETRICS_TINY_MODEL=$(CURDIR)/results/test/tiny-model $(BIN)/snakemake --cores $(CORES) --set-threads generate=1 embed=1 surprisal=1 --scheduler greedy --configfile .test/config.yaml --config results_dir=results/test
 
 dry-run: install
 	$(BIN)/snakemake -n --cores $(CORES)

@@ -1,0 +1,169 @@
+"""Every command in the README still works as written.
+
+Commands are the lines of the README's ``bash`` blocks and the inline code spans that start
+with ``make``, ``snakemake``, ``genmetrics``, ``python`` or ``.venv/bin/``. Each is checked
+the cheapest way that still runs it as written:
+
+* ``make <target>``: the target exists and ``make -n`` resolves its recipe (what the recipe
+  runs is tested on its own: a study's config dry-runs in test_workflow.py, ``make test`` is
+  this suite, ``make demo`` is the end-to-end run);
+* ``snakemake ...``: run as written with ``-n`` added, from the checkout (``--report`` needs a
+  finished run: tests/test_report_browser.py builds and opens one);
+* ``genmetrics ...`` and ``python -m genmetrics...``: run as written, in a scratch folder that
+  holds the checkout's ``examples/`` (the files the README's examples name);
+* commands of the shell or of SLURM (``sbatch``, ``squeue``, ``git``, ``$EDITOR``...) are not
+  ours: each is listed in :data:`NOT_OURS` with the reason, and a new one fails this test
+  until it is classified.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+BIN = Path(sys.executable).parent
+
+#: command prefixes that are not ours, and why they are not run
+NOT_OURS = {
+    "sbatch": "SLURM; `make test-slurm` runs snakemake --profile cluster on a real one-node SLURM",
+    "squeue": "SLURM (as above)",
+    "scancel": "SLURM (as above)",
+    "tmux": "a terminal multiplexer",
+    "git": "git itself",
+    "$EDITOR": "your editor",
+}
+
+
+def readme_commands(text: str | None = None) -> list[str]:
+    """The README's commands, in order, without comments, continuation lines joined."""
+    text = README.read_text() if text is None else text
+    out: list[str] = []
+    for lang, block in re.findall(r"```(\w*)\n(.*?)```", text, re.S):
+        if lang != "bash":
+            continue
+        for line in re.sub(r"\s*\\\n\s*", " ", block).splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                out.append(_strip_comment(line))
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    for span in re.findall(r"`([^`\n]+)`", prose):
+        if re.match(r"(make |snakemake |genmetrics |python |\.venv/bin/)", span):
+            out.append(span.strip())
+    return list(dict.fromkeys(out))
+
+
+def _strip_comment(line: str) -> str:
+    """``cmd  # comment`` -> ``cmd``; a ``#`` inside quotes (``--format='%i'``) stays."""
+    for m in re.finditer(r"\s+#(\s|$)", line):
+        before = line[: m.start()]
+        if before.count("'") % 2 == 0 and before.count('"') % 2 == 0:
+            return before.rstrip()
+    return line
+
+
+def _program(command: str) -> str:
+    first = command.split()[0]
+    return first.removeprefix(".venv/bin/")
+
+
+def classify(command: str) -> str:
+    """``make``, ``snakemake``, ``genmetrics`` (also python -m genmetrics...), or a
+    :data:`NOT_OURS` key; anything else raises (a new kind of command must be classified)."""
+    program = _program(command)
+    if program in ("make", "snakemake", "genmetrics"):
+        return program
+    if program == "python" and " -m genmetrics" in command:
+        return "genmetrics"
+    if program in NOT_OURS:
+        return program
+    raise AssertionError(f"README command of no known kind (classify it here): {command}")
+
+
+def _run(args: str | list[str], cwd: Path, shell: bool = False) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("GENMETRICS_REPO", None)
+    return subprocess.run(
+        args, cwd=cwd, shell=shell, capture_output=True, text=True, env=env, timeout=600
+    )
+
+
+def _snakemake_dry(command: str) -> str | None:
+    """The command to run for a README snakemake command (None: needs a finished run)."""
+    words = shlex.split(command.split("&&")[-1].strip())
+    if "--report" in words:
+        return None
+    words[0] = str(BIN / "snakemake")
+    if "-n" not in words and "--dry-run" not in words:
+        words.insert(1, "-n")
+    return shlex.join(words)
+
+
+def test_readme_commands_are_found_and_classified():
+    commands = readme_commands()
+    kinds = {c: classify(c) for c in commands}
+    assert "make demo" in kinds and "make test" in kinds
+    assert sum(k == "genmetrics" for k in kinds.values()) >= 5, kinds
+    assert sum(k == "snakemake" for k in kinds.values()) >= 3, kinds
+
+
+def test_readme_command_extraction_on_a_hand_made_text():
+    text = (
+        "Run `make demo` or `snakemake -n`, not `pip`.\n"
+        "```bash\n.venv/bin/genmetrics list   # all metrics\n"
+        "genmetrics score x \\\n    --param a=1\n# a comment\n```\n"
+        "```python\nimport genmetrics\n```\n"
+    )
+    assert readme_commands(text) == [
+        ".venv/bin/genmetrics list",
+        "genmetrics score x --param a=1",
+        "make demo",
+        "snakemake -n",
+    ]
+    with pytest.raises(AssertionError, match="no known kind"):
+        classify("curl https://example.org")
+
+
+def test_readme_make_targets_exist_and_resolve():
+    targets = sorted(
+        {c.split()[1] for c in readme_commands() if classify(c) == "make" and len(c.split()) > 1}
+    )
+    phony = re.search(r"^\.PHONY:(.*)$", (REPO / "Makefile").read_text(), re.M)[1].split()
+    missing = [t for t in targets if t not in phony]
+    assert not missing, f"README names make targets the Makefile lacks: {missing}"
+    for t in targets:
+        proc = _run(["make", "-n", t], REPO)
+        assert proc.returncode == 0, (t, proc.stderr[-1000:])
+
+
+def test_readme_snakemake_commands_dry_run_as_written():
+    runs = [_snakemake_dry(c) for c in readme_commands() if classify(c) == "snakemake"]
+    runs = list(dict.fromkeys(r for r in runs if r))
+    assert runs
+    with ThreadPoolExecutor(2) as pool:
+        procs = list(pool.map(lambda r: _run(r, REPO, shell=True), runs))
+    failed = [(r, p.stderr[-1500:]) for r, p in zip(runs, procs, strict=True) if p.returncode]
+    assert not failed, failed
+
+
+def test_readme_genmetrics_commands_run_as_written(tmp_path):
+    (tmp_path / "examples").symlink_to(REPO / "examples")
+    (tmp_path / ".venv").symlink_to(REPO / ".venv") if (REPO / ".venv").exists() else None
+    runs = [c for c in readme_commands() if classify(c) == "genmetrics"]
+    failed = []
+    for command in runs:
+        shell = command if command.startswith(".venv/") else f"{BIN}/{command}"
+        if command.startswith("python "):
+            shell = f"{sys.executable} {command.removeprefix('python ')}"
+        proc = _run(shell, tmp_path, shell=True)
+        if proc.returncode:
+            failed.append((command, (proc.stdout + proc.stderr)[-800:]))
+    assert not failed, failed
