@@ -34,6 +34,7 @@ SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 FAST = ("--cores", "2", "--set-threads", "generate=1", "embed=1", "surprisal=1")
 FAST += ("--scheduler", "greedy")
 SCORE_COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
+SCORE_COLUMNS += ["scale", "n_candidate", "n_reference"]  # analysis.aggregate.EXTRA_COLUMNS
 CONFIGS = sorted([*REPO.glob("configs/*.yaml"), TEST_CONFIG, REPO / "config.yaml"])
 
 
