@@ -642,7 +642,7 @@ def test_end_to_end(e2e):
     assert lc.value.max() <= free.value.min() + 1e-9
     # spread over seeds (vary Q) and reference resamples (vary P), Table B.4
     spread = pd.read_csv(res / "spread.csv")
-    nuc = spread[(spread.model == "smollm2-nucleus") & (spread.name == "precision")]
+    nuc = spread[(spread.model == "smollm2-nucleus") & (spread.value_name == "precision")]
     assert set(nuc.vary) == {"candidate", "reference", "both"}
     assert nuc.set_index("vary").loc["candidate", "n_runs"] == 2
     assert nuc.set_index("vary").loc["reference", "n_runs"] == 3
