@@ -34,8 +34,8 @@ SIZE_COLUMNS = ["n_candidate", "n_reference"]
 #: the tables' scale convention, stated once per table (legends, captions)
 CONVENTION = (
     "Proportions read 0–1 in every table: values a metric reports in % (SimCTG's rep-n) or "
-    "0–100 (sacreBLEU) are divided by 100 here; scores.csv and the score records keep each "
-    "metric's own numbers, with their scale."
+    "0–100 (sacreBLEU) are divided by 100 here; scores.csv keeps each metric's own numbers "
+    "(as its score records), with their scale in its scale column."
 )
 
 
