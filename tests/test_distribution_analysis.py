@@ -184,7 +184,7 @@ def test_controlled_experiment_on_synthetic_topics():
 
 
 def test_spread_analysis_and_table():
-    from genmetrics.analysis.distribution import spread_analysis, spread_table
+    from genmetrics.analysis.distribution import SPREAD_COLUMNS, spread_analysis, spread_table
 
     ref = blobs(0, 50)
     cands = [blobs(s, 40) for s in (1, 2, 3)]
@@ -196,18 +196,12 @@ def test_spread_analysis_and_table():
     assert by["both", "precision"]["n_runs"] == 2
     again = spread_analysis("precision_recall", ref, cands, {"k": 3}, settings)
     assert again == rec
-    table = spread_table([{"dataset": "d", "model": "m", "entry": "pr", **rec}])
-    assert list(table.columns) == [
-        "dataset",
-        "model",
-        "entry",
-        "vary",
-        "name",
-        "mean",
-        "std",
-        "n_runs",
-    ]
+    assert rec["candidate_sizes"] == [40, 40, 40]
+    keys = {"dataset": "d", "model": "m", "entry": "pr", "metric": "precision_recall"}
+    table = spread_table([{**keys, **rec}])
+    assert list(table.columns) == SPREAD_COLUMNS
     assert len(table) == len(rec["rows"]) and set(table.entry) == {"pr"}
+    assert set(table.n_reference) == {40} and set(table.reference_pool) == {50}
     assert spread_table([]).empty
 
 

@@ -4,6 +4,8 @@ order, one seed without "±", the markdown and the HTML report built from it."""
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,11 +14,14 @@ from genmetrics.analysis.aggregate import COLUMNS
 from genmetrics.analysis.headline import (
     LEGEND,
     LONG_COLUMNS,
+    N_REFERENCES,
+    N_TEXTS,
     OTHER,
     headline_markdown,
     headline_scores,
     headline_table,
 )
+from genmetrics.analysis.units import CONVENTION
 from genmetrics.metrics.registry import FAMILIES, SCALES, get
 
 #: the families of the test table, in the registry's order
@@ -65,11 +70,21 @@ def scores() -> pd.DataFrame:
     return tidy({"big": 2, "small": 2})
 
 
+def values_only(columns) -> list:
+    """The value columns of a wide table (without each family's text sizes)."""
+    return [c for c in columns if (c[-1] if isinstance(c, tuple) else c) not in SIZES]
+
+
+SIZES = (N_TEXTS, N_REFERENCES)
+
+
 def test_mean_and_std_equal_pandas(scores):
     long = headline_scores(scores)
     assert list(long.columns) == LONG_COLUMNS
     models = scores[scores.model != "references"]
     direct = models.groupby(["model", "entry", "name"])["value"].agg(["mean", "std", "count"])
+    factor = [get(e).table_scale(n)[1] for _, e, n in direct.index]  # bleu: 0–100 → 0–1
+    direct[["mean", "std"]] = direct[["mean", "std"]].mul(factor, axis=0)
     got = long.set_index(["model", "entry", "value_name"])
     for key in [("big", "mauve", "mauve"), ("small", "self_bleu", "self_bleu")]:
         assert got.loc[key, "mean"] == pytest.approx(direct.loc[key, "mean"], rel=1e-12)
@@ -112,14 +127,14 @@ def test_headline_is_the_first_directed_value_or_the_pair(scores):
     assert "mean_words" not in names and "ttr_std" not in names  # no direction
     assert "frontier_integral" not in names  # not the first of mauve's values
     assert "zipf" not in set(long["entry"])  # no directed value: no column
-    assert len(headline_table(scores).columns) == len(names)
+    assert len(values_only(headline_table(scores).columns)) == len(names)
 
 
 def test_references_row_only_where_references_were_scored(scores):
     table = headline_table(scores)
     assert ("news", "references") in table.index
     refs = table.loc[("news", "references")]
-    scored = {c for c in table.columns if pd.notna(refs[c])}
+    scored = {c for c in values_only(table.columns) if pd.notna(refs[c])}
     assert scored == {
         ("diversity", "self_bleu ↓ (0–1)"),
         ("lexical", "ttr ↑ (0–1)"),
@@ -147,6 +162,8 @@ def test_families_in_documented_order(scores):
     # within a family: by metric name, a pair in its registered order (precision, recall)
     qd = list(headline_table(scores)["quality/diversity"].columns)
     assert qd == [
+        N_TEXTS,
+        N_REFERENCES,
         "mauve ↑ (0–1)",
         "precision_recall: precision ↑ (0–1)",
         "precision_recall: recall ↑ (0–1)",
@@ -156,8 +173,8 @@ def test_families_in_documented_order(scores):
 def test_one_seed_has_no_plus_minus():
     df = tidy({"big": 2, "single": 1})
     table = headline_table(df)
-    single = table.loc[("news", "single")].dropna()
-    big = table.loc[("news", "big")].dropna()
+    single = table.loc[("news", "single"), values_only(table.columns)].dropna()
+    big = table.loc[("news", "big"), values_only(table.columns)].dropna()
     assert len(single) == len(big) == 8
     assert not any("±" in v for v in single) and all("±" in v for v in big)
     long = headline_scores(df)
@@ -199,7 +216,9 @@ def test_html_report_shows_the_headline_tables_and_links_the_full_table(scores, 
     assert "href='scores.csv'" in page and "the full table" in page
     assert page.count("<table") == len(SHOWN)
     assert "self_bleu ↓ (0–1)" in page and "mauve ↑ (0–1)" in page and "±" in page
-    assert SCALES["0–100"] in page  # the legend says what BLEU's scale means
+    assert html.escape(CONVENTION) in page and "Divided by 100 in this table: bleu." in page
+    assert "None" not in page  # an unscored cell is "–"
+    assert N_TEXTS in page and N_REFERENCES in page  # the text sizes, per family
     assert "mauve.mean_words" not in page and "ttr_std" not in page  # no longer the pivot
 
 
@@ -207,18 +226,21 @@ def test_header_names_the_value_only_where_the_metric_has_several(scores):
     extra = scores[(scores.metric == "self_bleu") & (scores.name == "self_bleu")].copy()
     extra["entry"] = "self_bleu_n3"  # a second entry of a metric with one directed value
     columns = list(headline_table(pd.concat([scores, extra]))["diversity"].columns)
-    assert columns == ["self_bleu ↓ (0–1)", "self_bleu_n3 ↓ (0–1)"]
+    assert columns == [N_TEXTS, "self_bleu ↓ (0–1)", "self_bleu_n3 ↓ (0–1)"]
     qd = list(headline_table(scores)["quality/diversity"].columns)
     assert "precision_recall: precision ↑ (0–1)" in qd  # it has four directed values
 
 
-def test_headers_and_legend_show_each_values_registered_scale(scores):
+def test_headers_and_legend_show_each_values_scale_on_the_tables_convention(scores):
     long = headline_scores(scores).drop_duplicates(["entry", "value_name"])
     for r in long.itertuples():
-        assert r.scale == get(r.metric).scale(r.value_name), (r.metric, r.value_name)
+        registered = get(r.metric).scale(r.value_name)
+        want = "0–1" if registered in ("%", "0–100") else registered
+        assert r.scale == want, (r.metric, r.value_name)
     columns = list(headline_table(scores).columns)
-    assert ("reference", "bleu ↑ (0–100)") in columns  # sacrebleu's 0–100
+    assert ("reference", "bleu ↑ (0–1)") in columns  # sacrebleu's 0–100, divided by 100
     assert ("coherence", "coherence ↑ (−1–1)") in columns  # a cosine
     md = headline_markdown(headline_table(scores))
-    assert f"(0–100) {SCALES['0–100']}" in md and f"(≥ 1) {SCALES['≥ 1']}" in md
-    assert "(%)" not in md  # only the scales the table shows are explained
+    assert f"(0–1) {SCALES['0–1']}" in md and f"(≥ 1) {SCALES['≥ 1']}" in md
+    assert "(%)" not in md and "(0–100)" not in md  # no proportion on another scale
+    assert "Divided by 100 in this table: bleu." in md  # stated once, in the legend

@@ -5,8 +5,8 @@ facts travel with its registration.
 in %) and is loaded as a plugin (``GENMETRICS_METRIC_MODULES=toy_metric``, ``tests/`` on
 ``PYTHONPATH``). The plan accepts an entry using it, and a real Snakemake run on imported
 texts (no LM: ``.test/data/texts.jsonl`` as both the dataset and a model's texts, ~20 s on 2
-cores) writes its rows in ``scores.csv``, its column with arrow and scale in the headline
-table and shows it in the HTML report.
+cores) writes its rows in ``scores.csv``, its column with arrow and scale (the tables' 0–1 for
+its %) in the headline table and shows it in the HTML report.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ CONFIG = {
     },
     "metrics": {"toy": {"metric": "toy_vowels"}},
 }
-HEADER = "toy ↑ (%)"  # the entry, its direction and its scale, all from the registration
+# the entry, its direction and its scale, all from the registration (a % reads 0–1 in tables)
+HEADER = "toy ↑ (0–1)"
 
 
 @pytest.fixture
@@ -108,8 +109,9 @@ def test_plugin_metric_reaches_scores_headline_table_and_report(tmp_path):
     assert toy.loc[toy["name"] == "vowel_share", "value"].between(0, 100).all()
     md = (tmp_path / "results/scores_headline.md").read_text(encoding="utf-8")
     section = md.split("## lexical")[1]  # its registered family
-    assert f"| dataset | model | {HEADER} |" in section
+    assert f"| dataset | model | n texts | {HEADER} |" in section
     assert "| stories | humans |" in section and "| stories | references |" in section
-    assert f"(%) {SCALES['%']}" in md  # the legend explains its scale
+    assert f"(0–1) {SCALES['0–1']}" in md  # the legend explains its scale
+    assert "Divided by 100 in this table: toy_vowels: vowel_share." in md  # from its %
     page = (tmp_path / "results/report.html").read_text(encoding="utf-8")
     assert HEADER in page and "<h3>lexical</h3>" in page

@@ -34,6 +34,7 @@ SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 FAST = ("--cores", "2", "--set-threads", "generate=1", "embed=1", "surprisal=1")
 FAST += ("--scheduler", "greedy")
 SCORE_COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
+SCORE_COLUMNS += ["scale", "n_candidate", "n_reference"]  # analysis.aggregate.EXTRA_COLUMNS
 CONFIGS = sorted([*REPO.glob("configs/*.yaml"), TEST_CONFIG, REPO / "config.yaml"])
 
 
@@ -662,7 +663,7 @@ def test_end_to_end(e2e):
     assert lc.value.max() <= free.value.min() + 1e-9
     # spread over seeds (vary Q) and reference resamples (vary P), Table B.4
     spread = pd.read_csv(res / "spread.csv")
-    nuc = spread[(spread.model == "smollm2-nucleus") & (spread.name == "precision")]
+    nuc = spread[(spread.model == "smollm2-nucleus") & (spread.value_name == "precision")]
     assert set(nuc.vary) == {"candidate", "reference", "both"}
     assert nuc.set_index("vary").loc["candidate", "n_runs"] == 2
     assert nuc.set_index("vary").loc["reference", "n_runs"] == 3

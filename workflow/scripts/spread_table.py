@@ -1,4 +1,5 @@
-"""Collect spread analyses into results/spread.csv (mean and std per vary mode and value)."""
+"""Collect spread analyses into results/spread.csv: mean and std per vary mode and value, on the
+headline table's terms (value names, scale, text sizes): analysis.distribution.spread_table."""
 
 from genmetrics.analysis.distribution import spread_table
 from genmetrics.io import atomic_path, read_json

@@ -2,7 +2,10 @@
 
 Conventions:
 
-* one row per (dataset, source, metric entry, value name), columns :data:`COLUMNS`;
+* one row per (dataset, source, metric entry, value name), columns :data:`COLUMNS`, then
+  :data:`EXTRA_COLUMNS`: the value's ``scale`` as its metric registers it (this table keeps
+  each metric's own numbers, e.g. rep-n in %) and the texts it was computed on
+  (``n_candidate``, ``n_reference``: :mod:`genmetrics.analysis.units`);
 * ``model`` is the generator name or :data:`genmetrics.kinds.REFERENCES` (the human texts);
   ``seed`` is empty for the references (pandas ``Int64``); ``reference`` is the reference set
   the source was scored against (empty for reference-free metrics);
@@ -12,8 +15,9 @@ Conventions:
 * rows sorted by dataset, model, seed, entry, name.
 
 :func:`write_aggregates` writes it with everything the aggregate rule derives from it: the
-seed summary (:func:`seed_summary`) and the headline table
-(:mod:`genmetrics.analysis.headline`), each file atomically.
+seed summary (:func:`summary_table`) and the headline table
+(:mod:`genmetrics.analysis.headline`), each file atomically. Both derived tables show values on
+the tables' one scale convention (a proportion 0–1: :mod:`genmetrics.analysis.units`).
 """
 
 from __future__ import annotations
@@ -24,9 +28,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from genmetrics.analysis.units import SIZE_COLUMNS, on_table_scale, registered_scale, sizes
 from genmetrics.io import atomic_path, read_json, write_text
 
+#: the columns every reader of the tidy table needs
 COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
+#: then the value's registered scale and the texts it was computed on
+EXTRA_COLUMNS = ["scale", *SIZE_COLUMNS]
+#: the seed summary (``results/scores_summary.csv``)
+SUMMARY_COLUMNS = ["dataset", "model", "reference", "metric", "entry", "name", "scale"]
+SUMMARY_COLUMNS += ["mean", "std", "n_seeds", *SIZE_COLUMNS]
 _SEEDED = re.compile(r"(.+)/seed(\d+)")
 
 
@@ -38,6 +49,7 @@ def collect_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
         src = rec["source"]
         m = _SEEDED.fullmatch(src)
         model, seed = (m.group(1), int(m.group(2))) if m else (src, None)
+        n_candidate, n_reference = sizes(rec.get("n"))
         for name, value in rec["values"].items():
             rows.append(
                 {
@@ -49,20 +61,28 @@ def collect_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
                     "entry": rec.get("entry", rec["metric"]),
                     "name": name,
                     "value": value,
+                    "scale": registered_scale(rec["metric"], name),
+                    "n_candidate": n_candidate,
+                    "n_reference": n_reference,
                 }
             )
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    df["seed"] = df["seed"].astype("Int64")
+    df = pd.DataFrame(rows, columns=COLUMNS + EXTRA_COLUMNS)
+    for c in ("seed", *SIZE_COLUMNS):
+        df[c] = df[c].astype("Int64")
     return df.sort_values(["dataset", "model", "seed", "entry", "name"]).reset_index(drop=True)
 
 
 def read_scores(path: str | Path) -> pd.DataFrame:
-    """``scores.csv`` as :func:`collect_scores` built it (``seed`` as ``Int64``)."""
-    df = pd.read_csv(path, dtype={"seed": "Int64"})
+    """``scores.csv`` as :func:`collect_scores` built it (``seed`` and the sizes as
+    ``Int64``); a table written before the sizes and scale has them empty."""
+    df = pd.read_csv(path, dtype=dict.fromkeys(["seed", *SIZE_COLUMNS], "Int64"))
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"{path}: not a tidy score table (no column(s) {missing})")
-    return df[COLUMNS]
+    for c in EXTRA_COLUMNS:
+        if c not in df.columns:
+            df[c] = pd.Series(pd.NA, index=df.index, dtype="Int64" if c != "scale" else object)
+    return df[COLUMNS + EXTRA_COLUMNS]
 
 
 def seed_summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -72,6 +92,27 @@ def seed_summary(df: pd.DataFrame) -> pd.DataFrame:
     d["reference"] = d["reference"].fillna("")
     g = d.groupby(keys, sort=True)["value"]
     return g.agg(mean="mean", std="std", n_seeds="count").reset_index()
+
+
+def summary_table(df: pd.DataFrame) -> pd.DataFrame:
+    """``results/scores_summary.csv``: :func:`seed_summary` of every value on the tables'
+    scale (a proportion 0–1, the ``scale`` column; :mod:`genmetrics.analysis.units`) with the
+    fewest texts any seed was computed on (``n_candidate``, ``n_reference``). Columns
+    :data:`SUMMARY_COLUMNS`."""
+    keys = ["dataset", "model", "reference", "metric", "entry", "name"]
+    out = seed_summary(df)
+    if out.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    out, _ = on_table_scale(out, ["mean", "std"])
+    d = df.assign(reference=df["reference"].fillna(""))
+    for c in SIZE_COLUMNS:
+        col = d[c] if c in d.columns else pd.Series(pd.NA, index=d.index)
+        d[c] = pd.to_numeric(col, errors="coerce")
+    n = d.groupby(keys, sort=True)[SIZE_COLUMNS].min().reset_index()
+    out = out.merge(n, on=keys, how="left")
+    for c in SIZE_COLUMNS:
+        out[c] = out[c].round().astype("Int64")
+    return out[SUMMARY_COLUMNS]
 
 
 def write_aggregates(
@@ -90,7 +131,7 @@ def write_aggregates(
     with atomic_path(scores) as tmp:
         df.to_csv(tmp, index=False)
     with atomic_path(summary) as tmp:
-        seed_summary(df).to_csv(tmp, index=False)
+        summary_table(df).to_csv(tmp, index=False)
     write_text(headline, headline_scores(df).to_csv(index=False))
     write_text(headline_markdown, markdown(headline_table(df), full_table=Path(scores).name))
     return df

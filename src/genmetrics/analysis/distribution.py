@@ -3,7 +3,9 @@
 * :func:`spread` — variability of a metric over generation seeds and reference resamples
   (Le Bronnec et al. 2024, Table B.4): vary Q with P fixed, vary P with Q fixed, vary both;
   mean and standard deviation of every value. :func:`spread_analysis` is one workflow spread
-  job (reference resamples included) and :func:`spread_table` collects them.
+  job (reference resamples included) and :func:`spread_table` collects them into
+  ``results/spread.csv``, on the headline table's terms (value names, the tables' scale, text
+  sizes; see :func:`spread_table` for how its numbers relate to the headline's).
 * :func:`sweep_n` / :func:`sweep_k` — k-NN precision/recall/density/coverage as a function of
   the sample size N (subsamples of both sets) and of the neighbourhood size k (Fig. 6 / B.1),
   as tidy rows; :func:`sweep_table` is one workflow sweep job.
@@ -129,7 +131,8 @@ def spread_analysis(
     seeds ``settings["seed"]`` + i) of ``fraction`` of the reference pool; Q = one candidate
     set per generation seed; :func:`spread` over them.
 
-    Returns ``{"reference_size", "reference_pool", "seeds", "settings", "rows"}``.
+    Returns ``{"reference_size", "reference_pool", "seeds", "candidate_sizes", "settings",
+    "rows"}`` (``candidate_sizes``: the texts of each seed's set, in order).
     """
     n = int(round(float(settings["fraction"]) * len(reference)))
     refs = resample(reference, n, int(settings["reference_resamples"]), seed=int(settings["seed"]))
@@ -137,34 +140,79 @@ def spread_analysis(
         "reference_size": n,
         "reference_pool": len(reference),
         "seeds": len(candidates),
+        "candidate_sizes": [len(c) for c in candidates],
         "settings": dict(settings),
         "rows": spread(metric, refs, candidates, params),
     }
 
 
-SPREAD_COLUMNS = ["dataset", "model", "entry", "vary", "name", "mean", "std", "n_runs"]
+SPREAD_COLUMNS = ["dataset", "model", "entry", "metric", "value_name", "headline", "scale"]
+SPREAD_COLUMNS += ["vary", "over", "mean", "std", "n_runs"]
+SPREAD_COLUMNS += ["n_candidate", "n_reference", "reference_pool"]
+#: what the mean and std of each ``vary`` mode are over (``spread.csv``'s ``over`` column)
+SPREAD_OVER = {
+    "candidate": "generation seeds, each against reference resample 0 (n_reference of the "
+    "reference_pool texts; the headline: the same seeds against all reference_pool texts)",
+    "reference": "reference resamples (n_reference of the reference_pool texts each), each "
+    "against the first seed's texts",
+    "both": "pairs (seed i, reference resample i)",
+}
 
 
 def spread_table(records: Iterable[Mapping[str, Any]]):
-    """Tidy table of spread records (one row per dataset, model, entry, vary mode and value):
-    the columns of ``results/spread.csv``."""
+    """``results/spread.csv`` from spread records (:func:`spread_analysis` with ``dataset``,
+    ``model``, ``entry``, ``metric``): one row per (dataset, model, entry, vary mode, value),
+    columns :data:`SPREAD_COLUMNS`.
+
+    Its relation to the headline table (:mod:`genmetrics.analysis.headline`): the same entry
+    and value names (``value_name``; ``headline``: the value is a headline column), the same
+    scale convention (a proportion 0–1: mean and std divided where the metric reports % or
+    0–100; ``scale``) and the same std (ddof=1); ``over`` says what the mean and std run over
+    (:data:`SPREAD_OVER`). The headline averages each seed scored against every reference
+    text (``reference_pool``); a spread run compares ``n_reference`` of them (a resample of
+    ``fraction`` of the pool; kNN radii grow on fewer texts), so its mean differs from the
+    headline's unless ``fraction`` is 1. ``n_candidate``: the fewest texts of a seed in the
+    runs; records written before it was kept leave it empty."""
     import pandas as pd
 
-    rows = [
-        {
-            "dataset": rec["dataset"],
-            "model": rec["model"],
-            "entry": rec["entry"],
-            "vary": r["vary"],
-            "name": r["value"],
-            "mean": r["mean"],
-            "std": r["std"],
-            "n_runs": r["n_runs"],
-        }
-        for rec in records
-        for r in rec["rows"]
-    ]
-    return pd.DataFrame(rows, columns=SPREAD_COLUMNS)
+    from genmetrics.analysis.headline import is_headline
+    from genmetrics.analysis.units import table_scale
+
+    rows = []
+    for rec in records:
+        sizes = list(rec.get("candidate_sizes") or [])
+        metric = rec.get("metric", rec["entry"])
+        for r in rec["rows"]:
+            scale, factor = table_scale(metric, r["value"])
+            # the seeds a mode's runs use: the first (vary P), else the first n_runs
+            n = sizes[:1] if r["vary"] == "reference" else sizes[: int(r["n_runs"])]
+            rows.append(
+                {
+                    "dataset": rec["dataset"],
+                    "model": rec["model"],
+                    "entry": rec["entry"],
+                    "metric": metric,
+                    "value_name": r["value"],
+                    "headline": is_headline(metric, r["value"]),
+                    "scale": scale,
+                    "vary": r["vary"],
+                    "over": SPREAD_OVER.get(r["vary"], r["vary"]),
+                    "mean": _number(r["mean"]) * factor,
+                    "std": _number(r["std"]) * factor,  # NaN (JSON null) for one run
+                    "n_runs": r["n_runs"],
+                    "n_candidate": min(n) if n else None,
+                    "n_reference": rec.get("reference_size"),
+                    "reference_pool": rec.get("reference_pool"),
+                }
+            )
+    out = pd.DataFrame(rows, columns=SPREAD_COLUMNS)
+    for c in ("n_candidate", "n_reference", "reference_pool"):
+        out[c] = out[c].astype("Int64")
+    return out
+
+
+def _number(x: Any) -> float:
+    return float("nan") if x is None else float(x)
 
 
 # --------------------------------------------------------------------------- (b) sweeps

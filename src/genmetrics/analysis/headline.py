@@ -15,17 +15,27 @@ Everything it says of a metric is read from its registration
 * families come in the registry's order (:data:`FAMILIES`, :data:`OTHER` last); within a
   family, columns follow the metric name, then the entry name, then the headline's order;
 * a column is headed ``entry ↑ (scale)`` (↑ higher is better, ↓ lower; the scale is the
-  value's registered range or unit, :data:`genmetrics.metrics.registry.SCALES`), with the
-  value name (``precision_recall: precision ↑ (0–1)``) unless it is the entry's name or the
-  metric's only directed value (``pos_compression_ratio ↓ (≥ 0)``);
+  value's range or unit, :data:`genmetrics.metrics.registry.SCALES`, on the tables' one
+  convention: a proportion reads 0–1, so rep-n's % and BLEU's 0–100 are divided by 100,
+  :mod:`genmetrics.analysis.units`), with the value name
+  (``precision_recall: precision ↑ (0–1)``) unless it is the entry's name or the metric's
+  only directed value (``pos_compression_ratio ↓ (≥ 0)``);
 * a cell is the mean over seeds, written ``mean ± std`` (ddof=1) where ≥ 2 seeds have a value;
   the human texts (model :data:`REFERENCES`, no seed) are a row, last within their dataset, with
-  cells only for the entries they were scored on (none: no row).
+  cells only for the entries they were scored on (none: no row);
+* the texts a value was computed on (:mod:`genmetrics.analysis.units`): in the long form the
+  columns ``n_candidate`` and ``n_reference`` (the fewest over seeds); in the wide table each
+  family opens with the columns :data:`N_TEXTS` and :data:`N_REFERENCES` (the latter only
+  where a value of the family has a reference), the sizes most of the row's values share
+  (``150–160`` where seeds differ), and a cell computed on other sizes says so in brackets
+  (``0.93 [n 150 / 160]``); a value without a reference has no reference size.
 
-* :func:`headline_scores` — the long form: mean, std and number of seeds per (dataset, model,
-  entry) headline value (``results/scores_headline.csv``, columns :data:`LONG_COLUMNS`);
+* :func:`headline_scores` — the long form: mean, std, number of seeds and text sizes per
+  (dataset, model, entry) headline value (``results/scores_headline.csv``, columns
+  :data:`LONG_COLUMNS`);
 * :func:`headline_table` — the readable wide table (string cells, two-level columns: family,
-  header; ``attrs["scales"]``: the scales its headers show);
+  header; ``attrs["scales"]``: the scales its headers show, ``attrs["converted"]``: the
+  (metric, value) pairs divided by 100);
 * :func:`headline_markdown` — that table as markdown, one table per family, with a legend
   (``results/scores_headline.md``).
 """
@@ -33,10 +43,18 @@ Everything it says of a metric is read from its registration
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 import pandas as pd
 
+from genmetrics.analysis.units import (
+    CONVENTION,
+    SIZE_COLUMNS,
+    converted_text,
+    on_table_scale,
+    size_text,
+)
 from genmetrics.metrics.registry import FAMILIES, OTHER, SCALES
 from genmetrics.paths import REFERENCES
 
@@ -53,11 +71,21 @@ LONG_COLUMNS = [
     "mean",
     "std",
     "n_seeds",
+    *SIZE_COLUMNS,
 ]
+#: the wide table's size columns (each family's first)
+N_TEXTS, N_REFERENCES = "n texts", "n references"
 LEGEND = (
     "↑ higher is better, ↓ lower is better, in parentheses the value's range or unit; each "
     "cell is the mean ± std (ddof=1) over seeds (the mean alone for one seed; the human "
     "references have none); – not scored."
+)
+SIZES_LEGEND = (
+    f"{N_TEXTS}: the texts each value was computed on (per seed: a model's generations, or "
+    f"the human texts); {N_REFERENCES}: the texts they were compared with (the human "
+    "references, or the prompts of a score against its prompts), none for a metric without "
+    "a reference; the fewest over seeds (a range where seeds differ); a value computed on "
+    "other sizes than its row's gives them in brackets: [n texts / references]."
 )
 
 
@@ -68,7 +96,6 @@ class _Info:
     family: str
     order: tuple  # sort key of the metric among the columns
     headlines: dict[str, str]  # headline value(s) → direction; empty: none (all, if unregistered)
-    scales: dict[str, str]  # headline value → scale (registered ones only)
     registered: bool
     single: bool = False  # the headline is the metric's only directed value
 
@@ -78,17 +105,21 @@ def _metric_info(metric: str) -> _Info:
 
     known = all_metrics()
     if metric not in known:
-        return _Info(OTHER, (FAMILIES.index(OTHER), metric), {}, {}, registered=False)
+        return _Info(OTHER, (FAMILIES.index(OTHER), metric), {}, registered=False)
     m = known[metric]
     directed = [v for v, d in m.values.items() if d is not None]
     heads = {v: m.values[v] for v in m.headline}
-    scales = {v: m.scale(v) for v in m.headline if m.scale(v)}
     order = (FAMILIES.index(m.family), metric)
-    return _Info(m.family, order, heads, scales, registered=True, single=len(directed) == 1)
+    return _Info(m.family, order, heads, registered=True, single=len(directed) == 1)
 
 
 def _is_headline(info: _Info, name: str) -> bool:
     return name != "mean_words" and (name in info.headlines or not info.registered)
+
+
+def is_headline(metric: str, name: str) -> bool:
+    """Whether ``metric``'s value ``name`` is a column of the headline table."""
+    return _is_headline(_metric_info(metric), name)
 
 
 def headline_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -100,19 +131,41 @@ def headline_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 def headline_scores(df: pd.DataFrame) -> pd.DataFrame:
     """The long form: one row per (dataset, model, entry, headline value) — see the module
-    conventions — with the mean, std (ddof=1, NaN below 2 seeds) and number of seeds with a
-    value; sorted by dataset, model (references last), then in column order."""
+    conventions — with the mean and std (ddof=1, NaN below 2 seeds) on the tables' scale, the
+    number of seeds with a value and the fewest texts a seed's value was computed on; sorted
+    by dataset, model (references last), then in column order."""
+    return _long(df)[LONG_COLUMNS]
+
+
+#: the wide table's extra long columns: the most texts over seeds (its ranges), and whether
+#: the value was scored against a reference
+_EXTRA = [f"{c}_max" for c in SIZE_COLUMNS] + ["referenced"]
+
+
+def _long(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`headline_scores` with the columns :data:`_EXTRA` too and ``attrs["converted"]``:
+    the (metric, value) pairs divided to the tables' scale."""
     info = {m: _metric_info(m) for m in df["metric"].unique()}
     d = headline_rows(df)
     if d.empty:
-        return pd.DataFrame(columns=LONG_COLUMNS)
+        return pd.DataFrame(columns=LONG_COLUMNS + _EXTRA)
+    d = d.copy()
+    for c in SIZE_COLUMNS:
+        d[c] = pd.to_numeric(d[c], errors="coerce") if c in d.columns else float("nan")
     keys = ["dataset", "model", "entry", "metric", "name"]
-    out = d.groupby(keys, sort=False)["value"].agg(mean="mean", std="std", n_seeds="count")
-    out = out.reset_index().rename(columns={"name": "value_name"})
+    g = d.groupby(keys, sort=False)
+    out = g["value"].agg(mean="mean", std="std", n_seeds="count")
+    out["referenced"] = g["reference"].agg(lambda r: bool(r.notna().any()))
+    sizes = g[SIZE_COLUMNS].agg(["min", "max"])
+    for c, m in zip(SIZE_COLUMNS, _EXTRA[:2], strict=True):
+        out[c] = sizes[(c, "min")].round().astype("Int64")
+        out[m] = sizes[(c, "max")].round().astype("Int64")
+    out = out.reset_index()
+    out, converted = on_table_scale(out, ["mean", "std"])
+    out = out.rename(columns={"name": "value_name"})
     out["family"] = [info[m].family for m in out["metric"]]
     pairs = list(zip(out["metric"], out["value_name"], strict=True))
     out["direction"] = [info[m].headlines.get(v) for m, v in pairs]
-    out["scale"] = [info[m].scales.get(v) for m, v in pairs]
     sort_key = [
         (ds, model == REFERENCES, model, info[m].order, e, _position(info[m], v))
         for ds, model, m, e, v in zip(
@@ -125,7 +178,9 @@ def headline_scores(df: pd.DataFrame) -> pd.DataFrame:
         )
     ]
     order = sorted(range(len(out)), key=sort_key.__getitem__)
-    return out.iloc[order].reset_index(drop=True)[LONG_COLUMNS]
+    out = out.iloc[order].reset_index(drop=True)[LONG_COLUMNS + _EXTRA]
+    out.attrs["converted"] = converted
+    return out
 
 
 def _position(info: _Info, value: str) -> tuple:
@@ -150,11 +205,18 @@ def header(
 
 
 def table_legend(table: pd.DataFrame) -> str:
-    """:data:`LEGEND`, then what each scale shown in :func:`headline_table`'s ``table`` means."""
+    """:data:`LEGEND`, what each scale shown in :func:`headline_table`'s ``table`` means, the
+    tables' scale convention (:data:`genmetrics.analysis.units.CONVENTION`, naming the values
+    divided) and :data:`SIZES_LEGEND`."""
     scales = table.attrs.get("scales", [])
-    if not scales:
-        return LEGEND
-    return f"{LEGEND} Scales: " + "; ".join(f"({s}) {SCALES[s]}" for s in scales) + "."
+    out = LEGEND
+    if scales:
+        out += " Scales: " + "; ".join(f"({s}) {SCALES[s]}" for s in scales) + "."
+    out += f" {CONVENTION}"
+    converted = converted_text(table.attrs.get("converted", []))
+    if converted:
+        out += f" Divided by 100 in this table: {converted}."
+    return f"{out} {SIZES_LEGEND}"
 
 
 def cell(mean: float, std: float, n_seeds: int) -> str | None:
@@ -168,8 +230,9 @@ def cell(mean: float, std: float, n_seeds: int) -> str | None:
 
 def headline_table(df: pd.DataFrame) -> pd.DataFrame:
     """The readable table from the tidy scores: index (dataset, model), columns (family,
-    header), string cells (``mean ± std``), NaN where a source was not scored on an entry."""
-    long = headline_scores(df)
+    header), string cells (``mean ± std``; each family's first columns the text sizes, see
+    the module conventions), NaN (never None) where a source was not scored on an entry."""
+    long = _long(df)
     if long.empty:
         return pd.DataFrame(
             index=pd.MultiIndex.from_arrays([[], []], names=["dataset", "model"]),
@@ -177,7 +240,7 @@ def headline_table(df: pd.DataFrame) -> pd.DataFrame:
             dtype=object,
         )
     info = {m: _metric_info(m) for m in long["metric"].unique()}
-    rows, columns, cells = {}, {}, {}
+    rows, columns, cells, sizes = {}, {}, {}, {}
     for r in long.itertuples(index=False):
         row = (r.dataset, r.model)
         named = not info[r.metric].single
@@ -185,15 +248,52 @@ def headline_table(df: pd.DataFrame) -> pd.DataFrame:
         rows.setdefault(row, None)
         columns[column] = (info[r.metric].order, r.entry, _position(info[r.metric], r.value_name))
         cells[row, column] = cell(r.mean, r.std, r.n_seeds)
+        sizes[row, column] = (
+            size_text([r.n_candidate, r.n_candidate_max]),
+            size_text([r.n_reference, r.n_reference_max]),
+        )
     ordered = sorted(columns, key=columns.__getitem__)
+    families = list(dict.fromkeys(f for f, _ in ordered))
+    referenced = set(long.loc[long["referenced"].astype(bool), "family"])
+    for row in rows:
+        for family in families:
+            _row_sizes(row, family, [c for c in ordered if c[0] == family], cells, sizes)
+    with_sizes = []
+    for family in families:
+        with_sizes.append((family, N_TEXTS))
+        with_sizes += [(family, N_REFERENCES)] if family in referenced else []
+        with_sizes += [c for c in ordered if c[0] == family]
+    nan = float("nan")  # not None: a rendered table would print "None"
     out = pd.DataFrame(
-        [[cells.get((row, c)) for c in ordered] for row in rows],
+        [[_or(cells.get((row, c)), nan) for c in with_sizes] for row in rows],
         index=pd.MultiIndex.from_tuples(list(rows), names=["dataset", "model"]),
-        columns=pd.MultiIndex.from_tuples(ordered, names=["family", "score"]),
+        columns=pd.MultiIndex.from_tuples(with_sizes, names=["family", "score"]),
         dtype=object,
     )
     out.attrs["scales"] = [s for s in SCALES if s in set(long["scale"].dropna())]
+    out.attrs["converted"] = long.attrs["converted"]
     return out
+
+
+def _or(value: str | None, default: float) -> str | float:
+    return default if value is None else value
+
+
+def _row_sizes(row: tuple, family: str, columns: list, cells: dict, sizes: dict) -> None:
+    """Fill ``cells`` with the row's sizes in ``family`` (the ones most of its values share)
+    and bracket the sizes of a value that differs from them (see the module conventions)."""
+    scored = [c for c in columns if cells.get((row, c)) is not None]
+    if not scored:
+        return
+    common = Counter(sizes[row, c][0] for c in scored).most_common(1)[0][0]
+    refs = [sizes[row, c][1] for c in scored if sizes[row, c][1] is not None]
+    common_ref = Counter(refs).most_common(1)[0][0] if refs else None
+    cells[row, (family, N_TEXTS)] = common
+    cells[row, (family, N_REFERENCES)] = common_ref
+    for c in scored:
+        n, ref = sizes[row, c]
+        if n is not None and (n != common or (ref is not None and ref != common_ref)):
+            cells[row, c] += f" [n {n} / {ref}]" if ref is not None else f" [n {n}]"
 
 
 def family_tables(table: pd.DataFrame) -> dict[str, pd.DataFrame]:

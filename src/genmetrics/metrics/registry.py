@@ -64,7 +64,10 @@ What the analyses and figures read about a metric is declared here too, and nowh
   in the correlation table (every directed pair).
 * **Scale** (``scale``): how each value reads, one of :data:`SCALES` (a range such as
   ``0–1``/``0–100``/``%`` or a unit such as ``nats``/``words``): one string for every value,
-  or a mapping naming every value. Shown after the headline table's arrows.
+  or a mapping naming every value. Shown after the headline table's arrows. The score tables
+  keep one convention (:data:`TABLE_SCALES`): a proportion reads 0–1, so a value registered
+  in ``%`` or ``0–100`` (SimCTG's rep-n, sacreBLEU) is divided by 100 there
+  (:meth:`Metric.table_scale`); the score records keep the metric's own numbers.
 * **Figures** (``figures``): the figures of :data:`FIGURES` the metric's scores feed (the
   P/R plane, PRD's curves, FACE's spectra); a figure may require values (the P/R plane plots
   ``precision`` against ``recall``). :func:`metrics_feeding` lists a figure's metrics.
@@ -127,6 +130,9 @@ SCALES = {
     "words": "a length in words",
     "count": "a number of items",
 }
+#: the score tables' one convention: scale registered → (scale shown, factor applied); a
+#: proportion reads 0–1 in every table, whatever scale its metric reports it on
+TABLE_SCALES = {"%": ("0–1", 0.01), "0–100": ("0–1", 0.01)}
 #: figures that metric scores feed → the values a metric must declare to feed it
 FIGURES: dict[str, tuple[str, ...]] = {
     "pr_plane": ("precision", "recall"),  # the precision–recall plane (seeds, resamples)
@@ -194,6 +200,12 @@ class Metric:
     def scale(self, value: str) -> str | None:
         """How ``value`` reads (a key of :data:`SCALES`); None where the metric states none."""
         return self.scales.get(value)
+
+    def table_scale(self, value: str) -> tuple[str | None, float]:
+        """(the scale the score tables show ``value`` on, the factor from the metric's own
+        numbers to it): :data:`TABLE_SCALES`, else its registered scale and 1."""
+        scale = self.scale(value)
+        return TABLE_SCALES.get(scale, (scale, 1.0)) if scale else (None, 1.0)
 
     def check_params(self, params: Mapping[str, Any] | None, where: str | None = None) -> dict:
         """Every parameter as the metric will run with it (defaults filled, preset settings
