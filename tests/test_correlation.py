@@ -4,6 +4,8 @@ point estimates against pandas/scipy per scope, pairwise-complete counts, the po
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,6 +14,7 @@ from scipy.stats import kendalltau
 from genmetrics.analysis.aggregate import COLUMNS
 from genmetrics.analysis.correlation import (
     METHODS,
+    MIN_POINTS,
     TABLE_COLUMNS,
     cluster_order,
     correlation_matrix,
@@ -195,13 +198,13 @@ def test_replicates_with_a_constant_column_are_skipped_and_counted():
     assert 600 < used < 730
     assert np.isfinite(cell(t, "d", "spearman", "x", "z", "low"))
     # fewer than half usable: x and z vary only through one source each, and a resample has
-    # both with probability 1 - 2 (3/4)^4 + (1/2)^4 = 0.43: no interval, the estimate stays
-    df = tidy({"d": {"x": [0, 0, 0, 1.0], "z": [0, 0, 1.0, 0]}})
+    # both with probability 1 - 2 (4/5)^5 + (3/5)^5 = 0.42: no interval, the estimate stays
+    df = tidy({"d": {"x": [0, 0, 0, 0, 1.0], "z": [0, 0, 0, 1.0, 0]}})
     t = correlation_table(df, n_boot=1000, seed=0, values="all")
     used = cell(t, "d", "pearson", "x", "z", "n_boot_used")
-    assert 380 < used < 480
+    assert 370 < used < 470
     assert np.isnan(cell(t, "d", "pearson", "x", "z", "low"))
-    assert cell(t, "d", "pearson", "x", "z") == pytest.approx(-1 / 3)
+    assert cell(t, "d", "pearson", "x", "z") == pytest.approx(-1 / 4)
 
 
 def test_too_few_points_are_flagged_and_the_figure_still_written(tmp_path):
@@ -212,15 +215,75 @@ def test_too_few_points_are_flagged_and_the_figure_still_written(tmp_path):
     out = tmp_path / "fig.png"
     correlation_heatmap(heatmap_panels(t, "spearman"), out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    four = tidy({"d": {"x": [1.0, 2.0, 3.0, 4.0], "y": [1.0, 3.0, 2.0, 4.0], "z": [1, 2, 3, NAN]}})
+    # four points: still too few (MIN_POINTS = 5: with 4, even ρ = 1 has p = 2/4! = 0.083)
+    four = tidy({"d": {"x": [1.0, 2.0, 3.0, 4.0], "y": [1.0, 3.0, 2.0, 4.0]}})
     t = correlation_table(four, n_boot=50, values="all")
+    assert MIN_POINTS == 5 and t.too_few.all() and t.r.isna().all()
+    five = tidy(
+        {
+            "d": {
+                "x": [1.0, 2.0, 3.0, 4.0, 5.0],
+                "y": [1.0, 3.0, 2.0, 4.0, 5.0],
+                "z": [1, 2, 3, 4, NAN],
+            }
+        }
+    )
+    t = correlation_table(five, n_boot=50, values="all")
     assert not cell(t, "d", "spearman", "x", "y", "too_few")
-    assert cell(t, "d", "spearman", "x", "y") == pytest.approx(0.8)
-    # per cell: z is scored for 3 sources only
+    assert cell(t, "d", "spearman", "x", "y") == pytest.approx(0.9)
+    # per cell: z is scored for 4 sources only
     assert cell(t, "d", "spearman", "x", "z", "too_few")
     assert np.isnan(cell(t, "d", "spearman", "x", "z"))
     correlation_heatmap(heatmap_panels(t, "kendall", cluster=False), out)
     assert out.stat().st_size > 0
+
+
+def _heatmap_texts(monkeypatch, panels, path) -> list[str]:
+    import genmetrics.figures.correlation as module
+
+    figs = []
+    save = module._save
+    monkeypatch.setattr(module, "_save", lambda fig, p: (figs.append(fig), save(fig, p)))
+    correlation_heatmap(panels, path)
+    (fig,) = figs
+    return [t.get_text() for ax in fig.axes for t in ax.texts]
+
+
+def test_heatmap_does_not_print_a_degenerate_interval(tmp_path, monkeypatch):
+    """x and y rank six sources identically: every bootstrap resample gives ρ = 1 again, so
+    the percentile interval is [1, 1], which is no interval: the cell says n and "no
+    interval" instead; a real interval (x with z) is printed."""
+    six = tidy(
+        {
+            "d": {
+                "x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+                "y": [2.0, 4.0, 6.0, 8.0, 10.0, 13.0],
+                "z": [0.3, -1.2, 0.8, 0.1, -0.4, 1.5],
+            }
+        }
+    )
+    t = correlation_table(six, n_boot=200, seed=0, values="all")
+    assert cell(t, "d", "spearman", "x", "y") == 1.0
+    assert cell(t, "d", "spearman", "x", "y", "low") == cell(t, "d", "spearman", "x", "y", "high")
+    assert cell(t, "d", "spearman", "x", "y", "degenerate_interval")
+    assert not cell(t, "d", "spearman", "x", "z", "degenerate_interval")
+    assert (t["level"] == 0.95).all()
+    texts = _heatmap_texts(
+        monkeypatch, heatmap_panels(t, "spearman", cluster=False), tmp_path / "h.png"
+    )
+    same_bounds = re.compile(r"\[\s*(-?[\d.]+),\s*\1\s*\]")  # [1.00, 1.00], [1.0, 1.0], …
+    assert not any(same_bounds.search(s) for s in texts), texts
+    assert "n=6, no interval" in texts
+    lo, hi = cell(t, "d", "spearman", "x", "z", "low"), cell(t, "d", "spearman", "x", "z", "high")
+    assert f"[{lo:.2f}, {hi:.2f}]" in texts
+
+
+def test_heatmap_panel_of_four_sources_says_too_few(tmp_path, monkeypatch):
+    four = tidy({"d": {"x": [1.0, 2.0, 3.0, 4.0], "y": [2.0, 4.0, 6.0, 9.0]}})
+    t = correlation_table(four, n_boot=50, values="all")
+    texts = _heatmap_texts(monkeypatch, heatmap_panels(t, "spearman"), tmp_path / "h.png")
+    assert any("too few" in s and "4 scored sources" in s for s in texts), texts
+    assert not any(s.startswith("1.00") for s in texts), texts
 
 
 def test_directed_values_only_and_figure_subset():

@@ -67,6 +67,8 @@ def test_spectra_panels_bands_and_figure(tmp_path):
     assert len(panels) == 1 and panels[0].positive
     human, m1, m2 = panels[0].curves
     assert human.reference and m1.label.startswith("m1") and m2.label.startswith("m2")
+    # each curve states the texts its mean and band rest on
+    assert human.n == 30 and human.label.endswith("n=30") and m1.label.endswith("n=20")
     half = 1.96 * 0.2 / np.sqrt(20)
     np.testing.assert_allclose(m1.high - m1.smoothed, half)
     np.testing.assert_allclose(smooth(np.ones(40)), np.ones(40))
@@ -139,3 +141,62 @@ def test_drawing_only_figures(tmp_path):
     pairwise_agreement_figure(pairs, tmp_path / "w.png", title="set")
     for name in ("l", "o", "p", "a", "w"):
         assert _png(tmp_path / f"{name}.png"), name
+
+
+def _capture(monkeypatch, module):
+    figs = []
+    save = module._save
+    monkeypatch.setattr(module, "_save", lambda fig, path: (figs.append(fig), save(fig, path)))
+    return figs
+
+
+def test_omniinput_runs_legend_covers_no_curve(tmp_path, monkeypatch):
+    """Thirteen runs: one legend under both panels (a figure legend), none inside the axes."""
+    import genmetrics.figures.omniinput as module
+
+    figs = _capture(monkeypatch, module)
+    curve = {"lambda": [1.0, 2.0, 3.0], "precision": [0.9, 0.6, 0.3], "recall": [0.1, 0.5, 1.0]}
+    runs = {f"run{i:02d}": {"extras": {"curve": curve}, "values": {"aupr": 0.5}} for i in range(13)}
+    omniinput_runs_figure(runs, tmp_path / "o.png")
+    (fig,) = figs
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    (legend,) = fig.legends
+    assert len(legend.get_texts()) == 13
+    fig.canvas.draw()
+    box = legend.get_window_extent()
+    for ax in fig.axes:
+        assert not box.overlaps(ax.get_window_extent()), "the legend covers a panel"
+
+
+def test_scaling_and_agreement_figures_print_no_degenerate_interval(tmp_path, monkeypatch):
+    import genmetrics.figures.agreement as agreement
+    import genmetrics.figures.scaling as scaling
+
+    nan = np.nan
+    table = pd.DataFrame(
+        [
+            ["ttr", None, 1.0, nan, nan, 1.0, 1.0, 0.5, 1],
+            ["m1", "gpt2", 0.0, nan, nan, 0.0, 0.5, 0.5, 1],
+        ],
+        columns=["metric", "evaluator", "ratio", "mean_low", "mean_high", "low", "high"]
+        + ["baseline", "cells"],
+    )
+    figs = _capture(monkeypatch, scaling)
+    valid_cell_figure(valid_cells(table), tmp_path / "v.png")
+    ax = figs[0].axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert "ttr (no interval: every resample agrees)" in labels and "m1" in labels
+    assert "n = 1 cell" in ax.get_title()
+    corr = pd.DataFrame(
+        [
+            ["kendall", "fluency", "system", "mauve", 1.0, 1.0, 1.0, 5, 10],
+            ["kendall", "fluency", "system", "rouge", 0.4, nan, nan, 5, 10],
+            ["kendall", "fluency", "system", "bleu", 0.2, -0.3, 0.7, 5, 10],
+        ],
+        columns=["method", "criterion", "level", "metric", "value", "ci_low", "ci_high"]
+        + ["n_systems", "n_items"],
+    )
+    figs = _capture(monkeypatch, agreement)
+    agreement_heatmap(corr, "system", "kendall", tmp_path / "a.png", title="set")
+    texts = [t.get_text() for t in figs[0].axes[0].texts]
+    assert texts == ["1.00\nno interval", "0.40\nno interval", "0.20\n[-0.30, 0.70]"], texts

@@ -18,6 +18,8 @@ from genmetrics.analysis.overlap import (
 from genmetrics.analysis.pr_plane import (
     PR_PLANE_COLUMNS,
     covariance_ellipse,
+    ellipse_radius,
+    ellipse_status,
     plane_tables,
     pr_plane,
     pr_plane_points,
@@ -73,51 +75,143 @@ def test_points_pool_seed_scores_and_reference_resamples():
     assert (pts[pts["model"] == "b"]["kind"] == "seed").all()
 
 
-def test_ellipse_covariance_pools_seeds_and_resamples_and_axes_are_2_sqrt_eigenvalues():
+def test_ellipse_is_fitted_to_every_point_of_the_model():
     pts = pr_plane_points(_scores(SEEDS), SPREADS)
     table = pr_plane(pts).set_index("model")
-    for model in ("a", "b"):
-        g = pts[pts["model"] == model]
-        # pooled within-kind covariance: seeds around their mean, resamples around theirs
-        dev = [
-            k[["recall", "precision"]].to_numpy(float)
-            - k[["recall", "precision"]].to_numpy(float).mean(0)
-            for _, k in g.groupby("kind")
-        ]
-        dev = np.vstack(dev)
-        cov = dev.T @ dev / (len(g) - g["kind"].nunique())
-        if g["kind"].nunique() == 1:  # one kind: plain numpy.cov
-            np.testing.assert_allclose(cov, np.cov(g[["recall", "precision"]].to_numpy(float).T))
-        row = table.loc[model]
-        got = np.array([[row.cov_rr, row.cov_rp], [row.cov_rp, row.cov_pp]])
-        np.testing.assert_allclose(got, cov, rtol=1e-12)
-        eig = np.sort(np.linalg.eigvalsh(cov))[::-1]
-        np.testing.assert_allclose([row.semi_major, row.semi_minor], 2 * np.sqrt(eig))
-        seeds = np.array(SEEDS[model])
-        # centred on the mean over seeds (the headline value), not on the pooled mean
-        assert row.recall == pytest.approx(seeds[:, 0].mean())
-        assert row.precision == pytest.approx(seeds[:, 1].mean())
-    assert table.loc["a", "n_seeds"] == 3 and table.loc["a", "n_resamples"] == 2
-    assert table.loc["b", "n_resamples"] == 0
+    radius = np.sqrt(-2 * np.log(0.05))  # χ²₂ 95% quantile: 5.991 = 2.4477²
+    assert ellipse_radius(0.95) == pytest.approx(radius) and radius == pytest.approx(2.4477, 1e-4)
+    a = table.loc["a"]
+    xy = pts[pts["model"] == "a"][["recall", "precision"]].to_numpy(float)  # 3 seeds + 2 resamples
+    cov = np.cov(xy.T)
+    np.testing.assert_allclose([[a.cov_rr, a.cov_rp], [a.cov_rp, a.cov_pp]], cov, rtol=1e-12)
+    eig = np.sort(np.linalg.eigvalsh(cov))[::-1]
+    np.testing.assert_allclose([a.semi_major, a.semi_minor], radius * np.sqrt(eig))
+    # the ellipse is centred on the points it summarises; the marker on the mean over seeds
+    np.testing.assert_allclose([a.ellipse_recall, a.ellipse_precision], xy.mean(axis=0))
+    seeds = np.array(SEEDS["a"])
+    assert (a.recall, a.precision) == pytest.approx(tuple(seeds.mean(axis=0)))
+    assert (a.n_seeds, a.n_resamples, a.n_points, a.level) == (3, 2, 5, 0.95)
+    assert a.ellipse == "drawn" and a.n_std == pytest.approx(radius)
+    b = table.loc["b"]  # two seeds: a line segment at best, so no ellipse
+    assert b.ellipse == "too few points" and np.isnan(b.semi_major) and b.n_resamples == 0
 
 
 def test_covariance_ellipse_geometry():
     rng = np.random.default_rng(0)
     xy = rng.normal(size=(50, 2)) @ np.array([[0.05, 0.0], [0.03, 0.01]]) + [0.5, 0.6]
-    e = covariance_ellipse(xy, n_std=2.0)
+    e = covariance_ellipse(xy)
     np.testing.assert_allclose(e.cov, np.cov(xy.T))
     vals, vecs = np.linalg.eigh(e.cov)
-    np.testing.assert_allclose(e.semi_axes, 2 * np.sqrt(vals[::-1]))
+    np.testing.assert_allclose(e.semi_axes, ellipse_radius(0.95) * np.sqrt(vals[::-1]))
     major = vecs[:, 1]
     # the angle points along the major eigenvector (up to its sign)
     t = np.radians(e.angle)
     assert abs(abs(np.dot([np.cos(t), np.sin(t)], major)) - 1) < 1e-9
     np.testing.assert_allclose(e.center, xy.mean(axis=0))
-    assert covariance_ellipse(xy[:1]) is None
-    # a shift between two groups does not widen the pooled ellipse
-    shifted = covariance_ellipse(np.vstack([xy, xy + [0.0, 0.2]]), groups=["s"] * 50 + ["r"] * 50)
-    np.testing.assert_allclose(shifted.cov, np.cov(xy.T), rtol=1e-12)
-    assert covariance_ellipse(xy[:2], groups=["s", "r"]) is None  # no group has two points
+    assert covariance_ellipse(xy, level=0.5).semi_axes[0] == pytest.approx(
+        np.sqrt(2 * np.log(2)) * np.sqrt(vals[1])
+    )
+    assert covariance_ellipse(xy[:2]) is None and ellipse_status(xy[:2]) == "too few points"
+    line = np.array([[0.1, 0.2], [0.2, 0.4], [0.4, 0.8]])
+    assert covariance_ellipse(line) is None and ellipse_status(line) == "on a line"
+    same = np.array([[0.1, 0.2], [0.1, 0.2], [0.3, 0.5]])  # two equal points: on a line
+    assert ellipse_status(same) == "on a line"
+    assert ellipse_status(np.array([[0.5, 0.5]] * 4)) == "on a line"
+    # at most 7 points: every point lies inside the 95% ellipse fitted to them
+    for n in range(3, 8):
+        few = rng.normal(size=(n, 2))
+        assert (covariance_ellipse(few).mahalanobis2(few) <= ellipse_radius() ** 2).all()
+
+
+def _drawn(monkeypatch):
+    import genmetrics.figures.precision_recall as figure
+
+    figs = []
+    save = figure._save
+    monkeypatch.setattr(figure, "_save", lambda fig, path: (figs.append(fig), save(fig, path)))
+    return figs
+
+
+def _ellipse_paths(fig) -> dict[str, object]:
+    """Each drawn ellipse's outline in data coordinates (recall, precision), by model."""
+    from matplotlib.patches import Ellipse as EllipsePatch
+
+    out = {}
+    for ax in fig.axes:
+        for patch in ax.patches:
+            if isinstance(patch, EllipsePatch) and (patch.get_gid() or "").startswith("ellipse:"):
+                path = patch.get_patch_transform().transform_path(patch.get_path())
+                out[patch.get_gid().split(":", 1)[1]] = path
+    return out
+
+
+def test_plotted_ellipse_holds_95_percent_of_a_normal_sample(tmp_path, monkeypatch):
+    """Points from a known correlated 2-D normal (recall and precision on different scales):
+    the ellipse the figure draws (its matplotlib path in data coordinates) holds ~95% of
+    the points it was fitted to and of a fresh sample, as its legend says, and its outline is
+    the ellipse of the table (Mahalanobis radius 2.45 everywhere)."""
+    rng = np.random.default_rng(42)
+    mu = np.array([0.55, 0.7])
+    cov = np.array([[0.03**2, -0.6 * 0.03 * 0.01], [-0.6 * 0.03 * 0.01, 0.01**2]])
+    xy = rng.multivariate_normal(mu, cov, size=2000)
+    figs = _drawn(monkeypatch)
+    points, table = plane_tables(_scores({"m": [tuple(p) for p in xy]}))
+    pr_scatter(points, table, tmp_path / "pr.png")
+    (path,) = _ellipse_paths(figs[0]).values()
+    inside = path.contains_points(xy).mean()
+    assert inside == pytest.approx(0.95, abs=0.015)
+    fresh = rng.multivariate_normal(mu, cov, size=4000)
+    assert path.contains_points(fresh).mean() == pytest.approx(0.95, abs=0.015)
+    # the drawn outline is the table's ellipse: every point of its curves (matplotlib's
+    # Bézier approximation of the circle, evaluated along each segment) at Mahalanobis
+    # radius 2.45
+    e = covariance_ellipse(xy)
+    t = np.linspace(0, 1, 9)
+    outline = np.vstack([seg(t) for seg, _ in path.iter_bezier() if seg.degree > 0])
+    assert len(outline) > 40
+    np.testing.assert_allclose(e.mahalanobis2(outline), ellipse_radius() ** 2, rtol=1e-3)
+    assert inside == pytest.approx((e.mahalanobis2(xy) <= ellipse_radius() ** 2).mean(), abs=2e-3)
+    texts = [
+        t.get_text() for ax in figs[0].axes for leg in ax.findobj(Legend) for t in leg.get_texts()
+    ]
+    assert any(t.startswith("95% ellipse of a 2-D normal fitted to") for t in texts), texts
+
+
+def test_resample_points_lie_inside_their_models_ellipse(tmp_path, monkeypatch):
+    """Scoring against 80% of the references shifts P and R as a whole: the crosses sit off the
+    seeds. Each model's ellipse still holds every point drawn for it (seeds and crosses)."""
+    seeds = {"a": [(0.6, 0.8), (0.63, 0.76), (0.65, 0.79)], "d": [(0.5, 0.55)]}
+    spreads = [
+        _spread("a", [0.86, 0.84, 0.88], [0.58, 0.6, 0.57]),
+        _spread("d", [0.6, 0.63, 0.58], [0.48, 0.47, 0.5]),
+    ]
+    figs = _drawn(monkeypatch)
+    points, table = plane_tables(_scores(seeds), spreads)
+    pr_scatter(points, table, tmp_path / "pr.png")
+    paths = _ellipse_paths(figs[0])
+    assert set(paths) == {"a", "d"}
+    for model, path in paths.items():
+        xy = points[points["model"] == model][["recall", "precision"]].to_numpy(float)
+        assert path.contains_points(xy).all(), model
+
+
+def test_no_ellipse_for_two_points_or_points_on_a_line(tmp_path, monkeypatch):
+    seeds = {
+        "two": [(0.4, 0.9), (0.45, 0.88)],
+        "line": [(0.3, 0.6), (0.32, 0.62), (0.34, 0.64)],
+        "ok": [(0.5, 0.5), (0.52, 0.55), (0.55, 0.51)],
+    }
+    figs = _drawn(monkeypatch)
+    points, table = plane_tables(_scores(seeds))
+    pr_scatter(points, table, tmp_path / "pr.png")
+    assert set(_ellipse_paths(figs[0])) == {"ok"}
+    status = table.set_index("model")["ellipse"].to_dict()
+    assert status == {"two": "too few points", "line": "on a line", "ok": "drawn"}
+    texts = [
+        t.get_text() for ax in figs[0].axes for leg in ax.findobj(Legend) for t in leg.get_texts()
+    ]
+    assert any(t.startswith("two (") and "under 3 points, no ellipse" in t for t in texts)
+    assert any(t.startswith("line (") and "points on a line, no ellipse" in t for t in texts)
 
 
 def test_figure_with_one_point_per_model(tmp_path, monkeypatch):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -39,8 +40,12 @@ def test_mean_std_and_standard_error_over_seeds():
     a = t[t["model"] == "a"].iloc[0]
     assert a["mean"] == pytest.approx(0.6) and a["std"] == pytest.approx(0.1)
     assert a["se"] == pytest.approx(0.1 / math.sqrt(3)) and a["n_seeds"] == 3
+    # 95% t interval: 0.6 ± t(0.975, 2) · 0.1/√3, t(0.975, 2) = 4.302653 (by hand: 0.248414)
+    assert (a["ci_low"], a["ci_high"]) == pytest.approx((0.351586, 0.848414), abs=1e-6)
+    assert a["level"] == 0.95
     b = t[t["model"] == "b"].iloc[0]
     assert b["n_seeds"] == 1 and math.isnan(b["se"])  # one seed: no error bar
+    assert math.isnan(b["ci_low"]) and math.isnan(b["ci_high"])
     assert set(t["model"]) == {"a", "b"}  # other metrics are not mixed in
     # the human references have no seeds: never a bar
     assert seed_means(scores, ["self_bleu"])["model"].tolist() == ["a"]
@@ -80,3 +85,28 @@ def test_few_shot_table_puts_variants_on_their_n(tmp_path):
     value_bars(seed_means(scores, ["precision_recall"]), tmp_path / "bars.png", "precision")
     assert (tmp_path / "fs.png").stat().st_size > 10_000
     assert (tmp_path / "bars.png").stat().st_size > 10_000
+
+
+def test_mauve_bars_draw_the_t_interval_and_say_one_seed(tmp_path, monkeypatch):
+    import genmetrics.figures.bars as module
+
+    figs = []
+    save = module._save
+    monkeypatch.setattr(module, "_save", lambda fig, path: (figs.append(fig), save(fig, path)))
+    scores = pd.DataFrame(
+        _rows("web", "a", "mauve", "mauve", [0.5, 0.6, 0.7])
+        + _rows("web", "b", "mauve", "mauve", [0.9])
+    )
+    table = seed_means(scores, ["mauve"])
+    module.value_bars(table, tmp_path / "bars.png", "mauve")
+    ax = figs[0].axes[0]
+    from matplotlib.container import ErrorbarContainer
+
+    (whiskers,) = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    segments = whiskers.lines[2][0].get_segments()
+    a_low, a_high = sorted(segments[0][:, 1])
+    assert (a_low, a_high) == pytest.approx((0.351586, 0.848414), abs=1e-6)
+    assert np.ptp(segments[1][:, 1]) == 0  # one seed: no whisker
+    texts = [t.get_text() for t in ax.texts]
+    assert "n = 3 seeds" in texts and "1 seed:\nno interval" in texts
+    assert "95% t interval" in ax.get_title()

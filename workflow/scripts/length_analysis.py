@@ -12,4 +12,4 @@ with log_to(sm.log[0]):
     corr, n_sources = length_analysis(pd.read_csv(sm.input[0]))
     with atomic_path(sm.output.table) as tmp:
         corr.to_csv(tmp)
-    length_figure(corr.dropna(subset=["spearman"]), sm.output.figure, n_sources)
+    length_figure(corr, sm.output.figure, n_sources)

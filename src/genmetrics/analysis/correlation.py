@@ -22,7 +22,9 @@ import pandas as pd
 
 from genmetrics.analysis.headline import headline_rows
 from genmetrics.analysis.statistics import (
+    MIN_CORRELATION_POINTS,
     bootstrap_pairwise_correlation,
+    degenerate_interval,
     percentile_interval,
     zscore_within,
 )
@@ -82,9 +84,11 @@ def metric_correlation(
 
 
 METHODS = ("pearson", "spearman", "kendall")
-#: fewest points (pairwise complete) for which a correlation is reported at all: with 3 points
-#: a rank correlation can only be ±1 or ±0.5, which looks like a finding and is noise
-MIN_POINTS = 4
+#: fewest points (pairwise complete) for which a correlation is reported at all:
+#: :data:`~genmetrics.analysis.statistics.MIN_CORRELATION_POINTS` (5; with 4 points even a
+#: perfect rank correlation has p = 2/4! = 0.083, with 3 a rank correlation can only be ±1 or
+#: ±0.5: it looks like a finding and is noise)
+MIN_POINTS = MIN_CORRELATION_POINTS
 POOLED = "pooled"
 TABLE_COLUMNS = [
     "scope",
@@ -99,6 +103,8 @@ TABLE_COLUMNS = [
     "n_points",
     "too_few",
     "in_figure",
+    "level",
+    "degenerate_interval",
 ]
 
 
@@ -171,7 +177,10 @@ def correlation_table(
       z-scored again), seeded by ``seed``, the same resamples for every method and pair. A
       resample where either score is constant has no correlation and is skipped;
       ``n_boot_used`` counts the usable ones, and with fewer than half usable there is no
-      interval (NaN);
+      interval (NaN); ``level``: the interval's level;
+    * ``degenerate_interval``: ``low`` = ``high`` (every usable resample gave the same value,
+      as a perfect rank correlation does among few sources): no interval, whatever its
+      bounds say (:func:`~genmetrics.analysis.statistics.degenerate_interval`);
     * ``too_few``: fewer than ``min_points`` pairwise complete sources: no correlation is
       reported (``r``, ``low``, ``high`` are NaN);
     * ``in_figure``: both scores are headline values (their metric's registered
@@ -231,6 +240,7 @@ def correlation_table(
                 enough = used >= max(1, n_boot / 2)
                 low, high = np.where(enough, low, np.nan), np.where(enough, high, np.nan)
             few = n < min_points
+            low, high = np.where(few, np.nan, low), np.where(few, np.nan, high)
             frames.append(
                 pd.DataFrame(
                     {
@@ -239,13 +249,15 @@ def correlation_table(
                         "metric_a": [names[a] for a in a_idx],
                         "metric_b": [names[b] for b in b_idx],
                         "r": np.where(few, np.nan, r)[a_idx, b_idx],
-                        "low": np.where(few, np.nan, low)[a_idx, b_idx],
-                        "high": np.where(few, np.nan, high)[a_idx, b_idx],
+                        "low": low[a_idx, b_idx],
+                        "high": high[a_idx, b_idx],
                         "n": n[a_idx, b_idx].astype(int),
                         "n_boot_used": used[a_idx, b_idx].astype(int),
                         "n_points": int(rows.sum()),
                         "too_few": few[a_idx, b_idx],
                         "in_figure": figure[a_idx] & figure[b_idx],
+                        "level": level,
+                        "degenerate_interval": degenerate_interval(low, high)[a_idx, b_idx],
                     }
                 )
             )

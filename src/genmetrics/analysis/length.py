@@ -11,7 +11,9 @@ at equal length and report how much each score follows length.
   prompt by ``prompt_id``, a human reference by its own id); :func:`score_shortest` scores a
   metric on texts cut that way (``metrics.<entry>.length_control: shortest``), in memory.
 * :func:`length_correlation` — Pearson and Spearman correlation of each score with the mean
-  length, across sources; :func:`length_analysis` runs it on the tidy scores table.
+  length, across sources, with a Fisher-z interval, none below
+  :data:`~genmetrics.analysis.statistics.MIN_CORRELATION_POINTS` sources ("too few");
+  :func:`length_analysis` runs it on the tidy scores table.
 
 Shaib et al. (2024), §5: compression ratios and other diversity scores depend on length, so
 sources are compared at equal length.
@@ -174,6 +176,28 @@ def _as_kind(kind: str, rows: Sequence[Mapping[str, Any]]) -> Any:
     return texts
 
 
+#: the columns of :func:`length_correlation`'s table (``interval``: how low/high were found)
+LENGTH_CORRELATION_COLUMNS = [
+    "pearson",
+    "pearson_p",
+    "spearman",
+    "spearman_p",
+    "n",
+    "pearson_low",
+    "pearson_high",
+    "spearman_low",
+    "spearman_high",
+    "level",
+    "interval",
+    "too_few",
+    "constant",
+]
+_COMPUTED = ("pearson", "pearson_p", "spearman", "spearman_p")
+_COMPUTED += ("pearson_low", "pearson_high", "spearman_low", "spearman_high")
+#: what ``interval`` says: analytic, Fisher's z (Bonett–Wright standard error for Spearman)
+FISHER_INTERVAL = "fisher_z"
+
+
 def length_analysis(scores: Any) -> tuple[Any, int]:
     """Correlation of every headline score with the mean length of the scored texts, across
     sources, from the tidy scores table (``results/scores.csv``).
@@ -187,21 +211,34 @@ def length_analysis(scores: Any) -> tuple[Any, int]:
 
     table = length_table(scores)
     if "mean_words" not in table.columns:
-        cols = ["pearson", "pearson_p", "spearman", "spearman_p", "n"]
-        return pd.DataFrame(columns=cols).rename_axis("score"), len(table)
+        return pd.DataFrame(columns=LENGTH_CORRELATION_COLUMNS).rename_axis("score"), len(table)
     return length_correlation(table.reset_index(drop=True)), len(table)
 
 
-def length_correlation(scores: Any, length: str = "mean_words"):
+def length_correlation(
+    scores: Any,
+    length: str = "mean_words",
+    min_sources: int | None = None,
+    level: float = 0.95,
+):
     """Pearson and Spearman correlation of every numeric score column with the ``length``
-    column, across rows (one row per source).
+    column, across rows (one row per source), with an analytic ``level`` interval.
 
-    Returns a DataFrame indexed by score with columns ``pearson``, ``pearson_p``, ``spearman``,
-    ``spearman_p`` and ``n``; NaN where a column is constant or has < 3 finite rows.
+    Returns a DataFrame indexed by score with columns :data:`LENGTH_CORRELATION_COLUMNS`:
+    ``n`` rows where both are finite; ``too_few``: n below ``min_sources`` (default
+    :data:`~genmetrics.analysis.statistics.MIN_CORRELATION_POINTS`, 5: with fewer, even a
+    perfect ρ cannot be told from chance), where nothing is computed; ``constant``: the score
+    or the length does not vary. Both leave the correlations, p-values and intervals NaN.
+    ``pearson_low``/``high`` and ``spearman_low``/``high``: Fisher-z intervals
+    (:func:`~genmetrics.analysis.statistics.fisher_interval`; Bonett–Wright for Spearman),
+    ``interval`` = ``"fisher_z"``; a perfect ±1 has the degenerate interval [±1, ±1].
     """
     import pandas as pd
     from scipy import stats
 
+    from genmetrics.analysis.statistics import MIN_CORRELATION_POINTS, fisher_interval
+
+    min_sources = MIN_CORRELATION_POINTS if min_sources is None else int(min_sources)
     if not isinstance(scores, pd.DataFrame):
         raise GenmetricsError(
             "length_correlation: expected a pandas DataFrame (one row per source)"
@@ -218,20 +255,29 @@ def length_correlation(scores: Any, length: str = "mean_words"):
         y = scores[col].to_numpy(dtype=float)
         ok = np.isfinite(x_all) & np.isfinite(y)
         x, y = x_all[ok], y[ok]
-        rec = {"score": col, "n": int(ok.sum())}
-        if ok.sum() < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-            rec.update(pearson=np.nan, pearson_p=np.nan, spearman=np.nan, spearman_p=np.nan)
+        n = int(ok.sum())
+        few = n < min_sources
+        flat = not few and (np.ptp(x) == 0 or np.ptp(y) == 0)
+        rec: dict[str, Any] = {"score": col, "n": n, "level": level}
+        rec.update(interval=FISHER_INTERVAL, too_few=few, constant=flat)
+        if few or flat:
+            rec.update(dict.fromkeys(_COMPUTED, np.nan))
         else:
             pr = stats.pearsonr(x, y)
             sr = stats.spearmanr(x, y)
+            p_lo, p_hi = fisher_interval(pr.statistic, n, level, "pearson")
+            s_lo, s_hi = fisher_interval(sr.statistic, n, level, "spearman")
             rec.update(
                 pearson=float(pr.statistic),
                 pearson_p=float(pr.pvalue),
                 spearman=float(sr.statistic),
                 spearman_p=float(sr.pvalue),
+                pearson_low=p_lo,
+                pearson_high=p_hi,
+                spearman_low=s_lo,
+                spearman_high=s_hi,
             )
         rows.append(rec)
-    cols = ["pearson", "pearson_p", "spearman", "spearman_p", "n"]
     if not rows:
-        return pd.DataFrame(columns=cols).rename_axis("score")
-    return pd.DataFrame(rows).set_index("score")[cols]
+        return pd.DataFrame(columns=LENGTH_CORRELATION_COLUMNS).rename_axis("score")
+    return pd.DataFrame(rows).set_index("score")[LENGTH_CORRELATION_COLUMNS]

@@ -1,7 +1,11 @@
 """The precision–recall plane (Le Bronnec et al. (2024), Fig. 1) as tables: its points (a
 model's seeds, its reference resamples) and, per model, the mean point with the covariance
 ellipse of those points (``results/analysis/pr_plane.csv``), drawn by
-:func:`genmetrics.figures.precision_recall.pr_scatter`."""
+:func:`genmetrics.figures.precision_recall.pr_scatter`.
+
+The ellipse is the region holding :data:`ELLIPSE_LEVEL` (95%) of a 2-D normal fitted to the
+points drawn with it (mean and covariance of the same points), so it contains what it
+summarises; none for fewer than :data:`MIN_ELLIPSE_POINTS` points or points on a line."""
 
 from __future__ import annotations
 
@@ -60,11 +64,31 @@ def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd
     return out[PR_PLANE_COLUMNS].reset_index(drop=True)
 
 
+#: the share of a fitted 2-D normal an ellipse encloses (its radius in σ is
+#: sqrt(χ²₂ quantile): 2.45σ for 95%; a "2σ" ellipse would enclose only 1 − e⁻² = 86.5%)
+ELLIPSE_LEVEL = 0.95
+#: fewest points an ellipse is drawn for: three is the fewest whose covariance can have full
+#: rank in two dimensions (with two points, or points on a line, it is a line segment)
+MIN_ELLIPSE_POINTS = 3
+#: points on a line: the smaller eigenvalue of their covariance at most this share of the larger
+COLLINEAR_RATIO = 1e-9
+
+
+def ellipse_radius(level: float = ELLIPSE_LEVEL) -> float:
+    """Mahalanobis radius (in σ) of the ellipse enclosing ``level`` of a 2-D normal:
+    sqrt of the χ² quantile with 2 degrees of freedom, sqrt(−2 ln(1 − level))."""
+    if not 0 < level < 1:
+        raise ValueError(f"level: expected a share in (0, 1), got {level!r}")
+    return float(np.sqrt(-2.0 * np.log1p(-level)))
+
+
 @dataclass(frozen=True)
 class Ellipse:
     """A covariance ellipse in the (recall, precision) plane: ``center`` (x = recall,
-    y = precision), ``cov`` (2 × 2), ``semi_axes`` (major, minor) = ``n_std`` · sqrt of the
-    eigenvalues of ``cov``, ``angle``: degrees from the recall axis to the major axis."""
+    y = precision: the mean of the points), ``cov`` (2 × 2), ``semi_axes`` (major, minor) =
+    ``n_std`` · sqrt of the eigenvalues of ``cov``, ``angle``: degrees from the recall axis to
+    the major axis; ``level``: the share of a 2-D normal with that mean and covariance
+    inside (``n_std`` = :func:`ellipse_radius` of it)."""
 
     center: tuple[float, float]
     cov: np.ndarray
@@ -72,65 +96,76 @@ class Ellipse:
     angle: float
     n_std: float
     n_points: int
+    level: float = ELLIPSE_LEVEL
+
+    def mahalanobis2(self, points: np.ndarray) -> np.ndarray:
+        """Squared Mahalanobis distance of each (recall, precision) point from the centre:
+        inside the ellipse where it is at most ``n_std``²."""
+        d = np.asarray(points, dtype=np.float64).reshape(-1, 2) - np.asarray(self.center)
+        return np.einsum("ni,ij,nj->n", d, np.linalg.inv(self.cov), d)
 
 
-def covariance_ellipse(
-    points: np.ndarray,
-    center: Sequence[float] | None = None,
-    n_std: float = 2.0,
-    groups: Sequence[str] | None = None,
-) -> Ellipse | None:
-    """The ``n_std``·σ ellipse of ``points`` (n × 2: recall, precision): its shape is their
-    sample covariance (``numpy.cov(points.T)``, ddof=1) or, with ``groups``, the pooled
-    within-group covariance Σ_g Σ_i (x_i − x̄_g)(x_i − x̄_g)ᵀ / (n − G) (each group centred on its
-    own mean; groups of one point add nothing); its semi-axes ``n_std`` · sqrt of that
-    matrix's eigenvalues along its eigenvectors; centred on ``center`` (default: the points'
-    mean). None without a degree of freedom (fewer than two points in every group)."""
+def ellipse_status(points: np.ndarray) -> str:
+    """Whether ``points`` (n × 2) get an ellipse: ``"drawn"``; ``"too few points"`` (fewer
+    than :data:`MIN_ELLIPSE_POINTS`); ``"on a line"`` (their covariance has rank < 2: every
+    point equal, or all on one line; :data:`COLLINEAR_RATIO`)."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-    labels = (
-        np.zeros(len(pts), dtype=int)
-        if groups is None
-        else np.unique(groups, return_inverse=True)[1]
-    )
-    dev = pts.copy()
-    for g in np.unique(labels):
-        dev[labels == g] -= pts[labels == g].mean(axis=0)
-    dof = len(pts) - len(np.unique(labels))
-    if dof < 1:
+    if len(pts) < MIN_ELLIPSE_POINTS:
+        return "too few points"
+    vals = np.linalg.eigvalsh(np.cov(pts.T))
+    if not vals[1] > 0 or vals[0] <= COLLINEAR_RATIO * vals[1]:
+        return "on a line"
+    return "drawn"
+
+
+def covariance_ellipse(points: np.ndarray, level: float = ELLIPSE_LEVEL) -> Ellipse | None:
+    """The ellipse enclosing ``level`` of the 2-D normal fitted to ``points`` (n × 2: recall,
+    precision): centred on their mean, shaped by their sample covariance
+    (``numpy.cov(points.T)``, ddof=1), semi-axes :func:`ellipse_radius` (2.45 for 95%) · sqrt
+    of its eigenvalues along its eigenvectors. The points it summarises are the points it is
+    fitted to, so about ``level`` of them lie inside for many normal points (and every one of
+    them for n ≤ 7, whose Mahalanobis distances are at most (n − 1)/√n). None where
+    :func:`ellipse_status` is not ``"drawn"`` (fewer than three points, or on a line: no
+    ellipse rather than a line segment)."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    if ellipse_status(pts) != "drawn":
         return None
-    cov = dev.T @ dev / dof
+    n_std = ellipse_radius(level)
+    cov = np.cov(pts.T)
     vals, vecs = np.linalg.eigh(cov)  # ascending
-    vals = np.clip(vals, 0.0, None)
     major = vecs[:, 1]
     angle = float(np.degrees(np.arctan2(major[1], major[0])))
-    c = pts.mean(axis=0) if center is None else np.asarray(center, dtype=np.float64)
+    c = pts.mean(axis=0)
     return Ellipse(
         center=(float(c[0]), float(c[1])),
         cov=cov,
         semi_axes=(float(n_std * np.sqrt(vals[1])), float(n_std * np.sqrt(vals[0]))),
         angle=angle,
-        n_std=float(n_std),
+        n_std=n_std,
         n_points=len(pts),
+        level=float(level),
     )
 
 
-def pr_plane(points: pd.DataFrame, n_std: float = 2.0) -> pd.DataFrame:
+def pr_plane(points: pd.DataFrame, level: float = ELLIPSE_LEVEL) -> pd.DataFrame:
     """Per (dataset, entry, reference, model) of :func:`pr_plane_points`: the mean point
     (``recall``, ``precision``: mean over the seed points, as in the headline table), the
-    number of seed and resample points, and the :func:`covariance_ellipse` of its points,
-    centred on that mean, whose shape is the spread of the seed points around their mean
-    pooled with the spread of the resample points around theirs (a resample keeps a
-    ``fraction`` of the references, which shifts P and R as a whole — kNN radii grow — so each
-    kind is centred on its own mean and only its spread counts): ``cov_rr``, ``cov_rp``,
-    ``cov_pp``, ``semi_major``, ``semi_minor``, ``angle`` (NaN without two points of a kind)."""
+    number of seed and resample points (``n_points`` in all), and the
+    :func:`covariance_ellipse` of all its points, seeds and resamples together, centred on
+    their mean (``ellipse_recall``, ``ellipse_precision``; resamples score against a
+    ``fraction`` of the references, which moves P and R as a whole, so that centre can lie
+    off the mean over seeds): ``cov_rr``, ``cov_rp``, ``cov_pp``, ``semi_major``,
+    ``semi_minor``, ``angle``, ``n_std`` (its radius in σ), ``level`` (the share of the
+    fitted normal inside) and ``ellipse`` (:func:`ellipse_status`: ``drawn``, ``too few
+    points`` or ``on a line``; the ellipse's columns are NaN unless drawn)."""
     rows = []
+    n_std = ellipse_radius(level)
     for key, g in points.groupby(PR_PLANE_KEYS, sort=False):
         seeds = g[g["kind"] == "seed"]
         base = seeds if len(seeds) else g
         center = (float(base["recall"].mean()), float(base["precision"].mean()))
-        e = covariance_ellipse(
-            g[["recall", "precision"]].to_numpy(float), center, n_std, groups=g["kind"].tolist()
-        )
+        xy = g[["recall", "precision"]].to_numpy(float)
+        e = covariance_ellipse(xy, level)
         rows.append(
             {
                 **dict(zip(PR_PLANE_KEYS, key, strict=True)),
@@ -145,15 +180,21 @@ def pr_plane(points: pd.DataFrame, n_std: float = 2.0) -> pd.DataFrame:
                 "semi_minor": e.semi_axes[1] if e else np.nan,
                 "angle": e.angle if e else np.nan,
                 "n_std": n_std,
+                "n_points": len(g),
+                "ellipse_recall": e.center[0] if e else np.nan,
+                "ellipse_precision": e.center[1] if e else np.nan,
+                "level": level,
+                "ellipse": ellipse_status(xy),
             }
         )
     return pd.DataFrame(rows)
 
 
 def plane_tables(
-    scores: pd.DataFrame, spreads: Sequence[Mapping] = (), n_std: float = 2.0
+    scores: pd.DataFrame, spreads: Sequence[Mapping] = (), level: float = ELLIPSE_LEVEL
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The plane's points (:func:`pr_plane_points`) and its per-model table (:func:`pr_plane`;
-    empty without points), from the tidy scores and the spread records."""
+    """The plane's points (:func:`pr_plane_points`) and its per-model table (:func:`pr_plane`,
+    ellipses enclosing ``level`` of the fitted normal; empty without points), from the tidy
+    scores and the spread records."""
     points = pr_plane_points(scores, spreads)
-    return points, pr_plane(points, n_std) if len(points) else pd.DataFrame()
+    return points, pr_plane(points, level) if len(points) else pd.DataFrame()

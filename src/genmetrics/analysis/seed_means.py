@@ -4,8 +4,11 @@ means against the number of in-context examples (their Fig. 8: precision and rec
 n, one line per model).
 
 The standard error of a model's value is ``std / sqrt(n_seeds)`` with the sample standard
-deviation (``ddof=1``) over its seeds; a model with one seed has none (NaN, drawn without an
-error bar). Every table keeps ``n_seeds`` so a reader sees what the bar rests on.
+deviation (``ddof=1``) over its seeds; its 95% interval (``ci_low``, ``ci_high``, at
+``level``) is the Student-t one, mean ± t_{0.975, n_seeds − 1} · se
+(:func:`genmetrics.analysis.statistics.t_interval`: with 2 seeds t = 12.7, so two seeds
+bound the mean only loosely). A model with one seed has neither (NaN, drawn without a
+whisker). Every table keeps ``n_seeds`` so a reader sees what the bar rests on.
 """
 
 from __future__ import annotations
@@ -17,10 +20,16 @@ import numpy as np
 import pandas as pd
 
 from genmetrics import GenmetricsError
+from genmetrics.analysis.statistics import t_interval
 
 BAR_KEYS = ["dataset", "entry", "reference", "model", "name"]
-BAR_COLUMNS = [*BAR_KEYS, "mean", "std", "se", "n_seeds"]
+#: the interval columns added after the first ones (``level``: of the t interval)
+INTERVAL_COLUMNS = ["ci_low", "ci_high", "level"]
+BAR_COLUMNS = [*BAR_KEYS, "mean", "std", "se", "n_seeds", *INTERVAL_COLUMNS]
 FEW_SHOT_COLUMNS = ["dataset", "n", *BAR_KEYS[1:], "mean", "std", "se", "n_seeds"]
+FEW_SHOT_COLUMNS += INTERVAL_COLUMNS
+#: the level of the intervals over seeds
+LEVEL = 0.95
 PARSED_COLUMNS = ["dataset", "n", "model", "seed", "texts", "unparsed", "parsed_share"]
 
 
@@ -29,8 +38,8 @@ def seed_means(
 ) -> pd.DataFrame:
     """:func:`genmetrics.analysis.aggregate.seed_summary` (mean, std with ddof=1, number of
     seeds) of each value ``names`` (all when None) of the registered ``metrics``, per
-    (dataset, entry, reference, model), plus the standard error, from the tidy
-    ``results/scores.csv``. The human references (model ``references``) are left out: they
+    (dataset, entry, reference, model), plus the standard error and the 95% t interval
+    (``ci_low``, ``ci_high``, ``level``), from the tidy ``results/scores.csv``. The human references (model ``references``) are left out: they
     have no seeds. Columns :data:`BAR_COLUMNS`, sorted by :data:`BAR_KEYS`."""
     from genmetrics.analysis.aggregate import seed_summary
 
@@ -41,6 +50,8 @@ def seed_means(
         return pd.DataFrame(columns=BAR_COLUMNS)
     out = seed_summary(d)
     out["se"] = out["std"] / np.sqrt(out["n_seeds"])
+    out["ci_low"], out["ci_high"] = t_interval(out["mean"], out["std"], out["n_seeds"], LEVEL)
+    out["level"] = LEVEL
     return out[BAR_COLUMNS].sort_values(BAR_KEYS, kind="stable").reset_index(drop=True)
 
 

@@ -22,7 +22,8 @@ def smooth(y: np.ndarray, width: int = 25) -> np.ndarray:
 @dataclass(frozen=True)
 class SpectrumCurve:
     """One mean spectrum: ``mean`` as computed, ``smoothed`` (:func:`smooth`), and the
-    smoothed 95% band of the mean, ``low`` … ``high`` (± 1.96 SD / √n)."""
+    smoothed 95% band of the mean, ``low`` … ``high`` (± 1.96 SD / √n, normal
+    approximation); ``n``: the texts averaged (the label ends with it)."""
 
     label: str
     mean: np.ndarray
@@ -30,6 +31,7 @@ class SpectrumCurve:
     low: np.ndarray
     high: np.ndarray
     reference: bool = False
+    n: int = 0
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,13 @@ def _curve(label: str, mean: Any, sd: Any, n: int, reference: bool = False) -> S
     mean = np.asarray(mean, dtype=float)
     half = 1.96 * np.asarray(sd, dtype=float) / np.sqrt(max(n, 1))
     return SpectrumCurve(
-        label, mean, smooth(mean), smooth(mean - half), smooth(mean + half), reference
+        f"{label}, n={n}",
+        mean,
+        smooth(mean),
+        smooth(mean - half),
+        smooth(mean + half),
+        reference,
+        n,
     )
 
 

@@ -24,6 +24,12 @@ Bootstrap: :func:`bootstrap_indices` (resamples with replacement from a seeded
 :func:`bootstrap_pairwise_correlation` (the replicates of :func:`pairwise_correlation`),
 :func:`percentile_interval` (the percentile interval of replicates, NaN replicates left out).
 Also :func:`zscore_within` (z-scores within strata) and :func:`nan_mean`.
+
+Small samples, for the figures and their tables: :data:`MIN_CORRELATION_POINTS` (the fewest
+points a correlation is reported on), :func:`fisher_interval` (analytic interval of a
+correlation), :func:`t_interval` (of a mean over seeds) and :func:`degenerate_interval` (an
+"interval" of zero width, such as [1, 1] from a bootstrap of a perfect rank correlation,
+which the figures do not print as an interval).
 """
 
 from __future__ import annotations
@@ -35,6 +41,16 @@ import numpy as np
 from scipy import stats
 
 METHODS = ("pearson", "spearman", "kendall")
+
+#: fewest points (sources) a correlation is reported on; below it figures say "too few".
+#: With n points a rank correlation takes few values, and even a perfect one (ρ = ±1, two of
+#: the n! orderings) has the exact two-sided permutation p-value 2/n!: 0.33 for n = 3, 0.083
+#: for n = 4, 0.017 for n = 5. Five is the fewest points at which any rank correlation can be
+#: told from chance at the 5% level; with fewer, every value looks like a finding and is noise.
+MIN_CORRELATION_POINTS = 5
+
+#: interval widths at or below this are no interval: every resample gave the same value
+DEGENERATE_WIDTH = 1e-9
 
 
 def _check_method(method: str) -> None:
@@ -268,4 +284,58 @@ def percentile_interval(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells
         low, high = np.nanquantile(replicates, [(1 - level) / 2, (1 + level) / 2], axis=axis)
+    return low, high
+
+
+# ---------------------------------------------------------------------------- small samples
+
+
+def degenerate_interval(low, high) -> np.ndarray:
+    """True where ``[low, high]`` is finite but of (numerically) zero width
+    (≤ :data:`DEGENERATE_WIDTH`): no interval, e.g. the percentile bootstrap of a perfect
+    rank correlation, where every resample gives ±1 again. NaN bounds are False (no
+    interval at all is said otherwise)."""
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(low) & np.isfinite(high) & (np.abs(high - low) <= DEGENERATE_WIDTH)
+
+
+def fisher_interval(r, n, level: float = 0.95, method: str = "pearson"):
+    """Analytic interval of a correlation ``r`` over ``n`` points by Fisher's transform:
+    tanh(atanh(r) ± q·se), q the standard normal's (1 + level)/2 quantile, se = 1/√(n − 3)
+    for Pearson and √((1 + r²/2)/(n − 3)) for Spearman (Bonett & Wright 2000, Psychometrika
+    65: 23–28). NaN where n ≤ 3 or r is not finite; for |r| = 1 the interval is [r, r]
+    (degenerate: :func:`degenerate_interval`). Arrays broadcast; scalars give floats."""
+    if method not in ("pearson", "spearman"):
+        raise ValueError(f"method: expected 'pearson' or 'spearman', got {method!r}")
+    r = np.asarray(r, dtype=float)
+    n = np.asarray(n, dtype=float)
+    q = stats.norm.ppf((1 + level) / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = 1.0 if method == "pearson" else np.sqrt(1 + r**2 / 2)
+        se = scale / np.sqrt(n - 3)
+        z = np.arctanh(np.clip(r, -1.0, 1.0))
+        low, high = np.tanh(z - q * se), np.tanh(z + q * se)
+    bad = ~np.isfinite(r) | ~(n > 3)
+    low, high = np.where(bad, np.nan, low), np.where(bad, np.nan, high)
+    edge = np.abs(r) == 1  # atanh(±1) = ±inf: both bounds are r
+    low, high = np.where(edge & ~bad, r, low), np.where(edge & ~bad, r, high)
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high
+
+
+def t_interval(mean, std, n, level: float = 0.95):
+    """Student-t interval of a mean over ``n`` values with sample standard deviation ``std``
+    (ddof=1): mean ± t_{(1 + level)/2, n − 1} · std/√n. NaN with fewer than two values.
+    Arrays broadcast; scalars give floats."""
+    mean, std = np.asarray(mean, dtype=float), np.asarray(std, dtype=float)
+    n = np.asarray(n, dtype=float)
+    ok = n >= 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        half = stats.t.ppf((1 + level) / 2, np.where(ok, n - 1, 1.0)) * std / np.sqrt(n)
+    half = np.where(ok, half, np.nan)
+    low, high = mean - half, mean + half
+    if low.ndim == 0:
+        return float(low), float(high)
     return low, high

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from genmetrics.analysis.statistics import degenerate_interval
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import OKABE_ITO, plt
 
@@ -32,7 +33,8 @@ def agreement_heatmap(
     corr: pd.DataFrame, level: str, method: str, path: str | Path, *, title: str
 ) -> None:
     """Metric (rows) × human criterion (columns) correlation at one level and method, each
-    cell annotated with its value and bootstrap interval, bold when the interval excludes 0;
+    cell annotated with its value and bootstrap interval ("no interval" where there is none
+    or it has zero width, e.g. [1, 1]), bold when the interval excludes 0;
     our scores first, the set's stored upstream scores below a line. With one criterion the
     columns are every level computed instead."""
     d = corr[corr["method"] == method]
@@ -55,8 +57,7 @@ def agreement_heatmap(
     fig_h = 2.0 + (0.22 if many else 0.42) * len(metrics)
     fig_w = max(7.5, 3.4 + (1.15 if many else 1.5) * len(columns))
     fig, ax = plt.subplots(figsize=(fig_w, fig_h))
-    cmap = plt.get_cmap("RdBu_r").copy()
-    cmap.set_bad("#d9d9d9")
+    cmap = plt.get_cmap("RdBu_r").with_extremes(bad="#d9d9d9")
     im = ax.imshow(np.ma.masked_invalid(vals), cmap=cmap, vmin=-1, vmax=1, aspect="auto")
     for i in range(len(metrics)):
         for j in range(len(columns)):
@@ -64,8 +65,10 @@ def agreement_heatmap(
             if np.isnan(v):
                 ax.text(j, i, "n/a", ha="center", va="center", fontsize=6, color="#555555")
                 continue
-            sure = not np.isnan(lo[i, j]) and (lo[i, j] > 0 or hi[i, j] < 0)
-            text = f"{v:.2f}" if many else f"{v:.2f}\n[{lo[i, j]:.2f}, {hi[i, j]:.2f}]"
+            no_interval = np.isnan(lo[i, j]) or degenerate_interval(lo[i, j], hi[i, j])
+            sure = not no_interval and (lo[i, j] > 0 or hi[i, j] < 0)
+            interval = "no interval" if no_interval else f"[{lo[i, j]:.2f}, {hi[i, j]:.2f}]"
+            text = f"{v:.2f}" if many else f"{v:.2f}\n{interval}"
             ax.text(
                 j,
                 i,

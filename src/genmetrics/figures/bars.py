@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from genmetrics.analysis.statistics import t_interval
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import OKABE_ITO, panel_grid
 
@@ -18,10 +19,24 @@ def _reference_text(ref: str) -> str:
     return "the human texts" if ref in ("", "references") else f"{ref}'s texts"
 
 
+def _whiskers(p: pd.DataFrame) -> np.ndarray:
+    """(2, n) lower and upper whisker lengths: the table's 95% t interval over seeds (none,
+    0, with one seed), :func:`genmetrics.analysis.statistics.t_interval` where the table has
+    no interval columns."""
+    mean = p["mean"].to_numpy(dtype=float)
+    if {"ci_low", "ci_high"} <= set(p.columns):
+        low, high = p["ci_low"].to_numpy(dtype=float), p["ci_high"].to_numpy(dtype=float)
+    else:
+        low, high = t_interval(mean, p["std"], p["n_seeds"])
+    return np.nan_to_num(np.vstack([mean - low, high - mean]), nan=0.0)
+
+
 def value_bars(table: pd.DataFrame, path: str | Path, value: str = "mauve") -> None:
     """One panel per (dataset, entry, reference): a bar per model at its mean ``value`` over
-    seeds, with ±1 standard error (none for a single seed), the number of seeds under each
-    bar, and the value printed on it. Models keep one Okabe–Ito colour across panels."""
+    seeds, with its 95% t interval over seeds as whiskers (none for a single seed, which the
+    bar says), the number of seeds under each bar, and the value printed on it. MAUVE's axis
+    stops at 1 (its range); a whisker beyond is cut there. Models keep one Okabe–Ito colour
+    across panels."""
     t = table[table["name"] == value]
     panels = list(dict.fromkeys(zip(t["dataset"], t["entry"], t["reference"], strict=True)))
     models = list(dict.fromkeys(t["model"]))
@@ -30,34 +45,27 @@ def value_bars(table: pd.DataFrame, path: str | Path, value: str = "mauve") -> N
     for ax, (ds, entry, ref) in zip(axes.flat, panels, strict=False):
         p = t[(t["dataset"] == ds) & (t["entry"] == entry) & (t["reference"] == ref)]
         x = np.arange(len(p))
-        se = p["se"].to_numpy(dtype=float)
+        err = _whiskers(p)
         ax.bar(
             x,
             p["mean"],
-            yerr=np.where(np.isfinite(se), se, 0.0),
+            yerr=err,
             capsize=4,
             color=[colour[m] for m in p["model"]],
             edgecolor="black",
             linewidth=0.6,
         )
         for xi, (mean, n) in enumerate(zip(p["mean"], p["n_seeds"], strict=True)):
-            ax.text(xi, mean, f"{mean:.3f}\n", ha="center", va="bottom", fontsize=8)
-            ax.text(
-                xi,
-                0,
-                f"{int(n)} seed{'s' if n != 1 else ''}",
-                ha="center",
-                va="bottom",
-                fontsize=7,
-                color="white",
-            )
+            ax.text(xi + 0.08, mean, f"{mean:.3f}", ha="left", va="bottom", fontsize=8)
+            seeds = f"n = {int(n)} seeds" if n != 1 else "1 seed:\nno interval"
+            ax.text(xi, 0, seeds, ha="center", va="bottom", fontsize=7, color="white")
         ax.set_xticks(x, list(p["model"]), rotation=20, ha="right")
-        top = float(np.nanmax(p["mean"] + np.nan_to_num(se))) if len(p) else 1.0
-        ax.set_ylim(0, max(1.0, top * 1.15) if value == "mauve" else top * 1.25)
+        top = float(np.nanmax(p["mean"] + err[1])) if len(p) else 1.0
+        ax.set_ylim(0, 1.05 if value == "mauve" else top * 1.25)
         ax.set_ylabel(f"{value} (higher: closer to the reference)")
         ax.set_title(
             f"{ds}: {entry} against {_reference_text(ref)}\n"
-            "bars: mean over seeds; whiskers: ±1 standard error",
+            "bars: mean over seeds; whiskers: 95% t interval of the mean (mean ± t·SE)",
             fontsize=10,
         )
         ax.grid(axis="y", alpha=0.3)
@@ -68,7 +76,8 @@ def few_shot_lines(
     table: pd.DataFrame, path: str | Path, parsed: pd.DataFrame | None = None
 ) -> None:
     """Per (dataset, entry, reference) two panels, precision and recall against the number of
-    in-context examples n, one line per model (mean over seeds, ±1 standard error bars); with
+    in-context examples n, one line per model (mean over seeds, whiskers: the 95% t interval
+    over seeds, none with one seed; the legend gives the seeds per point); with
     ``parsed`` (:func:`genmetrics.analysis.seed_means.parsed_table`) one more panel per
     dataset: the share of outputs the parser cut back to one biography, mean over seeds."""
     panels = list(
@@ -103,21 +112,26 @@ def few_shot_lines(
             & (table["name"] == name)
         ]
         for m, q in p.groupby("model", sort=False):
-            se = q["se"].to_numpy(dtype=float)
+            seeds = sorted({int(k) for k in q["n_seeds"]})
+            count = str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]}–{seeds[-1]}"
             ax.errorbar(
                 q["n"],
                 q["mean"],
-                yerr=np.where(np.isfinite(se), se, 0.0),
+                yerr=_whiskers(q),
                 marker="o",
                 capsize=3,
                 color=colour[m],
-                label=m,
+                label=f"{m} ({count} seed{'s' * (seeds != [1])})",
             )
         ax.set_xticks(sorted(set(p["n"])))
         ax.set_xlabel("in-context examples n")
         ax.set_ylabel(f"{name} ({'quality' if name == 'precision' else 'diversity'})")
         ax.set_ylim(0, 1.02)
-        ax.set_title(f"{ds}: {name} against n ({entry}, vs {_reference_text(ref)})", fontsize=10)
+        ax.set_title(
+            f"{ds}: {name} against n ({entry}, vs {_reference_text(ref)})\n"
+            "mean over seeds; whiskers: 95% t interval (none with 1 seed)",
+            fontsize=10,
+        )
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     _save(fig, path)

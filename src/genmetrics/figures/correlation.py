@@ -8,6 +8,7 @@ import numpy as np
 
 from genmetrics.analysis.correlation import POOLED
 from genmetrics.analysis.correlation_panels import HeatmapPanels
+from genmetrics.analysis.statistics import degenerate_interval
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import matplotlib, plt
 
@@ -19,8 +20,11 @@ def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 
     annotated with r and, smaller, its bootstrap interval; the scores with no defined
     correlation in any drawn panel are listed under the figure. r is in bold when its
     interval excludes 0 and it rests on at least ``bold_from`` sources (with fewer, the
-    bootstrap itself is unreliable: a perfect ±1 stays ±1 in every resample). A scope with
-    fewer than ``min_points`` sources says so in words instead of drawing a matrix.
+    bootstrap itself is unreliable: a perfect ±1 stays ±1 in every resample). An interval of
+    zero width (:func:`~genmetrics.analysis.statistics.degenerate_interval`, e.g. [1, 1]) is
+    not printed as one: the cell says "n=…, no interval". A scope with fewer than
+    ``min_points`` sources says "too few" in words instead of drawing a matrix, and so does a
+    cell with fewer than ``min_points`` sources scored on both.
     """
     import textwrap
 
@@ -34,7 +38,8 @@ def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 
     fig, axes = plt.subplots(
         nrows,
         ncols,
-        figsize=(side * ncols + 1.4, side * nrows + 1.2),
+        # nothing drawn (every panel too few): one line of words per panel
+        figsize=(side * ncols + 1.4, side * nrows + 1.2) if data.cells else (9.0, 1.2 + nrows),
         squeeze=False,
         layout="constrained",
     )
@@ -70,7 +75,7 @@ def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 
                 if not np.isfinite(v):
                     rgba[i, j] = (0.88, 0.88, 0.88, 1.0)
                     few = np.isfinite(cnt[i, j]) and cnt[i, j] < min_points
-                    note = f"n={int(cnt[i, j])}" if few else "constant"
+                    note = f"too few\n(n={int(cnt[i, j])})" if few else "constant"
                     ax.text(j, i, note, ha="center", va="center", fontsize=6.5, color="0.35")
                     continue
                 rgba[i, j] = cmap(norm(v))
@@ -87,9 +92,14 @@ def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 
                     color=colour,
                     fontweight="bold" if sure else "normal",
                 )
-                ci = f"[{lo:.1f}, {hi:.1f}]" if np.isfinite(lo) else "no interval"
+                if degenerate_interval(lo, hi):
+                    ci = f"n={int(cnt[i, j])}, no interval"
+                elif np.isfinite(lo):
+                    ci = f"[{lo:.2f}, {hi:.2f}]"
+                else:
+                    ci = f"n={int(cnt[i, j])}, no interval"
                 ax.text(j, i + 0.24, ci, ha="center", va="center", fontsize=6.2, color=colour)
-        ax.imshow(rgba, interpolation="nearest")
+        ax.imshow(rgba, interpolation="nearest", aspect="auto")
         ax.set_xlim(-0.5, k - 1.5)
         ax.set_ylim(k - 0.5, 0.5)
         ax.set_xticks(range(k - 1), names[:-1], rotation=45, ha="right", fontsize=9)
@@ -102,18 +112,24 @@ def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 
             shrink=0.5,
             label=f"{label} correlation (−1: opposite, 0: unrelated, +1: together)",
         )
+    width = 40 + int(14 * side * ncols)  # characters that fit the figure's width
+    legend = (
+        "each cell: correlation and, below, its 95% percentile-bootstrap interval over the "
+        'sources ("no interval": every resample gave the same value); bold: the interval '
+        f"excludes 0 with ≥ {bold_from} sources; grey: too few (under {min_points} sources "
+        "scored on both) or a constant score"
+    )
+    if not data.cells:
+        width, legend = 110, f"a correlation needs at least {min_points} scored sources"
     fig.suptitle(
         f"How metric scores move together across {n_total} scored sources "
-        f"(model × seed points): {label} correlation\n"
-        "each cell: correlation and, below, its 95% bootstrap interval; bold: interval "
-        f"excludes 0 with ≥ {bold_from} sources; grey: fewer than {min_points} sources "
-        "or a constant score",
-        fontsize=12,
+        f"(model × seed points): {label} correlation\n" + textwrap.fill(legend, int(width * 0.85)),
+        fontsize=11,
     )
     if hidden:
         note = (
             f"Not shown (fewer than {min_points} sources with both scores, or constant, "
             f"in every panel): {', '.join(hidden)}"
         )
-        fig.supxlabel(textwrap.fill(note, 40 + int(14 * side * ncols)), fontsize=9)
+        fig.supxlabel(textwrap.fill(note, width), fontsize=9)
     _save(fig, path)

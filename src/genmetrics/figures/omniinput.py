@@ -87,9 +87,11 @@ def omniinput_runs_figure(records: dict[str, dict], path: str | Path) -> None:
     """OmniInput precision-recall curves per language model (Liu et al.): precision = share
     of the inputs with output z ≤ λ that the annotator accepts, recall = share of all accepted
     inputs with z ≤ λ; both weighted by the Wang-Landau estimate of how many inputs each bin
-    holds. Right: precision against the threshold λ."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), constrained_layout=True)
-    cmap = plt.get_cmap("tab10")
+    holds. Right: precision against the threshold λ. One legend for both panels, under
+    them (in columns as runs grow), so that it covers no curve."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
+    cmap = plt.get_cmap("tab10" if len(records) <= 10 else "tab20")
+    k_colours = cmap.N
     for k, (run, rec) in enumerate(sorted(records.items())):
         c = rec["extras"]["curve"]
         lam = np.asarray(c["lambda"], float)
@@ -99,11 +101,12 @@ def omniinput_runs_figure(records: dict[str, dict], path: str | Path) -> None:
         sampler = rec.get("extras", {}).get("sampler", {})
         if sampler and not sampler.get("converged", True):
             label += (
-                f"\nnot converged: {sampler['model_evaluations']:,} evaluations, "
+                f"; not converged: {sampler['model_evaluations']:,} evaluations, "
                 f"{sampler['stages']} ln f halvings"
             )
-        axes[0].plot(rc, p, "-o", ms=3, color=cmap(k % 10), label=label)
-        axes[1].plot(lam, p, "-o", ms=3, color=cmap(k % 10), label=run)
+        colour = cmap(k % k_colours)
+        axes[0].plot(rc, p, "-o", ms=3, color=colour, label=label)
+        axes[1].plot(lam, p, "-o", ms=3, color=colour)
     axes[0].set_xlabel("recall (share of accepted inputs selected)")
     axes[0].set_ylabel("precision (share of selected inputs accepted)")
     axes[0].set_title("PR curve over the whole input space")
@@ -113,6 +116,13 @@ def omniinput_runs_figure(records: dict[str, dict], path: str | Path) -> None:
     axes[1].set_title("Precision by threshold")
     for ax in axes:
         ax.set_ylim(-0.02, 1.02)
-        ax.legend(fontsize=8)
+    if records:
+        fig.legend(
+            loc="outside lower center",
+            ncol=1 if len(records) <= 3 else 2,
+            fontsize=8,
+            title=f"run (area under the PR curve); {len(records)} runs",
+            title_fontsize=8,
+        )
     fig.suptitle("OmniInput (Liu et al.): models judged over every input of a fixed length")
     _save(fig, path)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from genmetrics.analysis.pr_plane import ELLIPSE_LEVEL, MIN_ELLIPSE_POINTS, ellipse_radius
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import OKABE_ITO, plt
 
@@ -33,16 +34,18 @@ def pr_scatter(
     precision_recall entry, reference set); per model its mean (recall, precision) over seeds
     (large marker: circle = base template, square = chat, triangle = imported texts;
     ``templates`` maps model → template), its seed points (small dots), its
-    reference-resample points (small crosses) and the ``n_std``·σ covariance ellipse of the
-    plane table (seeds and resamples each around their own mean, pooled), centred on the mean.
-    A model without two points of a kind gets no ellipse, and its legend entry says so.
-    Okabe–Ito colours, one per model."""
+    reference-resample points (small crosses) and the ellipse of the plane table: the region
+    holding ``level`` (95%) of a 2-D normal fitted to those points (seeds and resamples
+    together; centred on their mean), drawn from the table's centre, semi-axes and angle in
+    data units. A model with fewer than three points or points on a line gets no ellipse
+    (no line segment), and its legend entry says why. Okabe–Ito colours, one per model."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Ellipse as EllipsePatch
 
     templates = dict(templates or {})
     table = plane
-    n_std = float(table["n_std"].iloc[0]) if len(table) else 2.0
+    level = float(table["level"].iloc[0]) if len(table) else ELLIPSE_LEVEL
+    n_std = float(table["n_std"].iloc[0]) if len(table) else ellipse_radius(level)
     cols = [table.get(c, pd.Series(dtype=object)) for c in ("dataset", "entry", "reference")]
     keys = zip(*cols, strict=True)
     # per dataset: the panels against the human texts first, then model-vs-model ones
@@ -89,13 +92,13 @@ def pr_scatter(
             xy = pts[["recall", "precision"]].to_numpy(float)
             lo, hi = np.minimum(lo, xy.min(axis=0)), np.maximum(hi, xy.max(axis=0))
             template = templates.get(r.model, "texts")
-            n_pts = r.n_seeds + r.n_resamples
             what = f"{r.n_seeds} seed{'s' * (r.n_seeds != 1)}"
             what += f" + {r.n_resamples} resamples" if r.n_resamples else ""
             if np.isfinite(r.semi_major):
+                centre = np.array([r.ellipse_recall, r.ellipse_precision])
                 ax.add_patch(
                     EllipsePatch(
-                        (r.recall, r.precision),
+                        tuple(centre),
                         2 * r.semi_major,
                         2 * r.semi_minor,
                         angle=r.angle,
@@ -104,6 +107,7 @@ def pr_scatter(
                         edgecolor=c,
                         lw=1.4,
                         zorder=1,
+                        gid=f"ellipse:{r.model}",
                     )
                 )
                 t = np.radians(r.angle)
@@ -111,10 +115,11 @@ def pr_scatter(
                     r.semi_major * np.array([np.cos(t), np.sin(t)]),
                     r.semi_minor * np.array([np.sin(t), np.cos(t)]),
                 )
-                centre = np.array([r.recall, r.precision])
                 lo, hi = np.minimum(lo, centre - ext), np.maximum(hi, centre + ext)
+            elif r.ellipse == "on a line":
+                what += ": points on a line, no ellipse"
             else:
-                what += f": {n_pts} point, no ellipse"
+                what += f": under {MIN_ELLIPSE_POINTS} points, no ellipse"
             ax.scatter(
                 r.recall,
                 r.precision,
@@ -150,7 +155,8 @@ def pr_scatter(
                 facecolor="0.5",
                 alpha=0.3,
                 edgecolor="0.3",
-                label=f"{n_std:g}σ ellipse of those points",
+                label=f"{level:.0%} ellipse of a 2-D normal fitted to\nthe model's points "
+                f"({n_std:.2f}σ; ≥ {MIN_ELLIPSE_POINTS} points)",
             ),
             *(
                 Line2D(
@@ -181,7 +187,8 @@ def pr_scatter(
         )
     fig.suptitle(
         "Precision vs recall of each model (Le Bronnec et al. 2024, Fig. 1)\n"
-        f"mean over seeds; {n_std:g}σ ellipse over seeds and reference resamples",
+        f"large marker: mean over seeds; ellipse: {level:.0%} region of a 2-D normal fitted "
+        "to the model's seeds and reference resamples",
         fontsize=11,
     )
     _save(fig, path)

@@ -9,6 +9,7 @@ import numpy as np
 
 from genmetrics.analysis.scaling import ValidCells
 from genmetrics.analysis.scaling_spectra import SmoothedSpectra
+from genmetrics.analysis.statistics import degenerate_interval
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import panel_grid, plt
 
@@ -17,7 +18,9 @@ def valid_cell_figure(data: ValidCells, path: str | Path) -> None:
     """FACE-2's scaling check as a figure (Liu et al. 2025, Table 2), from
     :func:`genmetrics.analysis.scaling.valid_cells`: per metric, the share of (family ×
     dataset) cells where it orders models by size; a dot per evaluator LM, a bar for their
-    mean with its 95% paired-bootstrap interval, the random baseline dashed."""
+    mean with its 95% paired-bootstrap interval over prompts (a zero-width interval, every
+    resample agreeing, says "no interval" instead), the random baseline dashed; the title
+    gives the number of cells."""
     summary, baseline = data.summary, data.baseline
     n = len(summary)
     fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.32 * max(n, 1)))
@@ -33,18 +36,32 @@ def valid_cell_figure(data: ValidCells, path: str | Path) -> None:
         else:
             color, label, k = cmap(k % 10), f"evaluator/featurizer: {ev}", k + 1
         ax.plot(ratio, y, "o", color=color, ms=4, label=label)
+    shown = False
+    names = list(summary["metric"])
     for i, m in enumerate(summary["metric"]):
         lo_hi = data.intervals.get(m)
-        if lo_hi is not None:
-            ax.plot(lo_hi, [i, i], color="k", lw=1.2)
+        if lo_hi is None:
+            continue
+        if degenerate_interval(*lo_hi):  # every resample agrees: no interval to draw
+            names[i] = f"{m} (no interval: every resample agrees)"
+            continue
+        label = None if shown else "95% paired bootstrap over prompts"
+        ax.plot(lo_hi, [i, i], color="k", lw=1.2, label=label)
+        shown = True
     ax.axvline(baseline, ls="--", color="grey", label=f"random ({baseline:.2f})")
     ax.set_yticks(y)
-    ax.set_yticklabels(summary["metric"], fontsize=7)
+    ax.set_yticklabels(names, fontsize=7)
     ax.set_xlim(0, 1.02)
     ax.set_xlabel("valid-cell ratio: share of (family × dataset) cells ordered larger ≻ smaller")
-    ax.set_title(f"Does the metric rank bigger models higher? ({data.cells} cells; FACE-2 check)")
+    cells = f"{data.cells} cell{'s' * (data.cells != 1)}"
+    note = ": one evaluator's ratio is 0 or 1" if data.cells == 1 else ""
+    ax.set_title(
+        f"Does the metric rank bigger models higher? (FACE-2 check)\n"
+        f"n = {cells} (family × dataset){note}",
+        fontsize=10,
+    )
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     _save(fig, path)
 
 

@@ -12,8 +12,9 @@ from genmetrics.figures._style import panel_grid, plt
 def surprisal_spectra(panels: list[SpectraPanel], path: str | Path) -> None:
     """FACE surprisal spectra (Yang et al. 2023; Liu et al. 2025), one panel per dataset of
     :func:`genmetrics.analysis.spectra.spectra_panels`: the human mean spectrum (black) and
-    each model's, raw (faint) and smoothed, with the smoothed 95% band of the mean;
-    log-scaled when every value is positive (``value=norm``)."""
+    each model's, raw (faint) and smoothed, with the smoothed 95% band of the mean (normal
+    approximation, ± 1.96 SD/√n; n texts in each label); log-scaled when every value is
+    positive (``value=norm``)."""
     fig, axes = panel_grid(len(panels), 6.4, empty="no face scores configured")
     cmap = plt.get_cmap("tab10")
     p: dict = {}
@@ -38,7 +39,8 @@ def surprisal_spectra(panels: list[SpectraPanel], path: str | Path) -> None:
         ax.legend(fontsize=7)
     fig.suptitle(
         "Spectra of per-token surprisal (FACE, Yang et al. 2023): closer to the human curve = "
-        "more human-like fluctuation; bands: 95% CI of the mean\n"
+        "more human-like fluctuation\nbands: 95% interval of the mean spectrum (± 1.96 SD/√n, "
+        "n texts in the legend)\n"
         f"score entry {entry}: value={p.get('value')}, zscore={p.get('zscore')}, "
         f"align={p.get('align')}, method={p.get('method')}, window={p.get('window')}",
         fontsize=10,
