@@ -5,7 +5,8 @@ check that claim against the reference: the installed package as an oracle (mauv
 diversity, lexical-diversity, sacrebleu, rouge-score, nltk, bert-score, scipy), or, for
 research code that is not installable (SimCTG, pr-4-llm, FACE, degen, mauve-experiments, HF
 evaluate's perplexity, Su & Collier's compute_coherence.py), a re-implementation of the
-formula as the upstream code writes it. A metric that registers an upstream without an entry
+formula as the upstream code writes it, or, for packages that install only with another torch
+(pytorch-fid, torch-fidelity, clean-fid), their function copied into the test. A metric that registers an upstream without an entry
 here, or changes its upstream string (a new claim, not yet checked), fails
 :func:`test_every_claim_has_a_check`. The checks themselves live in the family test files
 (listed by node name, and checked to exist) and, where a family file had none, below.
@@ -67,6 +68,16 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_claims.py::test_face_align_face_is_face_py",
             "test_face_conventions.py::test_face2_equations_on_a_hand_computed_example",
             "test_face_conventions.py::test_each_paper_convention_equals_its_papers_equations",
+        ),
+    ),
+    # pytorch-fid and torch-fidelity need torchvision (their install would replace the pinned
+    # torch): their functions are copied into the tests, with version and file named there
+    "frechet": (
+        "pytorch-fid 0.3.0 calculate_frechet_distance (np.cov, ddof=1)",
+        (
+            "test_frechet.py::test_matches_pytorch_fid",
+            "test_frechet.py::test_a_singular_product_is_retried_with_eps_as_pytorch_fid",
+            "test_frechet.py::test_imaginary_parts_dropped_below_1e3_refused_above",
         ),
     ),
     "hdd": (
