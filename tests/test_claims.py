@@ -95,6 +95,14 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_homogenization.py::test_bertscore_equals_bert_score_package_loop",
         ),
     ),
+    "kid": (
+        "torch-fidelity 0.4.0 kid_features_to_metric (poly kernel, unbiased MMD²)",
+        (
+            "test_kid.py::test_matches_torch_fidelity",
+            "test_kid.py::test_defaults_are_torch_fidelitys",
+            "test_kid.py::test_a_subset_size_above_a_set_is_capped_as_clean_fid",
+        ),
+    ),
     "mattr": (
         "lexical-diversity 0.1.1 lex_div.mattr",
         (
