@@ -154,6 +154,14 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_pos.py::test_whitespace_tags_equal_nltk_pos_tag_on_split",
         ),
     ),
+    "pos_templates": (
+        "diversity 0.3.1 template_rate, templates_per_token (extract_patterns top_n POS "
+        "n-grams; matched on tags, not surface strings)",
+        (
+            "test_pos_templates.py::test_equals_the_package",
+            "test_pos_templates.py::test_equals_the_package_by_default_on_its_defaults",
+        ),
+    ),
     "prd": (
         "pr-4-llm MAUVE-PR; Sajjadi et al. prd_score",
         (
