@@ -5,7 +5,8 @@ check that claim against the reference: the installed package as an oracle (mauv
 diversity, lexical-diversity, sacrebleu, rouge-score, nltk, bert-score, scipy), or, for
 research code that is not installable (SimCTG, pr-4-llm, FACE, degen, mauve-experiments, HF
 evaluate's perplexity, Su & Collier's compute_coherence.py), a re-implementation of the
-formula as the upstream code writes it. A metric that registers an upstream without an entry
+formula as the upstream code writes it, or, for packages that install only with another torch
+(pytorch-fid, torch-fidelity, clean-fid), their function copied into the test. A metric that registers an upstream without an entry
 here, or changes its upstream string (a new claim, not yet checked), fails
 :func:`test_every_claim_has_a_check`. The checks themselves live in the family test files
 (listed by node name, and checked to exist) and, where a family file had none, below.
@@ -69,6 +70,16 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_face_conventions.py::test_each_paper_convention_equals_its_papers_equations",
         ),
     ),
+    # pytorch-fid and torch-fidelity need torchvision (their install would replace the pinned
+    # torch): their functions are copied into the tests, with version and file named there
+    "frechet": (
+        "pytorch-fid 0.3.0 calculate_frechet_distance (np.cov, ddof=1)",
+        (
+            "test_frechet.py::test_matches_pytorch_fid",
+            "test_frechet.py::test_a_singular_product_is_retried_with_eps_as_pytorch_fid",
+            "test_frechet.py::test_imaginary_parts_dropped_below_1e3_refused_above",
+        ),
+    ),
     "hdd": (
         "lexical-diversity 0.1.1 lex_div.hdd",
         (
@@ -82,6 +93,14 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_homogenization.py::test_homogenization_equals_package",
             "test_homogenization.py::test_empty_texts_equal_package",
             "test_homogenization.py::test_bertscore_equals_bert_score_package_loop",
+        ),
+    ),
+    "kid": (
+        "torch-fidelity 0.4.0 kid_features_to_metric (poly kernel, unbiased MMD²)",
+        (
+            "test_kid.py::test_matches_torch_fidelity",
+            "test_kid.py::test_defaults_are_torch_fidelitys",
+            "test_kid.py::test_a_subset_size_above_a_set_is_capped_as_clean_fid",
         ),
     ),
     "mattr": (
@@ -133,6 +152,14 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "test_diversity.py::test_pos_compression_ratio_equals_compression_of_tags",
             "test_pos.py::test_whitespace_tags_equal_nltk_pos_tag_on_split",
+        ),
+    ),
+    "pos_templates": (
+        "diversity 0.3.1 template_rate, templates_per_token (extract_patterns top_n POS "
+        "n-grams; matched on tags, not surface strings)",
+        (
+            "test_pos_templates.py::test_equals_the_package",
+            "test_pos_templates.py::test_equals_the_package_by_default_on_its_defaults",
         ),
     ),
     "prd": (
