@@ -115,7 +115,8 @@ def test_schema_defaults_fill_the_plan():
     assert gen.dtype == "auto" and gen.template == "chat"  # the checkpoint's template
     assert gen.token_margin == 1.25 and gen.instruction is None
     assert plan.models["gemma3-nucleus"].generation["bbc"].template == "base"
-    assert plan.models["smollm2-pure"].seeds == (0,)
+    assert plan.models["smollm2-pure"].seeds == (0, 1)  # its own
+    assert plan.models["smollm2-nucleus"].seeds == (0,)  # generation.seeds
     e = plan.entries["self_bleu"]
     assert e.length_control == "none" and e.score_references and e.reference is None
     # every parameter as the metric runs with it, the config's values included

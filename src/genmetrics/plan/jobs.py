@@ -43,13 +43,18 @@ class JobParams:
             if dataset not in e.datasets or least <= 1:
                 continue
             fraction = e.spread["fraction"] if e.spread else 1.0
-            why = f"{param}={e.params[param]} needs at least {least} texts per set"
+            # a minimum the metric itself sets (no parameter asks for it) names the entry
+            why = (
+                f"{param}={e.params[param]} needs at least {least} texts per set"
+                if param
+                else f"{e.metric} needs at least {least} texts per set"
+            )
             if fraction < 1:
                 why += f", and the spread resamples keep {fraction:g} of the references"
             out.append(
                 {
                     "entry": e.name,
-                    "key": f"metrics.{e.name}.params.{param}",
+                    "key": f"metrics.{e.name}.params.{param}" if param else f"metrics.{e.name}",
                     "needs": math.ceil(least / fraction),
                     "why": why,
                 }
