@@ -37,9 +37,10 @@ from genmetrics.params import BOOL, STRING, Const, Interval, Options, Param
 
 METRICS = all_metrics()
 #: the metric that stands for each input kind in the file cases (both roles when it has a
-#: reference); ``records`` has no metric and is checked through its loader
+#: reference)
 FILE_METRIC = {
     "texts": "rouge",
+    "records": "distinct_k",
     "embeddings": "precision_recall",
     "surprisal": "perplexity",
     "pos": "pos_compression_ratio",
@@ -94,6 +95,13 @@ def good(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path
     ]
     write_jsonl(d / "ref.jsonl", refs)
     write_jsonl(d / "cand.jsonl", cands)
+    # generations with 3 samples per prompt (ids <prompt id>~<j>): the per-prompt metrics
+    samples = [
+        {**c, "id": f"p{i // 3}~{i % 3}", "prompt_id": f"p{i // 3}", "prompt": "Once",
+         "continuation": c["text"]}
+        for i, c in enumerate(cands)
+    ]  # fmt: skip
+    write_jsonl(d / "records.jsonl", samples)
     save_npz(d / "ref.npz", ids=[r["id"] for r in refs], emb=rng.normal(size=(30, 8)))
     save_npz(
         d / "cand.npz",
@@ -126,6 +134,7 @@ def good(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path
     return {
         "density": (d / "density.npz", None),
         "texts": (d / "cand.jsonl", d / "ref.jsonl"),
+        "records": (d / "records.jsonl", None),
         "embeddings": (d / "cand.npz", d / "ref.npz"),
         "surprisal": (d / "surprisal.npz", d / "ref_surprisal.npz"),
         "pos": (d / "pos.jsonl", None),

@@ -4,10 +4,11 @@
 check that claim against the reference: the installed package as an oracle (mauve-text, prdc,
 diversity, lexical-diversity, sacrebleu, rouge-score, nltk, bert-score, scipy), or, for
 research code that is not installable (SimCTG, pr-4-llm, FACE, degen, mauve-experiments, HF
-evaluate's perplexity, Su & Collier's compute_coherence.py), a re-implementation of the
-formula as the upstream code writes it, or, for packages that install only with another torch
-(pytorch-fid, torch-fidelity, clean-fid), their function copied into the test. A metric that registers an upstream without an entry
-here, or changes its upstream string (a new claim, not yet checked), fails
+evaluate's perplexity, Su & Collier's compute_coherence.py, NoveltyBench's partition.py and
+score.py), a re-implementation of the formula as the upstream code writes it, or, for packages
+that install only with another torch (pytorch-fid, torch-fidelity, clean-fid), their function
+copied into the test. A metric that registers an upstream without an entry here, or changes its
+upstream string (a new claim, not yet checked), fails
 :func:`test_every_claim_has_a_check`. The checks themselves live in the family test files
 (listed by node name, and checked to exist) and, where a family file had none, below.
 """
@@ -52,6 +53,15 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_diversity.py::test_compression_ratio_small_corpora_equal_package",
             "test_diversity.py::test_compression_ratio_matches_package",
             "test_diversity.py::test_empty_texts_scored_as_package",
+        ),
+    ),
+    "distinct_k": (
+        "NoveltyBench 5b22b53 partition_responses, summarize mean_distinct",
+        (
+            "test_novelty.py::test_ngram_partition_equals_novelty_bench_on_its_own_generations",
+            "test_novelty.py::test_ngram_partition_equals_novelty_bench_on_random_texts",
+            "test_novelty.py::test_classifier_equals_novelty_bench_s_scores_and_partitions",
+            "test_novelty.py::test_utility_reproduces_novelty_bench_stored_scores",
         ),
     ),
     "distinct_n": (
@@ -206,6 +216,13 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "ttr": (
         "lexical-diversity 0.1.1 lex_div.ttr",
         ("test_lexical.py::test_registered_means_match_reference",),
+    ),
+    "utility_k": (
+        "NoveltyBench 5b22b53 score.py utility, summarize mean_utility",
+        (
+            "test_novelty.py::test_utility_reproduces_novelty_bench_stored_scores",
+            "test_novelty.py::test_hand_case_three_prompts_four_samples",
+        ),
     ),
     "zipf": (
         "degen metrics/zipf.py (scipy linregress; zipf_r 0 where scipy's r is NaN: all fitted "

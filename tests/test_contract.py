@@ -150,14 +150,27 @@ def _inputs(kind: str, seed: int):
             counts=np.full(8, 10),
             ln_space=np.log(1e4) + np.log(counts.sum() / 1e4 + 1),
         )
-    if kind == "records":
+    if kind == "records":  # generations: 6 prompts x 4 samples (ids <prompt id>~<j>)
         texts = _texts(seed)
-        return [{"prompt": t[:20] or "the", "continuation": t[20:]} for t in texts]
+        return [
+            {"id": f"p{i // 4}~{i % 4}", "prompt_id": f"p{i // 4}", "prompt": t[:20] or "the",
+             "continuation": t[20:]}
+            for i, t in enumerate(texts)
+        ]  # fmt: skip
     return _texts(seed)
 
 
 METRICS = sorted(all_metrics())
 OFFLINE_HEAVY = {"coherence"}  # loads a sentence encoder (MiniLM from PyPI)
+
+
+def _prompt_ids(m, cand) -> dict:
+    """A per-prompt metric's prompt ids: the records' own, or 4 rows per prompt."""
+    if not m.by_prompt:
+        return {}
+    if m.input == "records":
+        return {"prompt_ids": [r["prompt_id"] for r in cand]}
+    return {"prompt_ids": [f"p{i // 4}" for i in range(len(cand))]}
 
 
 def _run(name: str, params=None):
@@ -168,7 +181,7 @@ def _run(name: str, params=None):
         ref = _inputs(m.input, 2)
         if m.paired:
             ref = ref[: len(cand)]
-    return compute(name, cand, ref, params or {})
+    return compute(name, cand, ref, params or {}, **_prompt_ids(m, cand))
 
 
 @pytest.mark.parametrize("name", METRICS)

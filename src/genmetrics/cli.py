@@ -76,6 +76,15 @@ def plain_text(text: str) -> str:
     return _RST_LITERAL.sub(r"\1", text)
 
 
+def _other_inputs(m: dict[str, Any]) -> str:
+    """The kinds a metric reads under some parameter values (``input_by``), as text."""
+    return "".join(
+        f"; {kind} with {key}={json.dumps(value)}"
+        for key, kinds in m.get("input_by", {}).items()
+        for value, kind in kinds.items()
+    )
+
+
 def format_metrics(metrics: list[dict[str, Any]]) -> str:
     """The ``genmetrics list`` table: each metric, its values (↑/↓ = better), params; the
     registered texts in plain text (:func:`plain_text`)."""
@@ -83,6 +92,7 @@ def format_metrics(metrics: list[dict[str, Any]]) -> str:
     lines = []
     for m in metrics:
         kind = m["input"] + (", paired" if m["paired"] else "")
+        kind += (", by prompt" if m.get("by_prompt") else "") + _other_inputs(m)
         lines.append(f"{m['name']}  ({kind}; reference {m['reference']})  {m['citation']}")
         lines.append(f"    {m['description']}")
         lines.append("    values: " + ", ".join(f"{k}{arrow[d]}" for k, d in m["values"].items()))
@@ -113,6 +123,7 @@ def markdown_table(metrics: list[dict[str, Any]]) -> str:
         kind = m["input"] + (
             " (paired)" if m["paired"] else " (paired by prompt, else sets)" if m["links"] else ""
         )
+        kind += (" (per prompt)" if m.get("by_prompt") else "") + _other_inputs(m)
         vals = ", ".join(f"`{k}`{arrow[d]}" for k, d in m["values"].items())
         params = ", ".join(f"`{k}`={json.dumps(p['default'])}" for k, p in m["params"].items())
         rows.append(

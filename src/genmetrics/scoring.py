@@ -51,13 +51,13 @@ def score_files(
     (:func:`genmetrics.kinds.pair_rows`); ``language``: the words of ``mean_words``.
     """
     metric = get(name)
-    metric.check_params(params)  # before any file is read
+    merged = metric.check_params(params)  # before any file is read
     check_pair_by(metric, pair_by)
     if metric.reference in ("required", "prompts") and reference is None:
         raise GenmetricsError(f"metric {name!r} needs --reference")
     if metric.reference == "none" and reference is not None:
         raise GenmetricsError(f"metric {name!r} takes no reference, got --reference {reference}")
-    kind = KINDS[metric.input]
+    kind = KINDS[metric.input_kind(merged)]
     cand, cand_rows = load_input(kind, candidate, "candidate")
     ref = ref_rows = None
     if reference is not None:
@@ -115,7 +115,8 @@ def score_loaded(
     item): a paired metric aligns candidates with references by ``prompt_id``/``source_id``,
     else by ``id``, or by position with ``pair_by="position"`` (:func:`pair_rows`, naming
     ``where`` in errors), a linked one gets each candidate's references
-    (:func:`link_groups`); each set must hold the metric's ``min_items`` (:func:`check_sizes`);
+    (:func:`link_groups`), a per-prompt one the ``prompt_id`` of each candidate row
+    (:func:`prompt_ids`); each set must hold the metric's ``min_items`` (:func:`check_sizes`);
     returns the score record (a text metric's ``mean_words`` in words of ``language``)."""
     metric = get(name)
     merged = metric.check_params(params)
@@ -130,14 +131,29 @@ def score_loaded(
         unpaired = len(ref_rows or []) - len(ri)
         ref, ref_rows = _take(ref, ri), _take(ref_rows, ri)
         cand, cand_rows = _take(cand, ci), _take(cand_rows, ci)
+    groups = prompt_ids(cand_rows, where or name, name) if metric.by_prompt else None
     counts = {"candidate": _count(cand)} | ({} if ref is None else {"reference": _count(ref)})
     check_sizes(metric, merged, counts)
     t0 = time.perf_counter()
-    result = compute(name, cand, ref, merged, links=links)
+    result = compute(name, cand, ref, merged, links=links, prompt_ids=groups)
     seconds = time.perf_counter() - t0
     if unpaired is not None:
         result.n.setdefault("unpaired_reference", unpaired)
     return record(metric, result, merged, seconds, cand_rows, ref_rows, cand, ref, language)
+
+
+def prompt_ids(rows: Sequence[Mapping[str, Any]], where: str, metric: str) -> list[str]:
+    """The ``prompt_id`` of every candidate row, for a metric scored per prompt; a row without
+    one is an error naming ``where`` (the file), how many and the first: prompts are never
+    made up from line numbers."""
+    bad = [i for i, r in enumerate(rows, start=1) if r.get("prompt_id") in (None, "")]
+    if bad:
+        first = rows[bad[0] - 1].get("id")
+        raise GenmetricsError(
+            f"{where}: {len(bad)} of {len(rows)} candidate row(s) have no prompt_id, first row "
+            f"{bad[0]} (id {first!r}); {metric} groups each prompt's samples by prompt_id"
+        )
+    return [str(r["prompt_id"]) for r in rows]
 
 
 def record(
@@ -156,7 +172,11 @@ def record(
         n["reference"] = _count(ref)
     n.update(result.n)
     values = dict(result.values)
-    if metric.input in TEXT_KINDS and cand_rows and all("text" in r for r in cand_rows):
+    if (
+        metric.input_kind(params) in TEXT_KINDS
+        and cand_rows
+        and all("text" in r for r in cand_rows)
+    ):
         # length control (Shaib et al. 2024): every text score comes with the mean length in words
         lengths = [count_words(r["text"], language) for r in cand_rows]
         values.setdefault("mean_words", float(np.mean(lengths)))

@@ -147,12 +147,13 @@ def score_rows(
     from genmetrics.scoring import score_loaded
 
     m = get(metric)
-    if m.input not in TEXT_KINDS:
-        raise GenmetricsError(f"length control: only for metrics on texts, not {m.input}")
+    kind = m.input_kind(m.check_params(params))
+    if kind not in TEXT_KINDS:
+        raise GenmetricsError(f"length control: only for metrics on texts, not {kind}")
     cand_rows = list(candidate)
     ref_rows = None if reference is None or m.reference == "none" else list(reference)
-    ref = None if ref_rows is None else _as_kind(m.input, ref_rows)
-    cand = _as_kind(m.input, cand_rows)
+    ref = None if ref_rows is None else _as_kind(kind, ref_rows)
+    cand = _as_kind(kind, cand_rows)
     return score_loaded(
         metric,
         cand,

@@ -52,7 +52,7 @@ class _Recompute:
 
         self.metric = get(entry["metric"])
         self.params = entry["params"]
-        kind = KINDS[self.metric.input]
+        kind = KINDS[self.metric.input_kind(self.metric.check_params(self.params))]
 
         def load(path: str, role: str) -> tuple[Any, Any]:  # a file shared by entries: once
             if (kind.name, path) not in loaded:

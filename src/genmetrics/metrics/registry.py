@@ -27,6 +27,15 @@ A metric module registers its public function once; everything else is read from
   ``links``, for each candidate the indices of every reference with the same prompt
   (:func:`genmetrics.kinds.link_groups`), or ``None`` when the two sets share no prompt; the
   metric then pairs where it can and compares sets otherwise (FACE).
+* **Per prompt** (``by_prompt=True``): the function also takes ``prompt_ids``, one string per
+  candidate item (its row's ``prompt_id``: a generation's prompt), to score each prompt's
+  samples as a group (NoveltyBench's ``distinct_k``). The rows' ids are never made up from
+  line numbers: a candidate row without a ``prompt_id`` is an error naming the file.
+* **Input by parameter** (``input_by``): ``{param: {value: kind}}``, the kind read under some
+  values of a parameter, else ``input`` (``distinct_k`` compares the texts of records, or the
+  workflow's embeddings with ``equivalence: embedding``). ``input`` is the kind of the
+  default parameters; :meth:`Metric.input_kind` gives the kind of a run's parameters, and
+  everything that loads or plans an input asks it.
 * **Models and assets**: a metric downloads nothing; what it needs comes from features
   (embed / surprisal rules) and from ``assets(params)``, the names of offline assets
   (:data:`genmetrics.assets.ASSETS`) that the workflow fetches in rules. A metric that must
@@ -97,13 +106,14 @@ from typing import Any, Literal
 
 from genmetrics import GenmetricsError
 from genmetrics.kinds import KINDS
+from genmetrics.metrics._contract import check_input_by, check_prompt_ids
 from genmetrics.params import Constraint, Param, check_params
 
 ReferenceMode = Literal["required", "none", "optional", "prompts"]
 HIGHER, LOWER = "higher", "lower"
 #: what ``params`` maps each name to: (constraint or constraints, one-line doc)
 ParamSpec = tuple[Constraint | tuple[Constraint, ...], str]
-_INPUT_ARGS = ("candidate", "reference", "links")
+_INPUT_ARGS = ("candidate", "reference", "links", "prompt_ids")
 #: the family of a metric that declares none (and of scores of unregistered metrics)
 OTHER = "other"
 #: metric families, in display order
@@ -173,6 +183,8 @@ class Metric:
     description: str
     paired: bool = False
     links: bool = False
+    by_prompt: bool = False
+    input_by: Mapping[str, Mapping[Any, str]] = field(default_factory=dict)
     part: str = "text"
     aggregation: str = "corpus"
     upstream: str = ""
@@ -196,6 +208,16 @@ class Metric:
         """The defaults under the preset choices in ``params`` (e.g. FACE's convention)."""
         given = params or {}
         return self.check_params({k: given[k] for k in self.presets if k in given})
+
+    def input_kind(self, params: Mapping[str, Any] | None = None) -> str:
+        """The input kind of a run with ``params`` (checked; a missing one is its default):
+        the kind ``input_by`` names for a parameter's value, else ``input``."""
+        given = params or {}
+        for key, kinds in self.input_by.items():
+            value = given.get(key, self.params[key].default)
+            if value in kinds:
+                return kinds[value]
+        return self.input
 
     def scale(self, value: str) -> str | None:
         """How ``value`` reads (a key of :data:`SCALES`); None where the metric states none."""
@@ -231,6 +253,8 @@ class Metric:
             "input": self.input,
             "paired": self.paired,
             "links": self.links,
+            "by_prompt": self.by_prompt,
+            "input_by": {k: dict(v) for k, v in self.input_by.items()},
             "part": self.part,
             "reference": self.reference,
             "values": dict(self.values),
@@ -269,6 +293,8 @@ def register(
     params: Mapping[str, ParamSpec] | None = None,
     paired: bool = False,
     links: bool = False,
+    by_prompt: bool = False,
+    input_by: Mapping[str, Mapping[Any, str]] | None = None,
     part: str = "text",
     aggregation: str = "corpus",
     upstream: str = "",
@@ -308,6 +334,7 @@ def register(
         doc = description or (inspect.getdoc(func) or "").split("\n\n")[0].replace("\n", " ")
         declared = _declare(name, func, params or {})
         _check_presets(name, declared, presets or {})
+        check_input_by(name, input, declared, input_by or {})
         _REGISTRY[name] = Metric(
             name=name,
             func=func,
@@ -318,6 +345,8 @@ def register(
             description=doc,
             paired=paired,
             links=links,
+            by_prompt=by_prompt,
+            input_by={k: dict(v) for k, v in (input_by or {}).items()},
             part=part,
             aggregation=aggregation,
             upstream=upstream,
@@ -508,14 +537,16 @@ def compute(
     reference: Any = None,
     params: Mapping[str, Any] | None = None,
     links: Sequence[Sequence[int]] | None = None,
+    prompt_ids: Sequence[Any] | None = None,
 ) -> MetricResult:
     """Run metric ``name`` on already-loaded inputs of its kind (see :mod:`genmetrics.kinds`);
-    ``links`` (metrics registered with ``links=True``): per candidate, its references' indices."""
+    ``links`` (metrics registered with ``links=True``): per candidate, its references' indices;
+    ``prompt_ids`` (``by_prompt=True``): per candidate, the id of its prompt."""
     metric = get(name)
     merged = metric.check_params(params)
     if metric.reference in ("required", "prompts") and reference is None:
         raise GenmetricsError(f"metric {name!r} needs a reference ({metric.reference})")
-    validate = KINDS[metric.input].validator
+    validate = KINDS[metric.input_kind(merged)].validator
     kwargs: dict[str, Any] = {"candidate": validate(candidate, "candidate")}
     if metric.reference != "none" and reference is not None:
         kwargs["reference"] = validate(reference, "reference")
@@ -529,6 +560,10 @@ def compute(
         kwargs["links"] = _check_links(name, links, kwargs)
     elif links is not None:
         raise GenmetricsError(f"metric {name!r} takes no links")
+    if metric.by_prompt:
+        kwargs["prompt_ids"] = check_prompt_ids(name, prompt_ids, len(kwargs["candidate"]))
+    elif prompt_ids is not None:
+        raise GenmetricsError(f"metric {name!r} takes no prompt_ids")
     out = metric.func(**kwargs, **merged)
     if not isinstance(out, MetricResult):
         out = MetricResult(values=dict(out))

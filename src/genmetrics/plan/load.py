@@ -404,25 +404,29 @@ def _entry(
             "omniinput.runs (README, OmniInput)"
         )
     params = metric.check_params(e["params"], where=f"{key}.params")
-    kind = KINDS[metric.input]
+    input_kind = metric.input_kind(params)
+    kind = KINDS[input_kind]
     feature_model = None
     for what, table in tables.items():
         given = e.get(what)
         if what == kind.config_key:
             if not given:
-                raise GenmetricsError(f"{key}.{what}: required for this metric ({metric.input})")
+                raise GenmetricsError(f"{key}.{what}: required for this metric ({input_kind})")
             if given not in table:
                 raise GenmetricsError(f"{key}.{what}: {given!r} is not defined under {what}s")
             feature_model = given
         elif given:
             raise GenmetricsError(
-                f"{key}.{what}: not used by {metric.name}, which reads {metric.input}"
+                f"{key}.{what}: not used by {metric.name}, which reads {input_kind}"
             )
     entry_datasets = resolve_names(e.get("datasets", datasets), groups, f"{key}.datasets")
     reference = _reference_source(key, e, metric.reference, entry_datasets, models)
-    if e["length_control"] != "none" and metric.input not in TEXT_KINDS:
+    if e["length_control"] != "none" and input_kind not in TEXT_KINDS:
+        raise GenmetricsError(f"{key}.length_control: only for metrics on texts, not {input_kind}")
+    if e["length_control"] != "none" and metric.part != "text":
         raise GenmetricsError(
-            f"{key}.length_control: only for metrics on texts, not {metric.input}"
+            f"{key}.length_control: cuts whole texts, but {metric.name} reads each "
+            f"generation's {metric.part}"
         )
     if e["length_control"] == "shortest_models" and reference == REFERENCES:
         raise GenmetricsError(
@@ -430,13 +434,13 @@ def _entry(
             "cut, so it cannot score against them; use shortest"
         )
     spread = e.get("spread")
-    if spread is not None and (metric.input != "embeddings" or reference is None):
+    if spread is not None and (input_kind != "embeddings" or reference is None):
         raise GenmetricsError(f"{key}.spread: only for metrics on embeddings with a reference")
     return ScoreEntry(
         name=name,
         metric=metric.name,
         params=params,
-        input=metric.input,
+        input=input_kind,
         part=metric.part,
         paired=metric.paired,
         reference=reference,
@@ -473,7 +477,7 @@ def _assets(metric: Any, params: Mapping[str, Any], length_control: str) -> tupl
     """Offline assets a score job needs; a length-controlled metric on POS tags tags the cut
     texts itself, so it needs the tagger's data too."""
     assets = list(metric.assets(params))
-    if length_control != "none" and metric.input == "pos":
+    if length_control != "none" and metric.input_kind(params) == "pos":
         assets += [a for a in POS_ASSETS if a not in assets]
     return tuple(assets)
 

@@ -1,0 +1,55 @@
+"""Checks of two facts of the metric contract (:mod:`genmetrics.metrics.registry`): the input
+kind chosen by a parameter (``input_by``) and the prompt ids of a per-prompt metric."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from genmetrics import GenmetricsError
+from genmetrics.kinds import KINDS
+from genmetrics.params import Param
+
+
+def check_input_by(
+    name: str,
+    input: str,
+    declared: Mapping[str, Param],
+    input_by: Mapping[str, Mapping[Any, str]],
+) -> None:
+    """Each ``input_by`` parameter is declared, names values it accepts and kinds of
+    :data:`KINDS`, and its default keeps ``input`` (the kind of the default parameters)."""
+    for key, kinds in input_by.items():
+        if key not in declared:
+            raise ValueError(f"metric {name!r}: input_by parameter {key!r} is not declared")
+        for value, kind in kinds.items():
+            declared[key].check(value, f"metric {name!r} input_by {key}")
+            if kind not in KINDS:
+                raise ValueError(
+                    f"metric {name!r}: input_by {key}={value!r} names kind {kind!r}, not one "
+                    f"of {tuple(KINDS)}"
+                )
+        if kinds.get(declared[key].default, input) != input:
+            raise ValueError(
+                f"metric {name!r}: the default {key}={declared[key].default!r} reads "
+                f"{kinds[declared[key].default]!r}, but input is {input!r}"
+            )
+
+
+def check_prompt_ids(name: str, prompt_ids: Sequence[Any] | None, n_cand: int) -> list[str]:
+    """One prompt id per candidate, as strings (a missing one is an error, never a guess)."""
+    if prompt_ids is None:
+        raise GenmetricsError(
+            f"metric {name!r} scores each prompt's samples: give prompt_ids, one per candidate"
+        )
+    if isinstance(prompt_ids, (str, bytes)):
+        raise GenmetricsError(f"metric {name!r}: prompt_ids must be a list, got one string")
+    out = list(prompt_ids)
+    if len(out) != n_cand:
+        raise GenmetricsError(f"metric {name!r}: {len(out)} prompt ids for {n_cand} candidates")
+    bad = [i for i, p in enumerate(out) if p is None or str(p) == ""]
+    if bad:
+        raise GenmetricsError(
+            f"metric {name!r}: {len(bad)} candidate(s) have no prompt id, first {bad[0]}"
+        )
+    return [str(p) for p in out]
