@@ -128,6 +128,21 @@ def test_one_page_report_embeds_every_figure(tmp_path):
     assert "<table" in page and "0.55 ± 0.071" in page  # a's precision over its two seeds
 
 
+def test_make_demo_writes_the_snakemake_report():
+    """`make demo` ends with the report the README promises, as `make report` writes it."""
+    make = (REPO / "Makefile").read_text()
+    demo = re.search(r"^demo: .*\n((?:\t.*\n)+)", make, re.M)
+    assert demo, "no `demo` target"
+    lines = [line.strip() for line in demo.group(1).splitlines()]
+    run = "$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --rerun-incomplete"
+    report = (
+        "$(BIN)/snakemake --cores $(CORES) --configfile config.yaml "
+        "--report results/snakemake_report.html"
+    )
+    assert run in lines and report in lines
+    assert lines.index(report) == lines.index(run) + 1  # after the run, before the messages
+
+
 def test_make_report_target():
     make = (REPO / "Makefile").read_text()
     rule = re.search(r"^report: .*\n((?:\t.*\n)+)", make, re.M)
