@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import fields
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -59,17 +60,43 @@ def test_every_figure_is_wrapped_in_report_with_a_caption():
         assert ".png" not in rule_file.read_text(), rule_file
 
 
-def test_captions_exist_render_and_cite():
-    from docutils.core import publish_parts
+#: a table as its caption includes it: Markdown (``.. include:: ... :literal:``) or CSV
+#: (``.. csv-table:: :file: ...``), with a row a test can find in the rendered caption
+TABLE_ROW = ("stories", "tiny-pure", "0.8661 ± 0.18")
 
+
+def _render_like_snakemake(caption: str | Path, tmp_path: Path) -> str:
+    """The caption as ``snakemake --report`` renders it: Jinja (each ``snakemake.output.x``
+    bound to a small table file of the kind its directive reads), then docutils to HTML,
+    stopping on warnings (an unescaped |x|, a bad directive, an unreadable table)."""
+    from docutils.core import publish_parts
+    from jinja2 import Environment
+
+    text = Path(caption).read_text(encoding="utf-8")
+    outputs = {}
+    for key in re.findall(r"snakemake\.output\.(\w+)", text):
+        csv = re.search(r"csv-table::\s*\n\s+:file: \{\{ *snakemake\.output\." + key, text)
+        path = tmp_path / (f"{key}.csv" if csv else f"{key}.md")
+        head, row = ("dataset", "model", "score"), TABLE_ROW
+        if csv:
+            path.write_text(",".join(head) + "\n" + ",".join(row) + "\n", encoding="utf-8")
+        else:
+            lines = ["| " + " | ".join(cells) + " |" for cells in (head, ("---",) * 3, row)]
+            path.write_text("# Table\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+        outputs[key] = str(path)
+    snakemake = type("Snakemake", (), {"output": type("Output", (), outputs)})
+    text = Environment(trim_blocks=True, lstrip_blocks=True).from_string(text)
+    settings = {"halt_level": 2, "report_level": 2}
+    return publish_parts(
+        text.render(snakemake=snakemake), writer="html", settings_overrides=settings
+    )["body"]
+
+
+def test_captions_exist_render_and_cite(tmp_path):
     captions = {*_wrapped().values()}
     captions |= {str(p.resolve()) for p in (REPO / "workflow" / "report").glob("*.rst")}
     for cap in sorted(captions):
-        text = open(cap, encoding="utf-8").read()
-        # Snakemake renders captions with Jinja first: `{{ snakemake.output.x }}` → a path
-        text = re.sub(r"\{\{[^}]*\}\}", str(REPO / "README.md"), text)
-        # halt on warnings: an unescaped |x| (a substitution) or a bad directive fails here
-        publish_parts(text, writer="html", settings_overrides={"halt_level": 2})
+        _render_like_snakemake(cap, tmp_path)
     for path, cap in _wrapped().items():
         if path.endswith(".png") and "workflow.rst" not in cap:
             body = open(cap, encoding="utf-8").read()
@@ -126,6 +153,42 @@ def test_one_page_report_embeds_every_figure(tmp_path):
     page = out.read_text()
     assert base64.b64encode(fig.read_bytes()).decode() in page
     assert "<table" in page and "0.55 ± 0.071" in page  # a's precision over its two seeds
+
+
+def _report_flags() -> list[tuple[str, str, str, str]]:
+    """(rule, RESULTS name, caption file, the rule's text) of every report() flag."""
+    out = []
+    for rule_file in RULES:
+        text = rule_file.read_text()
+        rules = re.split(r"^(?=rule \w+:)", text, flags=re.M)
+        for rule in rules:
+            name = re.match(r"rule (\w+):", rule)
+            for result, caption in REPORT_CALL.findall(rule):
+                path = str((rule_file.parent / caption).resolve())
+                out.append((name[1] if name else "?", result, path, rule))
+    return out
+
+
+def test_every_table_in_the_report_shows_its_table(tmp_path):
+    """Every table wrapped in report() shows as a table in its caption (a Markdown file
+    included literally, or the CSV as an HTML table), the file being an output of the same
+    rule; only the tidy scores.csv is a download alone (its readable form is the headline
+    table)."""
+    tables = [f for f in _report_flags() if not getattr(RESULTS, f[1]).endswith(".png")]
+    assert len(tables) >= 8
+    for rule, result, caption, rule_text in tables:
+        if result == "scores":
+            continue
+        text = Path(caption).read_text(encoding="utf-8")
+        output = r"\{\{ *snakemake\.output\.(\w+) *\}\}"
+        keys = re.findall(r"^\.\. include:: *" + output, text, re.M)
+        keys += re.findall(r"^\.\. csv-table::.*\n(?:\s+:.*\n)*?\s+:file: *" + output, text, re.M)
+        assert keys, f"{caption} ({rule}: {result}) does not show its table"
+        for key in keys:
+            assert re.search(rf"^\s+{key}=", rule_text, re.M), (rule, key)
+        body = _render_like_snakemake(caption, tmp_path)
+        shown = re.sub(r"<[^>]+>", " ", body)
+        assert all(cell in shown for cell in TABLE_ROW), (caption, body[-500:])
 
 
 def test_make_demo_writes_the_snakemake_report():
