@@ -310,6 +310,40 @@ def test_one_page_report_is_readable(tmp_path):
         write_html_report(out, scores, figures[:1], captions=CAPTION_FILES[:2])
 
 
+def test_one_page_report_in_a_headless_browser(tmp_path):
+    """The page in Chromium: every image loads, every table has rows, every figure shows its
+    caption, no console error, and the visible text has no None and no dict."""
+    from browser import broken_images, headless_chromium, open_page, severe_console
+
+    from genmetrics.report import write_html_report
+
+    scores, stats, figures, out = _one_page_case(tmp_path)
+    write_html_report(out, scores, figures, [stats], captions=CAPTION_FILES)
+    with headless_chromium() as driver:
+        open_page(driver, out)
+        assert broken_images(driver) == []
+        assert driver.execute_script("return document.images.length") == len(figures)
+        rows = driver.execute_script(
+            "return [...document.querySelectorAll('table')]"
+            ".map(t => t.offsetHeight > 0 ? t.tBodies[0].rows.length : -1)"
+        )
+        assert rows and all(n > 0 for n in rows), rows
+        captions = driver.execute_script(
+            "return [...document.querySelectorAll('figure')]"
+            ".map(f => [f.querySelector('img').naturalWidth, f.querySelector('figcaption').innerText])"
+        )
+        assert [c[1].split()[:3] for c in captions] == [
+            ["The", "precision–recall", "plane"],
+            ["Which", "scores", "mostly"],
+        ]
+        body = driver.execute_script(
+            "document.querySelectorAll('details').forEach(d => d.open = true);"
+            "return document.body.innerText"
+        )
+        assert "None" not in body and "{'" not in body and "cpu" in body
+        assert severe_console(driver) == []
+
+
 def test_make_demo_writes_the_snakemake_report():
     """`make demo` ends with the report the README promises, as `make report` writes it."""
     make = (REPO / "Makefile").read_text()
