@@ -77,7 +77,8 @@ def write_html_report(
     ``figures``, each under its caption; ``captions`` are the caption files
     (:func:`genmetrics.captions.caption_files`: each figure's and the headline table's). The
     CSVs are linked by their path relative to ``out`` (``summary_csv``, ``headline_csv``:
-    optional further links). A figure without a caption among ``captions`` is an error."""
+    optional further links). A figure without a caption among ``captions`` is an error; the
+    headline caption is shown where given."""
     df = read_scores(scores_csv)
     figure_parts = [_figure(f, captions) for f in figures]  # caption errors before writing
     parts = [
@@ -92,7 +93,7 @@ def write_html_report(
         "(written by <code>make demo</code> and <code>make report</code>; in another run "
         "folder, <code>snakemake --report results/snakemake_report.html</code>).</p>",
         "<h2>Scores</h2>",
-        caption_html(find_caption(HEADLINE_CAPTION, captions)),
+        *_headline_caption(captions),
         *_scores(df, out, scores_csv, summary_csv, headline_csv),
     ]
     if stats:
@@ -117,7 +118,7 @@ def _scores(
 ) -> list[str]:
     """The legend, the links to the CSVs and one table per family."""
     table = headline_table(df)
-    links = [(scores_csv, "every value of every score, per seed")]
+    links = [(scores_csv, "the full table")]
     links += [
         (p, what)
         for p, what in (
@@ -128,7 +129,7 @@ def _scores(
     ]
     parts = [
         f"<p class='note'>{html.escape(headline_legend(table))}</p>",
-        "<p class='note'>Downloads: "
+        "<p class='note'>Every value of every score, per seed: "
         + "; ".join(_link(p, out, what) for p, what in links)
         + ".</p>",
     ]
@@ -142,6 +143,13 @@ def _scores(
         if note:
             parts.append(f"<p class='note'>{html.escape(note)}</p>")
     return parts
+
+
+def _headline_caption(captions: Sequence[str | Path]) -> list[str]:
+    """The headline table's caption, where it is among the caption files (the workflow's
+    always is; a page written without captions has none)."""
+    found = [f for f in captions if Path(f).name == HEADLINE_CAPTION]
+    return [caption_html(found[0])] if found else []
 
 
 def _score_table(sub: pd.DataFrame) -> str:
