@@ -188,19 +188,27 @@ def _missing_note(df: pd.DataFrame, long: pd.DataFrame, family: str, sub: pd.Dat
             refs = df.loc[(df["dataset"] == dataset) & (df["entry"] == entry), "reference"]
             refs = {str(r) for r in refs.dropna()}
             if refs == {REFERENCES}:
-                why = "it compares each model's texts with the human texts"
+                why = "{it} {compares} each model's texts with the human texts"
             elif refs == {PROMPTS}:
-                why = "it compares each continuation with its prompt"
+                why = "{it} {compares} each continuation with its prompt"
             elif refs:
-                why = "it compares each model's texts with another model's"
+                why = "{it} {compares} each model's texts with another model's"
             else:
-                why = "the config does not score the human texts on it"
+                why = "the config does not score the human texts on {them}"
             reasons.setdefault(why, [])
             if entry not in reasons[why]:
                 reasons[why].append(entry)
     if not reasons:
         return ""
-    said = "; ".join(f"{', '.join(entries)}: {why}" for why, entries in reasons.items())
+    said = "; ".join(
+        f"{', '.join(entries)}: "
+        + why.format(
+            it="it" if len(entries) == 1 else "they",
+            compares="compares" if len(entries) == 1 else "compare",
+            them="it" if len(entries) == 1 else "them",
+        )
+        for why, entries in reasons.items()
+    )
     return f"{MISSING} in the row of the human texts ({REFERENCES}): not computed ({said})."
 
 
