@@ -27,15 +27,18 @@ $(VENV)/.installed-test: $(VENV)/.installed
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
+# the run, then its report (as `make report`)
 demo: install
 	$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --rerun-incomplete
-	@echo "Scores: results/scores.csv  Figures: results/figures/  Report: results/report.html"
+	$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --report results/snakemake_report.html
+	@echo "Scores: results/scores.csv  Figures: results/figures/"
+	@echo "Report: results/snakemake_report.html (one-page summary: results/report.html)"
 
-# Snakemake's own HTML report of the finished `make demo` run: every figure with its caption and
-# the score tables (the one-page summary is results/report.html)
+# The report of the finished `make demo` run (Snakemake's): every figure and table with its
+# caption, the workflow and run times; results/report.html is its one-page summary
 report: install
 	$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --report results/snakemake_report.html
-	@echo "Snakemake report: results/snakemake_report.html"
+	@echo "Report: results/snakemake_report.html"
 
 test: install-test
 	$(BIN)/python -m pytest -m "not slow and not slurm" $(PYTEST_ARGS)

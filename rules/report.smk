@@ -1,4 +1,5 @@
 # Aggregation and figures: the only rules that depend on every model.
+from genmetrics.captions import caption_files
 
 
 rule aggregate:
@@ -134,6 +135,9 @@ rule html_report:
         summary=RESULTS.scores_summary,
         headline=RESULTS.headline_table,
         stats=TARGETS.generation_stats,
+        # workflow/report/*.rst of the figures and the headline table: the page shows the
+        # captions of the Snakemake report (genmetrics.captions)
+        captions=caption_files(workflow.basedir),
     output:
         RESULTS.report,
     log:

@@ -6,14 +6,18 @@ tests/test_workflow.py::test_offline_run_snakemake_report."""
 from __future__ import annotations
 
 import base64
+import html
+import json
 import re
 from dataclasses import fields
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, placeholder_checkpoint
 
+from genmetrics import GenmetricsError
 from genmetrics.paths import RESULTS
 from genmetrics.plan import load_plan
 
@@ -59,17 +63,43 @@ def test_every_figure_is_wrapped_in_report_with_a_caption():
         assert ".png" not in rule_file.read_text(), rule_file
 
 
-def test_captions_exist_render_and_cite():
-    from docutils.core import publish_parts
+#: a table as its caption includes it: Markdown (``.. include:: ... :literal:``) or CSV
+#: (``.. csv-table:: :file: ...``), with a row a test can find in the rendered caption
+TABLE_ROW = ("stories", "tiny-pure", "0.8661 ± 0.18")
 
+
+def _render_like_snakemake(caption: str | Path, tmp_path: Path) -> str:
+    """The caption as ``snakemake --report`` renders it: Jinja (each ``snakemake.output.x``
+    bound to a small table file of the kind its directive reads), then docutils to HTML,
+    stopping on warnings (an unescaped |x|, a bad directive, an unreadable table)."""
+    from docutils.core import publish_parts
+    from jinja2 import Environment
+
+    text = Path(caption).read_text(encoding="utf-8")
+    outputs = {}
+    for key in re.findall(r"snakemake\.output\.(\w+)", text):
+        csv = re.search(r"csv-table::\s*\n\s+:file: \{\{ *snakemake\.output\." + key, text)
+        path = tmp_path / (f"{key}.csv" if csv else f"{key}.md")
+        head, row = ("dataset", "model", "score"), TABLE_ROW
+        if csv:
+            path.write_text(",".join(head) + "\n" + ",".join(row) + "\n", encoding="utf-8")
+        else:
+            lines = ["| " + " | ".join(cells) + " |" for cells in (head, ("---",) * 3, row)]
+            path.write_text("# Table\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+        outputs[key] = str(path)
+    snakemake = type("Snakemake", (), {"output": type("Output", (), outputs)})
+    text = Environment(trim_blocks=True, lstrip_blocks=True).from_string(text)
+    settings = {"halt_level": 2, "report_level": 2}
+    return publish_parts(
+        text.render(snakemake=snakemake), writer="html", settings_overrides=settings
+    )["body"]
+
+
+def test_captions_exist_render_and_cite(tmp_path):
     captions = {*_wrapped().values()}
     captions |= {str(p.resolve()) for p in (REPO / "workflow" / "report").glob("*.rst")}
     for cap in sorted(captions):
-        text = open(cap, encoding="utf-8").read()
-        # Snakemake renders captions with Jinja first: `{{ snakemake.output.x }}` → a path
-        text = re.sub(r"\{\{[^}]*\}\}", str(REPO / "README.md"), text)
-        # halt on warnings: an unescaped |x| (a substitution) or a bad directive fails here
-        publish_parts(text, writer="html", settings_overrides={"halt_level": 2})
+        _render_like_snakemake(cap, tmp_path)
     for path, cap in _wrapped().items():
         if path.endswith(".png") and "workflow.rst" not in cap:
             body = open(cap, encoding="utf-8").read()
@@ -122,10 +152,211 @@ def test_one_page_report_embeds_every_figure(tmp_path):
     fig = tmp_path / "results" / "figures" / "precision_recall.png"
     pr_scatter(*plane_tables(pd.read_csv(scores)), fig)
     out = tmp_path / "results" / "report.html"
-    write_html_report(out, scores, [fig])
+    write_html_report(out, scores, [fig], captions=CAPTION_FILES)
     page = out.read_text()
     assert base64.b64encode(fig.read_bytes()).decode() in page
     assert "<table" in page and "0.55 ± 0.071" in page  # a's precision over its two seeds
+
+
+CAPTION_FILES = sorted((REPO / "workflow" / "report").glob("*.rst"))
+
+
+def _report_flags() -> list[tuple[str, str, str, str]]:
+    """(rule, RESULTS name, caption file, the rule's text) of every report() flag."""
+    out = []
+    for rule_file in RULES:
+        text = rule_file.read_text()
+        rules = re.split(r"^(?=rule \w+:)", text, flags=re.M)
+        for rule in rules:
+            name = re.match(r"rule (\w+):", rule)
+            for result, caption in REPORT_CALL.findall(rule):
+                path = str((rule_file.parent / caption).resolve())
+                out.append((name[1] if name else "?", result, path, rule))
+    return out
+
+
+def test_the_one_page_captions_are_the_report_flags_captions():
+    """genmetrics.captions.CAPTIONS names, for every figure, the caption file its report()
+    flag names: the one-page summary shows the Snakemake report's captions."""
+    from genmetrics.captions import CAPTIONS, caption_of
+
+    flags: dict[str, set[str]] = {}
+    for _, result, caption, _ in _report_flags():
+        flags.setdefault(getattr(RESULTS, result), set()).add(Path(caption).name)
+    figures = {p: names for p, names in flags.items() if p.endswith(".png")}
+    single = {p: names.pop() for p, names in figures.items() if len(names) == 1}
+    assert {p: c.file for p, c in CAPTIONS.items()} == single
+    assert set(figures) - set(single) == {RESULTS.agreement_figure}  # one caption per kind
+    # a figure file, as a job's input names it, finds its caption (wildcards too)
+    assert caption_of("results/figures/precision_recall.png").file == "pr_scatter.rst"
+    name = "results/figures/omniinput_compare_smollm-vs-gemma.png"
+    assert caption_of(name).file == "omniinput_compare.rst"
+    with pytest.raises(GenmetricsError, match="no caption names this figure"):
+        caption_of("results/figures/other.png")
+
+
+def test_every_table_in_the_report_shows_its_table(tmp_path):
+    """Every table wrapped in report() shows as a table in its caption (a Markdown file
+    included literally, or the CSV as an HTML table), the file being an output of the same
+    rule; only the tidy scores.csv is a download alone (its readable form is the headline
+    table)."""
+    tables = [f for f in _report_flags() if not getattr(RESULTS, f[1]).endswith(".png")]
+    assert len(tables) >= 8
+    for rule, result, caption, rule_text in tables:
+        if result == "scores":
+            continue
+        text = Path(caption).read_text(encoding="utf-8")
+        output = r"\{\{ *snakemake\.output\.(\w+) *\}\}"
+        keys = re.findall(r"^\.\. include:: *" + output, text, re.M)
+        keys += re.findall(r"^\.\. csv-table::.*\n(?:\s+:.*\n)*?\s+:file: *" + output, text, re.M)
+        assert keys, f"{caption} ({rule}: {result}) does not show its table"
+        for key in keys:
+            assert re.search(rf"^\s+{key}=", rule_text, re.M), (rule, key)
+        body = _render_like_snakemake(caption, tmp_path)
+        shown = re.sub(r"<[^>]+>", " ", body)
+        assert all(cell in shown for cell in TABLE_ROW), (caption, body[-500:])
+
+
+def _one_page_case(tmp_path: Path) -> tuple[Path, Path, list[Path], Path]:
+    """A run's files: scores of two models (two seeds) and the human texts, MAUVE scored on
+    the models only; one generation stats file with nested records and nulls; two figures."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = tmp_path / "results"
+    (res / "figures").mkdir(parents=True)
+    rows = [
+        ["ds", m, s, "references", "precision_recall", "pr", n, v]
+        for m, s in (("a", 0), ("a", 1), ("b", 0))
+        for n, v in (("precision", 0.5 + 0.1 * s), ("recall", 0.6 - 0.05 * s))
+    ]
+    rows += [["ds", "a", 0, "references", "mauve", "mauve", "mauve", 0.9]]
+    sources = (("a", 0), ("a", 1), ("b", 0), ("references", None))
+    rows += [
+        ["ds", m, s, None, "perplexity", "perplexity", "perplexity", 20.0 + i]
+        for i, (m, s) in enumerate(sources)
+    ]
+    rows += [["ds", m, s, "references", "face", "face", "so", 0.8] for m, s in sources[:3]]
+    rows += [
+        ["ds", m, s, None, "distinct_n", "distinct_n", "distinct_1", 0.4 + 0.1 * i]
+        for i, (m, s) in enumerate(sources)
+    ]
+    cols = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
+    scores = res / "scores.csv"
+    pd.DataFrame(rows, columns=cols).to_csv(scores, index=False)
+    pr = res / "figures" / "precision_recall.png"
+    length = res / "figures" / "length_correlation.png"
+    for i, path in enumerate((pr, length)):  # what they draw does not matter here
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.plot([0, 1], [i, 1 - i])
+        fig.savefig(path, dpi=50)
+        plt.close(fig)
+    stats = res / "generations" / "ds" / "a" / "seed0.stats.json"
+    stats.parent.mkdir(parents=True)
+    record = {
+        "texts": 3,
+        "new_tokens": 30,
+        "seconds": 0.123456,
+        "shards": 1,
+        "dtype": None,
+        "devices": [{"name": "cpu", "devices": ["cpu"], "device_map": {}}],
+        "provenance": [{"config": {"seed": 0, "instruction": None}, "versions": {"x": "1"}}],
+    }
+    stats.write_text(json.dumps(record))
+    return scores, stats, [pr, length], res / "report.html"
+
+
+def test_one_page_report_is_readable(tmp_path):
+    """No Python literal on the page (no dict, no None): records are key: value lists, a
+    missing value is a dash with its reason; every figure sits under its title and caption
+    (rendered from the same .rst as the Snakemake report's); a figure without a caption stops."""
+    from genmetrics.captions import CAPTIONS, caption_html
+    from genmetrics.report import MISSING, write_html_report
+
+    scores, stats, figures, out = _one_page_case(tmp_path)
+    write_html_report(out, scores, figures, [stats], captions=CAPTION_FILES)
+    page = out.read_text(encoding="utf-8")
+    text = html.unescape(re.sub(r"<[^>]+>", " ", page))
+    assert "None" not in text and "{'" not in text and "nan" not in text.split()
+    flat = " ".join(text.split())
+    # b has no MAUVE and the human texts no FACE (a comparison with them): dashes, the
+    # latter with its reason
+    assert page.count(f"<td class='na' title='not scored'>{MISSING}</td>") == 2
+    assert (
+        f"{MISSING} in the row of the human texts (references): not computed (face: it "
+        "compares each model's texts with the human texts)."
+    ) in flat
+    assert "0.45 ± 0.071" in flat  # a's distinct_1 over its two seeds
+    # the generation record: dtype missing, devices and provenance as key: value lists
+    assert "cpu" in flat and "0.1235" in flat and "instruction :" in flat
+    assert "'name'" not in page and "device_map" not in flat.split("Provenance")[0]
+    # figures: title, image, caption of the report() flag's .rst
+    for fig in figures:
+        caption = CAPTIONS[f"results/figures/{fig.name}"]
+        assert f"<h3>{caption.title}</h3>" in page
+        rst = next(f for f in CAPTION_FILES if f.name == caption.file)
+        assert caption_html(rst) in page
+    assert page.count("<figcaption>") == 2
+    # the headline caption introduces the scores, its included table dropped
+    assert "The headline scores: per dataset and model" in page
+    assert "snakemake.output" not in page
+    with pytest.raises(GenmetricsError, match="no caption names this figure"):
+        other = figures[0].with_name("other.png")
+        other.write_bytes(figures[0].read_bytes())
+        write_html_report(out, scores, [other], captions=CAPTION_FILES)
+    with pytest.raises(GenmetricsError, match="caption pr_scatter.rst is not among"):
+        write_html_report(out, scores, figures[:1], captions=CAPTION_FILES[:2])
+
+
+def test_one_page_report_in_a_headless_browser(tmp_path):
+    """The page in Chromium: every image loads, every table has rows, every figure shows its
+    caption, no console error, and the visible text has no None and no dict."""
+    from browser import broken_images, headless_chromium, open_page, severe_console
+
+    from genmetrics.report import write_html_report
+
+    scores, stats, figures, out = _one_page_case(tmp_path)
+    write_html_report(out, scores, figures, [stats], captions=CAPTION_FILES)
+    with headless_chromium() as driver:
+        open_page(driver, out)
+        assert broken_images(driver) == []
+        assert driver.execute_script("return document.images.length") == len(figures)
+        rows = driver.execute_script(
+            "return [...document.querySelectorAll('table')]"
+            ".map(t => t.offsetHeight > 0 ? t.tBodies[0].rows.length : -1)"
+        )
+        assert rows and all(n > 0 for n in rows), rows
+        captions = driver.execute_script(
+            "return [...document.querySelectorAll('figure')]"
+            ".map(f => [f.querySelector('img').naturalWidth, f.querySelector('figcaption').innerText])"
+        )
+        assert [c[1].split()[:3] for c in captions] == [
+            ["The", "precision–recall", "plane"],
+            ["Which", "scores", "mostly"],
+        ]
+        body = driver.execute_script(
+            "document.querySelectorAll('details').forEach(d => d.open = true);"
+            "return document.body.innerText"
+        )
+        assert "None" not in body and "{'" not in body and "cpu" in body
+        assert severe_console(driver) == []
+
+
+def test_make_demo_writes_the_snakemake_report():
+    """`make demo` ends with the report the README promises, as `make report` writes it."""
+    make = (REPO / "Makefile").read_text()
+    demo = re.search(r"^demo: .*\n((?:\t.*\n)+)", make, re.M)
+    assert demo, "no `demo` target"
+    lines = [line.strip() for line in demo.group(1).splitlines()]
+    run = "$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --rerun-incomplete"
+    report = (
+        "$(BIN)/snakemake --cores $(CORES) --configfile config.yaml "
+        "--report results/snakemake_report.html"
+    )
+    assert run in lines and report in lines
+    assert lines.index(report) == lines.index(run) + 1  # after the run, before the messages
 
 
 def test_make_report_target():

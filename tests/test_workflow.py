@@ -596,6 +596,64 @@ def test_offline_run_snakemake_report(offline_run):
     assert "No model-vs-model precision/recall scores" in html_unescape(overlap)
 
 
+@pytest.mark.e2e
+def test_offline_run_reports_in_a_headless_browser(offline_run):
+    """Both reports of the run, opened in Chromium as a reader does (tests/browser.py):
+    Snakemake's (`make report`), every result of its data shown with its caption, every image
+    loaded, every table downloadable and its included table shown; the one-page summary, every
+    image loaded under its caption, every table with rows, no None and no dict. No console
+    error in either."""
+    import html
+
+    from browser import (
+        broken_images,
+        check_snakemake_report,
+        headless_chromium,
+        open_page,
+        severe_console,
+    )
+    from docutils.core import publish_parts
+
+    from genmetrics.captions import caption_of
+    from genmetrics.paths import RESULTS
+
+    work, env, _ = offline_run
+    snakemake_report = work / "results" / "snakemake_report.html"
+    if not snakemake_report.exists():  # test_offline_run_snakemake_report writes it
+        args = ("--report", str(snakemake_report), "--configfile", str(TEST_CONFIG))
+        snakemake(*args, cwd=work, env=env)
+    page = work / RESULTS.report
+    with headless_chromium() as driver:
+        results = check_snakemake_report(driver, snakemake_report, work)
+        figures = sorted(p for p in results if p.endswith(".png"))
+        assert RESULTS.pr_figure in figures and RESULTS.headline_table in results
+
+        open_page(driver, page)
+        assert broken_images(driver) == []
+        shown = driver.execute_script(
+            "return [...document.querySelectorAll('figure')].map(f => [f.querySelector('img')"
+            ".naturalWidth, f.querySelector('figcaption').innerText, f.id])"
+        )
+        assert sorted(f"results/figures/{s[2]}.png" for s in shown) == figures
+        for width, caption, stem in shown:
+            assert width > 0, stem
+            rst = REPO / "workflow" / "report" / caption_of(f"results/figures/{stem}.png").file
+            first = publish_parts(rst.read_text(encoding="utf-8").split("\n")[0], writer="html")
+            words = html.unescape(re.sub(r"<[^>]+>", "", first["body"])).split()[:12]
+            assert " ".join(words) in " ".join(caption.split()), stem
+        rows = driver.execute_script(
+            "return [...document.querySelectorAll('table')]"
+            ".map(t => t.offsetHeight > 0 ? t.tBodies[0].rows.length : -1)"
+        )
+        assert len(rows) >= 3 and all(n > 0 for n in rows), rows  # scores and generation
+        text = driver.execute_script(
+            "document.querySelectorAll('details').forEach(d => d.open = true);"
+            "return document.body.innerText"
+        )
+        assert "None" not in text and "{'" not in text and "tiny-pure" in text
+        assert severe_console(driver) == []
+
+
 # ---------------------------------------------------------------------------- real run
 
 

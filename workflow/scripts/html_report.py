@@ -1,4 +1,5 @@
-"""A single-page HTML report: headline score tables, figures and generation statistics."""
+"""The one-page summary: headline score tables, generation statistics and every figure under
+its caption (the same workflow/report/*.rst files as the Snakemake report)."""
 
 from genmetrics.report import write_html_report
 from genmetrics.runlog import log_to
@@ -12,4 +13,5 @@ with log_to(sm.log[0]):
         sm.input.stats,
         sm.input.summary,
         sm.input.headline,
+        captions=sm.input.captions,
     )
