@@ -244,8 +244,12 @@ def _one_page_case(tmp_path: Path) -> tuple[Path, Path, list[Path], Path]:
         for i, (m, s) in enumerate(sources)
     ]
     cols = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
+    frame = pd.DataFrame(rows, columns=cols)
+    # the sizes aggregate writes beside each value: 3 texts, against 3 references if any
+    frame["n_candidate"] = 3
+    frame["n_reference"] = [3 if r else None for r in frame.reference]
     scores = res / "scores.csv"
-    pd.DataFrame(rows, columns=cols).to_csv(scores, index=False)
+    frame.to_csv(scores, index=False)
     pr = res / "figures" / "precision_recall.png"
     length = res / "figures" / "length_correlation.png"
     for i, path in enumerate((pr, length)):  # what they draw does not matter here
