@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,3 +137,48 @@ def test_too_few_items_and_zero_rows_are_errors():
     with pytest.raises(GenmetricsError, match=r"zeros have no cosine similarity, first rows \[3\]"):
         compute("embedding_diversity", x)
     assert math.isfinite(compute("embedding_diversity", np.eye(2)).values["chamfer"])
+
+
+def test_config_entries_reach_the_plan():
+    """Entries of the three embedding scores and ngram_vendi in the config: a score target per
+    source (the human references included), the featurizer's whole-text embeddings as input,
+    and embedding_diversity's two-item minimum checked right after cleaning, naming the entry."""
+    import yaml
+
+    from genmetrics.clean import check_sizes
+    from genmetrics.plan import load_plan
+
+    repo = Path(__file__).resolve().parents[1]
+    cfg = yaml.safe_load((repo / "config.yaml").read_text())
+    cfg["metrics"] = {
+        "vendi_q2": {"metric": "vendi", "featurizer": "smollm2", "params": {"q": 2}},
+        "rke": {"featurizer": "minilm", "params": {"sigma": 0.5}},
+        "embedding_diversity": {"featurizer": "minilm"},
+        "ngram_vendi": {"params": {"q": "inf"}},
+    }
+    plan = load_plan(cfg, repo / "workflow" / "schemas" / "config.schema.yaml")
+    sources = ["references"] + [f"{m}/seed0" for m in cfg["models"]]
+    assert sorted(plan.score_targets()) == sorted(
+        f"results/scores/bbc/{s}/{e}.json" for s in sources for e in cfg["metrics"]
+    )
+    assert plan.score_inputs("bbc", "smollm2-pure/seed0", "vendi_q2") == {
+        "candidate": "results/features/embed/smollm2/bbc/smollm2-pure/seed0.npz"
+    }
+    assert plan.score_inputs("bbc", "references", "rke") == {
+        "candidate": "results/features/embed/minilm/bbc/references.npz"
+    }
+    assert plan.entries["ngram_vendi"].params == {"num_n": 4, "q": "inf"}
+    needs = plan.size_requirements("bbc")
+    assert needs == [
+        {
+            "entry": "embedding_diversity",
+            "key": "metrics.embedding_diversity",
+            "needs": 2,
+            "why": "embedding_diversity needs at least 2 texts per set",
+        }
+    ]
+    with pytest.raises(GenmetricsError, match=r"^metrics\.embedding_diversity: .* has 1 after"):
+        check_sizes(1, needs, "bbc")
+    cfg["metrics"]["rke"]["params"] = {"sigma": 0}
+    with pytest.raises(GenmetricsError, match=r"metrics\.rke\.params\.sigma: must be a number > 0"):
+        load_plan(cfg, repo / "workflow" / "schemas" / "config.schema.yaml")
