@@ -87,8 +87,9 @@ def test_dry_run_default_config_lists_the_full_dag(tmp_path):
     assert counts["merge_generations"] == n_models * n_ds
     assert counts["fetch_model"] == len(cfg["checkpoints"])
     # LM features of every model + the references; sentence-encoder features of the prompts
-    # and of every model's continuations (coherence)
-    assert counts["embed"] == 2 * (n_models + 1) * n_ds
+    # and of every model's continuations (coherence), and of every source's whole texts
+    # (the semantic diversity scores)
+    assert counts["embed"] == 3 * (n_models + 1) * n_ds
     for rule in (
         "fetch_dataset",
         "clean_dataset",
