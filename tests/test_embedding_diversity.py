@@ -157,7 +157,8 @@ def test_config_entries_reach_the_plan():
         "ngram_vendi": {"params": {"q": "inf"}},
     }
     plan = load_plan(cfg, repo / "workflow" / "schemas" / "config.schema.yaml")
-    sources = ["references"] + [f"{m}/seed0" for m in cfg["models"]]
+    assert "smollm2-pure/seed0" in plan.model_sources("bbc")
+    sources = ["references", *plan.model_sources("bbc")]  # every (model, seed)
     assert sorted(plan.score_targets()) == sorted(
         f"results/scores/bbc/{s}/{e}.json" for s in sources for e in cfg["metrics"]
     )
