@@ -79,11 +79,11 @@ def test_snakefmt_is_clean():
 
 
 def test_dry_run_default_config_lists_the_full_dag(tmp_path):
+    from genmetrics.plan import load_plan
+
     proc = snakemake("-n", "--cores", "2", "--configfile", str(REPO / "config.yaml"), cwd=tmp_path)
     counts = job_counts(proc.stdout)
     cfg = yaml.safe_load((REPO / "config.yaml").read_text())
-    from genmetrics.plan import load_plan
-
     plan = load_plan(cfg, SCHEMA)
     n_ds = len(cfg["datasets"])
     n_runs = sum(len(plan.model_sources(d)) for d in cfg["datasets"])  # (model, seed) per dataset
