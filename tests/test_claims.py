@@ -68,6 +68,13 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
         "pr-4-llm get_unique_ngram_fraction",
         ("test_repetition.py::test_distinct_n_matches_pr4llm",),
     ),
+    "embedding_diversity": (
+        "diversity 0.3.1 remote_clique, chamfer_dist (embedding.py)",
+        (
+            "test_embedding_diversity.py::test_equals_the_package_embedding_module",
+            "test_embedding_diversity.py::test_hand_computed_unit_vectors",
+        ),
+    ),
     "face": (
         "FACEScore 0976433 (fft_utils.py, metrics.py); FACE d4121f2 (align=face; SO not "
         "rounded to 4 per pair); FACE and FACE-2 papers as written (convention=face1/face2)",
@@ -139,6 +146,14 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
         "diversity 0.3.1 ngram_diversity_score",
         ("test_diversity.py::test_ngram_diversity_matches_package",),
     ),
+    "ngram_vendi": (
+        "vendi-score 0.0.3 ngram_vendi_score (tokenizer=str.split)",
+        (
+            "test_vendi.py::test_ngram_vendi_equals_the_package_on_real_texts",
+            "test_vendi.py::test_ngram_vendi_equals_the_package_for_other_orders",
+            "test_vendi.py::test_a_text_without_an_ngram_of_some_order_is_its_whole_token_sequence",
+        ),
+    ),
     # no public code: the paper's precision/recall formulas, by hand and against enumeration
     "omniinput": (
         "none public; the formulas of Liu et al.",
@@ -194,6 +209,13 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_repetition.py::test_empty_texts_scored_as_simctg_and_pr4llm",
         ),
     ),
+    "rke": (
+        "rke-score 0.0.7 RKE.compute_rke_mc_frobenius_norm (inverted)",
+        (
+            "test_rke.py::test_equals_the_authors_package",
+            "test_rke.py::test_equals_the_order_2_vendi_score_of_the_same_kernel",
+        ),
+    ),
     "rouge": (
         "rouge-score RougeScorer",
         (
@@ -222,6 +244,14 @@ CLAIMS: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "test_novelty.py::test_utility_reproduces_novelty_bench_stored_scores",
             "test_novelty.py::test_hand_case_three_prompts_four_samples",
+        ),
+    ),
+    "vendi": (
+        "vendi-score 0.0.3 score_dual / score_K (score_X ignores q)",
+        (
+            "test_vendi.py::test_dual_form_equals_the_kernel_form_and_the_package",
+            "test_vendi.py::test_package_score_x_ignores_q_and_ours_does_not",
+            "test_vendi.py::test_vendi_of_a_hand_computed_3x3_kernel",
         ),
     ),
     "zipf": (

@@ -79,16 +79,21 @@ def test_snakefmt_is_clean():
 
 
 def test_dry_run_default_config_lists_the_full_dag(tmp_path):
+    from genmetrics.plan import load_plan
+
     proc = snakemake("-n", "--cores", "2", "--configfile", str(REPO / "config.yaml"), cwd=tmp_path)
     counts = job_counts(proc.stdout)
     cfg = yaml.safe_load((REPO / "config.yaml").read_text())
-    n_models, n_ds = len(cfg["models"]), len(cfg["datasets"])
-    assert counts["generate"] == n_models * n_ds * cfg["generation"]["shards"]
-    assert counts["merge_generations"] == n_models * n_ds
+    plan = load_plan(cfg, SCHEMA)
+    n_ds = len(cfg["datasets"])
+    n_runs = sum(len(plan.model_sources(d)) for d in cfg["datasets"])  # (model, seed) per dataset
+    assert counts["generate"] == n_runs * cfg["generation"]["shards"]
+    assert counts["merge_generations"] == n_runs
     assert counts["fetch_model"] == len(cfg["checkpoints"])
-    # LM features of every model + the references; sentence-encoder features of the prompts
-    # and of every model's continuations (coherence)
-    assert counts["embed"] == 2 * (n_models + 1) * n_ds
+    # LM features of every run + the references; sentence-encoder features of the prompts
+    # and of every run's continuations (coherence), and of every source's whole texts
+    # (the semantic diversity scores)
+    assert counts["embed"] == 3 * (n_runs + n_ds)
     for rule in (
         "fetch_dataset",
         "clean_dataset",

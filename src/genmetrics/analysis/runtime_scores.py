@@ -22,8 +22,9 @@ from __future__ import annotations
 import importlib.util
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from genmetrics.analysis.runtime import ScoreTiming
 
@@ -53,25 +54,31 @@ FIGURE_NOTES = {
 _HUB = "unavailable offline ({}: not reachable, only PyPI is)"
 
 
-def package_module(name: str) -> types.ModuleType | None:
-    """The module file ``diversity/<name>.py`` of the installed package, loaded alone (a
-    stand-in ``evaluate`` is in ``sys.modules`` while it loads, then removed); ``None`` when
-    the package is not installed."""
-    spec = importlib.util.find_spec("diversity")
+def package_module(
+    name: str, package: str = "diversity", stand_ins: Mapping[str, Any] | None = None
+) -> types.ModuleType | None:
+    """The module file ``<package>/<name>.py`` of an installed package, loaded alone (stand-ins
+    for modules it imports but the caller never runs are in ``sys.modules`` while it loads,
+    then removed: ``evaluate``, plus ``stand_ins``); ``None`` when the package is not
+    installed."""
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         return None
     path = Path(spec.submodule_search_locations[0]) / f"{name}.py"
-    mspec = importlib.util.spec_from_file_location(f"_runtime_diversity_{name}", path)
+    mspec = importlib.util.spec_from_file_location(f"_runtime_{package}_{name}", path)
     mod = importlib.util.module_from_spec(mspec)
-    saved = sys.modules.get("evaluate")
-    sys.modules["evaluate"] = types.SimpleNamespace(load=None)  # only measure="rougel" runs
+    # evaluate: only measure="rougel" of the diversity package's homogenization runs
+    fakes = {"evaluate": types.SimpleNamespace(load=None), **(stand_ins or {})}
+    saved = {k: sys.modules.get(k) for k in fakes}
+    sys.modules.update(fakes)
     try:
         mspec.loader.exec_module(mod)
     finally:
-        if saved is None:
-            del sys.modules["evaluate"]
-        else:
-            sys.modules["evaluate"] = saved
+        for key, module in saved.items():
+            if module is None:
+                del sys.modules[key]
+            else:
+                sys.modules[key] = module
     return mod
 
 
