@@ -167,3 +167,41 @@ def test_readme_genmetrics_commands_run_as_written(tmp_path):
         if proc.returncode:
             failed.append((command, (proc.stdout + proc.stderr)[-800:]))
     assert not failed, failed
+
+
+def first_screen_outputs(text: str | None = None) -> list[str]:
+    """The result files the README's first table promises (before its first ``##``)."""
+    text = README.read_text() if text is None else text
+    head = text[: text.index("\n## ")]
+    out = []
+    for row in re.findall(r"^\| (`results/.*?) \|", head, re.M):
+        for path in re.findall(r"`(results/[^`]+)`", row):
+            m = re.fullmatch(r"(.*)\.\{(\w+),(\w+)\}", path)
+            out += [f"{m[1]}.{m[2]}", f"{m[1]}.{m[3]}"] if m else [path]
+    return out
+
+
+def test_the_first_screen_promises_only_what_the_demo_makes():
+    """Every output the README's first table names is an output of the default config's
+    DAG (a ``{dataset}``-style pattern matches one) or of ``make demo``'s recipe; the
+    picture it shows is in the repository."""
+    promised = first_screen_outputs()
+    assert len(promised) >= 10, promised
+    proc = _run([str(BIN / "snakemake"), "-n", "--cores", "2"], REPO)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    made = {
+        p.strip()
+        for line in re.findall(r"^\s*output: (.*)$", proc.stdout, re.M)
+        for p in line.split(",")
+    }
+    # on an empty folder every target is scheduled; a finished run lists none: then its files
+    made |= {str(p.relative_to(REPO)) for p in (REPO / "results").rglob("*") if p.is_file()}
+    demo = re.search(r"^demo:.*\n((?:\t.*\n)+)", (REPO / "Makefile").read_text(), re.M)[1]
+    missing = []
+    for path in promised:
+        pattern = re.sub(r"\\\{\w+\\\}", r"[^/]+", re.escape(path))
+        if not any(re.fullmatch(pattern, m) for m in made) and path not in demo:
+            missing.append(path)
+    assert not missing, f"README promises outputs the demo does not make: {missing}"
+    for image in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README.read_text()):
+        assert (REPO / image).is_file(), image
