@@ -93,7 +93,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from genmetrics import GenmetricsError
-from genmetrics.kinds import KINDS
+from genmetrics.kinds import FROM_TEXTS, KINDS
 from genmetrics.params import Constraint, Param, check_params
 
 ReferenceMode = Literal["required", "none", "optional", "prompts"]
@@ -503,6 +503,7 @@ def compute(
     merged = metric.check_params(params)
     if metric.reference in ("required", "prompts") and reference is None:
         raise GenmetricsError(f"metric {name!r} needs a reference ({metric.reference})")
+    _refuse_texts(metric, candidate=candidate, reference=reference)
     validate = KINDS[metric.input].validator
     kwargs: dict[str, Any] = {"candidate": validate(candidate, "candidate")}
     if metric.reference != "none" and reference is not None:
@@ -526,6 +527,23 @@ def compute(
         raise RuntimeError(f"metric {name!r} returned undeclared value(s) {unknown}")
     _check_not_all_excluded(metric, out, merged, len(kwargs["candidate"]))
     return out
+
+
+def _refuse_texts(metric: Metric, **inputs: Any) -> None:
+    """A metric that reads features (embeddings, surprisal, POS tags) given texts: an error
+    saying what makes its input from texts (:data:`genmetrics.kinds.FROM_TEXTS`)."""
+    if metric.input not in FROM_TEXTS:
+        return
+    for role, x in inputs.items():
+        texts = isinstance(x, (list, tuple)) and bool(x) and all(isinstance(t, str) for t in x)
+        if isinstance(x, str) or texts:
+            func, option = FROM_TEXTS[metric.input]
+            cli = f"the texts with --{option} NAME" if option else "the texts (tagged on load)"
+            raise GenmetricsError(
+                f"metric {metric.name!r} reads {metric.input}, not texts (got texts as the "
+                f"{role}): make them with {func}(texts, ...) first, or on the command line "
+                f"give {cli} (genmetrics score --help)"
+            )
 
 
 def _check_not_all_excluded(
