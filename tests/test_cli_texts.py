@@ -150,27 +150,30 @@ def test_a_second_call_hits_the_cache_and_a_changed_text_or_setting_misses(capsy
 
 def test_the_workflow_embed_job_and_the_cli_share_cache_entries(capsys, work):
     """What the embed rule's script runs (embed_source with the plan's embed_settings) fills
-    the cache the CLI reads: no text is embedded twice."""
+    the cache the CLI reads: no text is embedded twice; and the rule's feature file scores
+    against texts embedded on the fly by the same featurizer."""
     from genmetrics.features.embed import embed_source
     from genmetrics.featurize_on_the_fly import load_config_plan, ready_checkpoint
+    from genmetrics.npz import save_npz, with_provenance
+    from genmetrics.provenance import record
 
     plan = load_config_plan("config.yaml")
     manifest = ready_checkpoint(plan, "minilm")
-    for name in ("gen.jsonl", "ref.jsonl"):
-        embed_source(read_jsonl(name), "text", "x", manifest, **plan.embed_settings("mini"))
-    rec = score(
-        capsys,
-        "precision_recall",
-        "--candidate",
-        "gen.jsonl",
-        "--reference",
-        "ref.jsonl",
-        "--featurizer",
-        "mini",
-    )
+    settings = plan.embed_settings("mini")
+    for name in ("gen", "ref"):  # as workflow/scripts/embed.py does
+        arrays = embed_source(read_jsonl(f"{name}.jsonl"), "text", name, manifest, **settings)
+        rec = record(config={"featurizer": settings, "source": name}, inputs={})
+        save_npz(work / f"{name}.npz", **with_provenance(arrays, rec))
+    args = ("precision_recall", "--candidate", "gen.jsonl", "--featurizer", "mini")
+    rec = score(capsys, *args, "--reference", "ref.jsonl")
     for role in ("candidate", "reference"):
         assert rec["inputs"][role]["featurizer"]["computed"] == 0
         assert rec["inputs"][role]["featurizer"]["model_loaded"] is False
+    mixed = score(capsys, *args, "--reference", "ref.npz")
+    assert mixed["values"] == rec["values"]
+    assert mixed["inputs"]["reference"]["featurizer"]["settings"]["max_tokens"] == 64
+    files = score(capsys, "precision_recall", "--candidate", "gen.npz", "--reference", "ref.npz")
+    assert files["values"] == rec["values"]
 
 
 def test_embed_then_score_the_npz_gives_the_same_value(capsys, work, minilm):

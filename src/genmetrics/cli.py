@@ -168,9 +168,18 @@ def main(argv: list[str] | None = None) -> int:
         "embed",
         help="embed texts with a featurizer of the config; write the workflow's .npz "
         "embeddings file (genmetrics score reads it)",
+        description="Embed texts as the workflow's embed rule does (same settings, same "
+        "feature cache) and write its .npz file: ids, prompt_ids, emb, provenance. Then, e.g.: "
+        "genmetrics score mauve --candidate gens.npz --reference refs.npz",
+        epilog="example: genmetrics embed --texts gens.jsonl --featurizer NAME --out gens.npz",
     )
     ep.add_argument("--texts", required=True, help=".jsonl, a folder of .txt files, or .csv")
-    ep.add_argument("--featurizer", required=True, metavar="NAME", help="a featurizers: entry")
+    ep.add_argument(
+        "--featurizer",
+        required=True,
+        metavar="NAME",
+        help="an entry of the config's featurizers: section",
+    )
     ep.add_argument("--out", required=True, help="the .npz file to write")
     ep.add_argument(
         "--field",

@@ -38,6 +38,7 @@ from genmetrics import GenmetricsError
 from genmetrics.kinds import FROM_TEXTS, KINDS, Kind
 from genmetrics.metrics.registry import Metric, all_metrics, get
 from genmetrics.text_inputs import read_text_rows, text_format
+from genmetrics.words import DEFAULT_LANGUAGE
 
 #: the config featurizers and evaluators are read from, as Snakemake's ``configfile``
 DEFAULT_CONFIG = "config.yaml"
@@ -254,7 +255,10 @@ def npz_made_by(path: Path, kind: Kind) -> dict[str, Any]:
     if isinstance(prov.get("features"), dict):
         return {option: prov["features"]}
     made = (prov.get("config") or {}).get(option) if isinstance(prov.get("config"), dict) else None
-    return {option: {"settings": made}} if made is not None else {}
+    if not isinstance(made, dict):
+        return {}
+    job = {k: v for k, v in made.items() if k not in ("cache_dir", "cache_key")}
+    return {option: {"settings": job, "cache_dir": made.get("cache_dir")}}
 
 
 class InputLoader:
@@ -341,16 +345,25 @@ class InputLoader:
         )
 
 
+#: settings of a featurizer that do not change what its features mean
+NOT_THE_SPACE = ("batch_size", "device", "cache_dir", "cache_key")
+
+
 def check_same_features(inputs: Mapping[str, Mapping[str, Any]], kind: Kind) -> None:
     """Candidate and reference features from different checkpoints or settings (where both
-    say) are two spaces, and no distance between them means anything: an error."""
+    say; the batch size is not a setting of the space) are two spaces, and no distance
+    between them means anything: an error."""
     option = kind.config_key
     a, b = (inputs.get(r, {}).get(option) or {} for r in ("candidate", "reference"))
     for key in ("checkpoint_sha256", "settings"):
-        if a.get(key) is not None and b.get(key) is not None and a[key] != b[key]:
+        x, y = a.get(key), b.get(key)
+        if key == "settings" and x is not None and y is not None:
+            x, y = ({k: v for k, v in s.items() if k not in NOT_THE_SPACE} for s in (x, y))
+        if x is not None and y is not None and x != y:
             raise GenmetricsError(
-                f"the candidate's {kind.name} ({option} {a.get('name')}) and the reference's "
-                f"({option} {b.get('name')}) differ in {key}: make both with the same {option}"
+                f"the candidate's {kind.name} ({option} {a.get('name', '?')}) and the "
+                f"reference's ({option} {b.get('name', '?')}) differ in {key}: make both "
+                f"with the same {option}"
             )
 
 
@@ -380,7 +393,7 @@ def score_texts(
     reference: str | None = None,
     params: Mapping[str, Any] | None = None,
     pair_by: str = "id",
-    language: str = "en",
+    language: str = DEFAULT_LANGUAGE,
     options: InputOptions | None = None,
 ) -> dict[str, Any]:
     """``genmetrics score``: :func:`genmetrics.scoring.score_files` with inputs read by an
