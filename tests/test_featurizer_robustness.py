@@ -144,7 +144,7 @@ def test_interval_from_hand_made_replicates():
     assert row["tau_high"] == pytest.approx(1.0)
     assert row["resamples"] == 4 and row["level"] == 0.95
     assert row["interval"].startswith("95% percentile interval of τ_b over 4 replicates")
-    assert "resampling prompts" in row["interval"]
+    assert "resampling of their prompts" in row["interval"] and row["method"] == "bootstrap"
 
 
 def test_a_model_s_seeds_are_drawn_with_replacement_in_each_replicate():
@@ -161,7 +161,7 @@ def test_a_model_s_seeds_are_drawn_with_replacement_in_each_replicate():
     row = robustness_table(recs, [GROUP])[0].iloc[0]
     assert row["tau"] == pytest.approx(1 / 3)  # the point estimate: a's mean 1.5
     assert row["tau_low"] == pytest.approx(-1 / 3) and row["tau_high"] == pytest.approx(1.0)
-    assert "and seeds where a model has several" in row["interval"]
+    assert "seeds drawn too where a model has several" in row["interval"]
 
 
 def test_identical_rankings_in_every_replicate_give_a_degenerate_interval(tmp_path):

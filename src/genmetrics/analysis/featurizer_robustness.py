@@ -17,8 +17,10 @@ every pair of featurizers (A, B) gets:
   ``interval.replicates`` (B values per headline value, resampling prompts, written by the
   score job), replicate b of each model is the mean of replicate b over its seeds — drawn
   with replacement when it has several (a hierarchical bootstrap: seeds, then the prompts
-  each score job resampled; the same draw under both featurizers, which scored the same
-  texts) —, the models are ranked with their replicate-b values under A and under B, and
+  each score job resampled; the seed draws come from ``numpy.random.default_rng`` of the
+  records' ``seed``, as the score tables draw them, so every model with as many seeds and
+  both featurizers, which scored the same texts, draw the same seeds in replicate b) —, the
+  models are ranked with their replicate-b values under A and under B, and
   τ_b is taken; the (1 − level)/2 and (1 + level)/2 quantiles of the B τ_b are the interval
   (level: the records'). When the records carry no replicates (older records, or the
   bootstrap switched off) there is no interval, and the table says why; an interval of zero
@@ -71,6 +73,7 @@ COLUMNS = [
     "level",
     "resamples",
     "interval",
+    "method",
     "same_top",
     "top_a",
     "top_b",
@@ -93,6 +96,7 @@ class Scores:
     level: float | None = None
     method: str | None = None
     unit: str | None = None
+    seed: int = 0  # the records' seed: of the draws over prompts, and here over seeds
 
 
 def _model_seed(record: Mapping[str, Any]) -> tuple[str, int]:
@@ -116,6 +120,7 @@ def entry_scores(records: Iterable[Mapping[str, Any]], value: str) -> Scores:
     reps: dict[str, dict[int, np.ndarray]] = {}
     why = None
     facts: set[tuple] = set()
+    draw_seeds: set[int] = set()
     for r in records:
         model, seed = _model_seed(r)
         if model == REFERENCES:
@@ -133,6 +138,7 @@ def entry_scores(records: Iterable[Mapping[str, Any]], value: str) -> Scores:
             continue
         reps.setdefault(model, {})[seed] = np.array([_float(v) for v in got])
         facts.add((len(got), iv.get("level"), str(iv.get("method")), iv.get("unit")))
+        draw_seeds.add(int(iv.get("seed") or 0))
     means = {m: float(np.mean(v)) for m, v in sorted(per.items())}
     seeds = {m: len(v) for m, v in sorted(per.items())}
     counts, levels = sorted({f[0] for f in facts}), {f[1] for f in facts}
@@ -144,7 +150,7 @@ def entry_scores(records: Iterable[Mapping[str, Any]], value: str) -> Scores:
         return Scores(means, seeds, None, why or NO_REPLICATES)
     method = ", ".join(sorted({f[2] for f in facts}))
     unit = ", ".join(sorted({str(f[3]) for f in facts if f[3]})) or None
-    return Scores(means, seeds, reps, None, levels.pop(), method, unit)
+    return Scores(means, seeds, reps, None, levels.pop(), method, unit, min(draw_seeds))
 
 
 def kendall_tau(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -175,12 +181,14 @@ def ranking_text(rank: Mapping[str, float]) -> str:
 
 
 def _replicate_means(
-    a: Scores, b: Scores, models: Sequence[str], rng: np.random.Generator
+    a: Scores, b: Scores, models: Sequence[str], seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(B, n) replicate values of the models under A and under B: for a model with several
-    seeds (scored under both), replicate b averages the replicates b of as many seeds drawn
-    with replacement, the same draw under both featurizers (the same texts); with one seed,
-    that seed's replicates."""
+    """(B, n) replicate values of the models under A and under B: for a model with S > 1
+    seeds (scored under both), replicate b averages the replicates b of S seeds drawn with
+    replacement by ``numpy.random.default_rng(seed).integers(0, S, (B, S))`` (the draw of
+    hierarchical seed bootstrap of the score tables: the same for every model with S seeds,
+    and under both featurizers, which scored the same texts); with one seed, that seed's
+    replicates."""
     assert a.replicates is not None and b.replicates is not None
     n_boot = len(next(iter(a.replicates[models[0]].values())))
     xb, yb = np.empty((n_boot, len(models))), np.empty((n_boot, len(models)))
@@ -189,7 +197,7 @@ def _replicate_means(
         ra = np.stack([a.replicates[m][s] for s in seeds], axis=1)  # (B, S)
         rb = np.stack([b.replicates[m][s] for s in seeds], axis=1)
         if len(seeds) > 1:
-            draw = rng.integers(0, len(seeds), size=(n_boot, len(seeds)))
+            draw = np.random.default_rng(seed).integers(0, len(seeds), (n_boot, len(seeds)))
             ra, rb = np.take_along_axis(ra, draw, 1), np.take_along_axis(rb, draw, 1)
         xb[:, j], yb[:, j] = ra.mean(axis=1), rb.mean(axis=1)
     return xb, yb
@@ -201,12 +209,10 @@ def compare(
     direction: str,
     names: tuple[str, str] = ("A", "B"),
     level: float = 0.95,
-    seed: int = 0,
 ) -> dict[str, Any]:
     """The table's numbers for one pair of featurizers (``names``): over the models with a
     value under both, τ-b, its p-value, the percentile interval of the replicates' τ_b (or
-    why none), the top models and the two rankings. ``level``: when the records state none;
-    ``seed``: of the draws of generation seeds (:func:`_replicate_means`)."""
+    why none), the top models and the two rankings. ``level``: when the records state none."""
     from scipy import stats
 
     models = sorted(m for m in set(a.means) & set(b.means) if np.isfinite(a.means[m] + b.means[m]))
@@ -223,6 +229,7 @@ def compare(
         "tau_high": np.nan,
         "level": np.nan,
         "resamples": 0,
+        "method": None,
         "same_top": (top_a == top_b) if n >= 2 else None,
         "top_a": ", ".join(top_a),
         "top_b": ", ".join(top_b),
@@ -250,7 +257,11 @@ def compare(
         out["interval"] = "no interval: the two featurizers' replicates differ in level or count"
         return out
     level = levels.pop()
-    xb, yb = _replicate_means(a, b, models, np.random.default_rng(seed))
+    unmatched = [m for m in models if not set(a.replicates[m]) & set(b.replicates[m])]
+    if unmatched:
+        out["interval"] = f"no interval: {unmatched[0]} has no seed scored under both featurizers"
+        return out
+    xb, yb = _replicate_means(a, b, models, min(a.seed, b.seed))
     taus = kendall_tau(xb, yb)
     finite = int(np.isfinite(taus).sum())
     out["resamples"] = finite
@@ -260,9 +271,11 @@ def compare(
         return out
     low, high = percentile_interval(taus, level)
     out["tau_low"], out["tau_high"] = float(low), float(high)
-    what = f"{level:.0%} percentile interval of τ_b over {finite} replicates"
-    what += f" of the scores' bootstrap ({a.method}, resampling {a.unit or 'item'}s"
-    what += ", and seeds where a model has several)"
+    out["method"] = (
+        a.method if a.method == b.method else f"{names[0]}: {a.method}; {names[1]}: {b.method}"
+    )
+    what = f"{level:.0%} percentile interval of τ_b over {finite} replicates of the scores'"
+    what += f" resampling of their {a.unit or 'item'}s (seeds drawn too where a model has several)"
     if finite < len(taus):
         what += f"; {len(taus) - finite} replicate(s) with a constant side left out"
     if degenerate_interval(low, high):
