@@ -39,3 +39,29 @@ def test_slurm_or_a_set_device_list_is_left_alone(tmp_path):
     assert env == {"CUDA_VISIBLE_DEVICES": "1"}
     assert claim_gpus(1, total=0, lock_dir=tmp_path, environ={}) is None  # a CPU machine
     assert claim_gpus(0, total=2, lock_dir=tmp_path, environ={}) is None
+
+
+def test_array_device_is_cpu_without_a_gpu_and_obeys_the_environment(monkeypatch):
+    from genmetrics import GenmetricsError, devices
+
+    def fresh(value):
+        devices.array_device.cache_clear()
+        if value is None:
+            monkeypatch.delenv(devices.ARRAY_DEVICE_ENV, raising=False)
+        else:
+            monkeypatch.setenv(devices.ARRAY_DEVICE_ENV, value)
+
+    monkeypatch.setattr(devices, "count_gpus", lambda: 0)
+    fresh(None)
+    assert devices.array_device() == "cpu"
+    fresh("cpu")
+    assert devices.array_device() == "cpu"
+    fresh("tpu")
+    with pytest.raises(GenmetricsError, match="GENMETRICS_ARRAY_DEVICE='tpu'"):
+        devices.array_device()
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        fresh("cuda")
+        with pytest.raises(GenmetricsError, match="no usable GPU"):
+            devices.array_device()
+    devices.array_device.cache_clear()

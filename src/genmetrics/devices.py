@@ -11,6 +11,7 @@ the first ``n`` GPUs that no other job holds, each by an exclusive ``flock`` on
 from __future__ import annotations
 
 import fcntl
+import functools
 import logging
 import os
 import shutil
@@ -108,3 +109,32 @@ def available_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+ARRAY_DEVICE_ENV = "GENMETRICS_ARRAY_DEVICE"
+
+
+@functools.cache
+def array_device() -> str:
+    """Where a metric's array work runs (exact kNN distances, MAUVE's k-means): ``"cuda"``
+    when torch is installed and sees a GPU, else ``"cpu"``. ``GENMETRICS_ARRAY_DEVICE=cpu``
+    (or ``cuda``) forces the choice; ``cuda`` without a usable GPU is an error. torch is
+    imported only where ``nvidia-smi`` lists a GPU (or ``cuda`` is asked), so a CPU-only
+    machine pays nothing for the check. A record states the device it used; the values do
+    not depend on it (the GPU paths recheck near-ties on the CPU in float64)."""
+    asked = os.environ.get(ARRAY_DEVICE_ENV, "").strip().lower()
+    if asked not in ("", "auto", "cpu", "cuda"):
+        raise GenmetricsError(f"{ARRAY_DEVICE_ENV}={asked!r}: expected cpu, cuda or auto")
+    if asked == "cpu" or (asked in ("", "auto") and count_gpus() == 0):
+        return "cpu"
+    try:
+        import torch
+
+        usable = bool(torch.cuda.is_available())
+    except ImportError:
+        usable = False
+    if usable:
+        return "cuda"
+    if asked == "cuda":
+        raise GenmetricsError(f"{ARRAY_DEVICE_ENV}=cuda, but torch sees no usable GPU")
+    return "cpu"
