@@ -56,7 +56,9 @@ rule correlation_heatmap:
 # MAUVE per model, mean and standard error over seeds (Le Bronnec et al. (2024), Fig. B.2).
 rule mauve_bars:
     input:
-        RESULTS.scores,
+        scores=RESULTS.scores,
+        # the interval over prompts and seeds of each mean
+        summary=RESULTS.scores_summary,
     output:
         figure=report(
             RESULTS.mauve_bars_figure,
