@@ -253,10 +253,25 @@ def test_a_costly_metric_gets_the_reason_unless_the_entry_asks(toys):
     x, rows = grouped(12, 1, np.random.default_rng(4), 1.0, 1.0)
     toys["n"] = 0
     off = score_loaded("iv_encoder", x, rows, interval=settings(resamples=25))["interval"]
-    assert off["method"] is None and off["reason"].startswith("not computed: iv_encoder runs an")
-    assert "interval: true" in off["reason"] and toys["n"] == 1
+    assert off["method"] is None and off["reason"] == (
+        "not computed: iv_encoder would be recomputed 25 times, and it runs an encoder in its "
+        "job (loads_model); ask for one with the entry's interval: true"
+    )
+    assert toys["n"] == 1
     on = score_loaded("iv_encoder", x, rows, interval=settings(resamples=25, asked=True))
     assert on["interval"]["method"] and toys["n"] == 1 + 1 + 25
+
+
+def test_frechet_is_registered_costly_and_computed_when_asked():
+    rng = np.random.default_rng(8)
+    q, p = rng.normal(size=(12, 3)), rng.normal(size=(12, 3))
+    rows = [{"id": f"p{i:02d}", "prompt_id": f"p{i:02d}"} for i in range(12)]
+    refs = [{"id": f"p{i:02d}"} for i in range(12)]
+    assert "square root of a d × d matrix" in get("frechet").costly({})
+    off = score_loaded("frechet", q, rows, p, refs, interval=settings(resamples=20))
+    assert off["interval"]["reason"].startswith("not computed: frechet would be recomputed 20")
+    on = score_loaded("frechet", q, rows, p, refs, interval=settings(resamples=20, asked=True))
+    assert on["interval"]["lower"]["frechet"] <= on["values"]["frechet"]
 
 
 def test_switched_off_and_too_few_prompts_say_why(toys):

@@ -39,9 +39,10 @@ The interval is the percentile interval of the replicates at ``level``
 
 A metric whose value is the mean of its per-pair numbers (``extras["per_pair"]``: ROUGE,
 BERTScore) is resampled from them, without recomputation (checked: their mean must be the
-value); ``mean_words`` is always the mean of the drawn texts' lengths. A metric that would have
-to run an encoder B times (``loads_model``, e.g. BERTScore homogenization) gets no interval
-unless its entry asks (``asked``). A resample the metric refuses (too few texts left) counts
+value); ``mean_words`` is always the mean of the drawn texts' lengths. A metric costly to
+recompute B times — registered ``costly`` (Fréchet: a d×d matrix square root each time) or
+running an encoder (``loads_model``, e.g. BERTScore homogenization) — gets no interval unless
+its entry asks (``asked``). A resample the metric refuses (too few texts left) counts
 as failed: NaN replicates, and the method says how many; all failed: no interval.
 
 The record's ``interval`` (:func:`bootstrap`): ``{"method", "resamples", "seed", "level",
@@ -286,10 +287,13 @@ def bootstrap(
     if n_units < MIN_UNITS:
         return not_computed(f"{n_units} prompt(s): fewer than {MIN_UNITS} to resample")
     per_pair = _per_pair(result, len(inputs["cand_rows"]))
-    if per_pair is None and metric.loads_model(params) and not settings.get("asked"):
+    costly = metric.costly(params) or (
+        "it runs an encoder in its job (loads_model)" if metric.loads_model(params) else ""
+    )
+    if per_pair is None and costly and not settings.get("asked"):
         return not_computed(
-            f"{metric.name} runs an encoder in its job (loads_model): {b} resamples would run "
-            f"it {b} more times; ask for one with the entry's interval: true"
+            f"{metric.name} would be recomputed {b} times, and {costly}; ask for one with the "
+            "entry's interval: true"
         )
     names = list(values)
     reps = np.full((b, len(names)), np.nan)
