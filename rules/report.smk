@@ -17,7 +17,7 @@ rule aggregate:
             RESULTS.headline_table,
             caption="../workflow/report/headline.rst",
             category="Scores",
-            labels={"table": "headline scores (mean ± std over seeds)"},
+            labels={"table": "headline scores (mean over seeds, interval or ± std)"},
         ),
         headline_markdown=RESULTS.headline_markdown,
     log:

@@ -296,3 +296,18 @@ def test_half_sample_interval_holds_a_set_metric_where_drawing_with_replacement_
     value = half["values"]["self_bleu"]
     assert half["interval"]["lower"]["self_bleu"] <= value <= half["interval"]["upper"]["self_bleu"]
     assert min(rep["interval"]["replicates"]["self_bleu"]) > value
+
+
+def test_every_source_draws_the_same_prompts_in_replicate_b(toys):
+    """Units are sorted by prompt id (a row without one by its own id), so a file in another
+    order, or rows that carry their prompt only as their id (POS tags of generations), draw
+    the same prompts in every replicate: common random numbers across models and entries."""
+    x, rows = grouped(15, 1, np.random.default_rng(9), 1.0, 1.0)
+    base = score_loaded("iv_mean", x, rows, interval=settings(resamples=30))["interval"]
+    perm = np.random.default_rng(10).permutation(15)
+    shuffled = score_loaded(
+        "iv_mean", x[perm], [rows[i] for i in perm], interval=settings(resamples=30)
+    )["interval"]
+    as_ids = [{"id": r["prompt_id"]} for r in rows]
+    by_id = score_loaded("iv_mean", x, as_ids, interval=settings(resamples=30))["interval"]
+    assert shuffled["replicates"] == base["replicates"] == by_id["replicates"]

@@ -17,8 +17,10 @@ draw where they belong to the same prompts, else stay fixed (:func:`units`):
 
 Schemes (:data:`SCHEMES`), each with ``resamples`` B draws from
 ``numpy.random.default_rng(seed)``; the draws depend only on the number of units and the seed,
-and the units are sorted by prompt id, so every source of a dataset (every model, every seed)
-gets the same prompts in replicate b (common random numbers):
+and the units are sorted by prompt id (a row without one by its ``id``), so every source of a
+dataset (every model, every seed, the human texts) and every entry with the same seed gets the
+same prompts in replicate b (common random numbers: differences between models or metrics can
+be resampled replicate by replicate):
 
 * ``half`` (default) — each draw takes m = ⌊U/2⌋ of the U units *without* replacement (the
   delete-d jackknife with d = U/2, Shao & Wu 1989, Ann. Stat. 17: 1176–1197) and recomputes the
@@ -144,8 +146,9 @@ def units(
     links: Sequence[Sequence[int]] | None = None,
 ) -> Units:
     """The units of a score on inputs already paired (a paired metric's rows aligned) and
-    linked (``links``, a linked metric's), sorted by prompt id (rows without one last, in
-    order); the references' role as in the module docstring."""
+    linked (``links``, a linked metric's), sorted by prompt id (a row without one by its own
+    ``id``, the prompt id of a human text or of a generation of one sample per prompt); the
+    references' role as in the module docstring."""
     keys: list[tuple] = []
     for i, r in enumerate(cand_rows):
         p = _prompt(r)
@@ -178,7 +181,8 @@ def units(
     if mode in ("linked", "tied"):
         for j, k in enumerate(ref_keys):
             groups.setdefault(k, ([], []))[1].append(j)
-    order = sorted(groups, key=lambda k: (k[0], k[1]))
+    names = {k: k[1] if k[0] == "p" else str(cand_rows[k[1]].get("id", "")) for k in groups}
+    order = sorted(groups, key=lambda k: (names[k], k[0] == "r", k[1] if k[0] == "r" else 0))
     return Units([groups[k][0] for k in order], [groups[k][1] for k in order], mode, loose)
 
 
