@@ -79,6 +79,8 @@ rule mauve_bars:
 rule few_shot_figure:
     input:
         scores=RESULTS.scores,
+        # the interval over prompts and seeds of each mean
+        summary=RESULTS.scores_summary,
         # RESULTS.generation_stats of every generating model on the few-shot datasets
         stats=PLAN.few_shot_generation_stats(),
     output:

@@ -254,3 +254,36 @@ def test_schema_defaults_are_the_intervals_defaults():
     props = next(s for s in entry["oneOf"] if s.get("type") == "object")["properties"]
     assert {k: p["default"] for k, p in props.items()} == DEFAULTS
     assert props["scheme"]["enum"] == ["half", "replacement"]
+
+
+def test_few_shot_lines_take_the_summarys_intervals(tmp_path, monkeypatch):
+    import genmetrics.figures.bars as module
+    from genmetrics.analysis.seed_means import few_shot_table
+
+    figs = []
+    save = module._save
+    monkeypatch.setattr(module, "_save", lambda fig, path: (figs.append(fig), save(fig, path)))
+    even = np.linspace(0.4, 0.6, B).tolist()
+    recs = [
+        record(
+            "m/seed0",
+            "precision_recall",
+            {"precision": 0.5, "recall": 0.5},
+            interval({"precision": even, "recall": even}),
+            reference="references",
+        )
+    ]
+    for r, ds in zip(recs * 2, ("bios-n0", "bios-n2"), strict=True):
+        r = dict(r, dataset=ds)
+        (tmp_path / f"{ds}.json").write_text(json.dumps(r), encoding="utf-8")
+    out = {k: tmp_path / k for k in ("scores", "summary", "headline", "md")}
+    paths = [tmp_path / "bios-n0.json", tmp_path / "bios-n2.json"]
+    write_aggregates(paths, out["scores"], out["summary"], out["headline"], out["md"])
+    variants = {"bios-n0": {"dataset": "bios", "n": 0}, "bios-n2": {"dataset": "bios", "n": 2}}
+    table = few_shot_table(
+        read_scores(out["scores"]), variants, summary=pd.read_csv(out["summary"])
+    )
+    assert table["ci_low"].tolist() == pytest.approx([0.405] * 4)
+    assert set(table["interval"]) == {"prompts"}
+    module.few_shot_lines(table, tmp_path / "fs.png")
+    assert "bootstrap interval over prompts" in figs[0].axes[0].get_title()

@@ -98,13 +98,15 @@ def few_shot_table(
     variants: Mapping[str, Mapping[str, Any]],
     metrics: Sequence[str] = ("precision_recall",),
     names: Sequence[str] | None = ("precision", "recall"),
+    summary: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """:func:`seed_means` of the few-shot variants of a dataset against their number of
-    examples: ``variants`` maps a variant dataset (``<dataset>-n<k>``, as the plan names
-    them: ``Plan.few_shot_variants``) to ``{"dataset": <dataset>, "n": k}``. Rows of datasets
+    examples (with the seed ``summary``'s intervals where given): ``variants`` maps a variant
+    dataset (``<dataset>-n<k>``, as the plan names them: ``Plan.few_shot_variants``) to
+    ``{"dataset": <dataset>, "n": k}``. Rows of datasets
     that are no variant are left out; ``dataset`` is the base dataset's name. Sorted by
     (dataset, entry, reference, model, name, n). Columns :data:`FEW_SHOT_COLUMNS`."""
-    means = seed_means(scores, metrics, names)
+    means = seed_means(scores, metrics, names, summary)
     means = means[means["dataset"].isin(list(variants))]
     if means.empty:
         return pd.DataFrame(columns=FEW_SHOT_COLUMNS)

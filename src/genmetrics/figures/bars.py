@@ -98,8 +98,9 @@ def few_shot_lines(
     table: pd.DataFrame, path: str | Path, parsed: pd.DataFrame | None = None
 ) -> None:
     """Per (dataset, entry, reference) two panels, precision and recall against the number of
-    in-context examples n, one line per model (mean over seeds, whiskers: the 95% t interval
-    over seeds, none with one seed; the legend gives the seeds per point); with
+    in-context examples n, one line per model (mean over seeds, whiskers: the table's 95%
+    interval, the bootstrap over prompts and seeds where it has one, else the t interval over
+    seeds, none with one seed; the legend gives the seeds per point); with
     ``parsed`` (:func:`genmetrics.analysis.seed_means.parsed_table`) one more panel per
     dataset: the share of outputs the parser cut back to one biography, mean over seeds."""
     panels = list(
@@ -150,8 +151,8 @@ def few_shot_lines(
         ax.set_ylabel(f"{name} ({'quality' if name == 'precision' else 'diversity'})")
         ax.set_ylim(0, 1.02)
         ax.set_title(
-            f"{ds}: {name} against n ({entry}, vs {_reference_text(ref)})\n"
-            "mean over seeds; whiskers: 95% t interval (none with 1 seed)",
+            f"{ds}: {name} against n ({entry}, vs {_reference_text(ref)})\nmean over seeds; "
+            + _whisker_text(p).replace("(mean ± t·SE)", "(none with 1 seed)"),
             fontsize=10,
         )
         ax.grid(alpha=0.3)
