@@ -27,15 +27,16 @@ be resampled replicate by replicate):
   metric; replicate = point + √(m/(U − m))·(value − mean of the B values), clipped to the
   value's registered range (:data:`RANGES`). For a mean over prompts the replicates have
   exactly the variance of the point estimate (s²/U); for other statistics it is the spread on
-  half the prompts carried over. Checked against fresh samples (NOTES-intervals.md): within
-  5% of the true standard deviation for distinct-n, compression ratio and MATTR on BBC texts,
-  from 6% below to 26% above it for kNN precision/recall, MAUVE, KID, Vendi, chamfer and
-  Fréchet on Gaussian features, but 30% below it for self-BLEU and 40% below for the n-gram
-  Vendi Score, whose spread does not shrink with the set's size as a mean's does. Why not draws with replacement: a drawn
-  prompt repeated puts the same text twice in the set, which every metric comparing texts
-  within a set reads as repetition or as a zero distance. On the demo's 160 texts the
-  with-replacement replicates of self-BLEU lie at 0.61–0.73 around a point estimate of 0.067,
-  and kNN precision's at 0.80–0.96 around 0.98 (NOTES-intervals.md);
+  half the prompts carried over. Against fresh samples of 160 (benchmarks/bench_intervals.py,
+  NOTES-intervals.md) the replicates' standard deviation was 0.7–1.6 times the true one for
+  kNN precision/recall, MAUVE, KID, Vendi, chamfer, Fréchet, self-BLEU, distinct-n,
+  compression ratio and MATTR (more often too wide than too narrow), but only 0.3–0.6 times
+  for the n-gram Vendi Score, whose spread does not shrink with the set's size as a mean's
+  does: its interval is too narrow. Why not draws with replacement: a prompt drawn twice puts
+  the same text twice in the set, which every metric comparing texts within a set reads as
+  repetition or as a zero distance. On the demo's 160 texts the with-replacement replicates
+  of self-BLEU lie at 0.61–0.73 around a point estimate of 0.067, and kNN precision's at
+  0.80–0.96 around 0.98;
 * ``replacement`` — the textbook bootstrap: U units drawn with replacement (a prompt drawn
   twice is two prompts: its rows' ids get a ``#c`` copy suffix), replicate = the value on the
   draw. Right for means over prompts or pairs (ROUGE, perplexity, MATTR), biased for set
