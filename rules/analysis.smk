@@ -1,6 +1,7 @@
 # Analyses across scores: seed/reference spread, P/R sweeps over N and k, length control,
 # the diversity study's tables (per source raw and truncated, length, stability),
 # FACE-2's scaling check (valid-cell ratio, its Table 1, smoothed spectra per model size).
+# The rank agreement of models across featurizers.
 
 
 rule spread:
@@ -237,3 +238,28 @@ rule repeated_patterns:
         settings=per_job(PLAN.patterns_settings),
     script:
         "../workflow/scripts/repeated_patterns.py"
+
+
+# How stable each ranking of models is across featurizers: made when two entries differ only
+# in their featurizer (analysis.featurizer_robustness: false turns it off).
+rule featurizer_robustness:
+    input:
+        # RESULTS.score of each such entry for every model and seed (its bootstrap replicates)
+        PLAN.robustness_scores(),
+    output:
+        table=RESULTS.featurizer_robustness_table,
+        markdown=RESULTS.featurizer_robustness_markdown,
+        figure=report(
+            RESULTS.featurizer_robustness_figure,
+            caption="../workflow/report/featurizer_robustness.rst",
+            category="Featurizer robustness",
+        ),
+    log:
+        RESULTS.log("featurizer_robustness.log"),
+    conda:
+        "../envs/plots.yaml"
+    params:
+        # the groups (entries, featurizers, headline values and directions), the code digest
+        settings=PLAN.robustness_settings(),
+    script:
+        "../workflow/scripts/featurizer_robustness.py"

@@ -20,7 +20,6 @@ from genmetrics.analysis.diversity_study import (
     length_correlations,
     stability,
 )
-from genmetrics.paths import RESULTS
 from genmetrics.plan import load_plan
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -154,7 +153,7 @@ def test_the_plan_pairs_each_entry_with_its_truncated_twin(study):
     assert cols["hom_rougel"]["cut_entry"] == "hom_rougel_cut"  # not the BERTScore one
     assert cols["ngram_diversity"]["direction"] == "higher"
     assert plan.diversity["stability"]["datasets"] == ["cnndm", "xsum"]
-    assert RESULTS.diversity_markdown in plan.targets.all
+    assert plan.results.diversity_markdown in plan.targets.all
 
 
 @pytest.mark.parametrize(
@@ -187,8 +186,10 @@ def test_shortest_models_cuts_among_the_models_only_and_skips_the_references(mon
     assert not any("/references" in p for p in inputs["group"])
     assert len(inputs["group"]) == 10
     targets = set(plan.targets.scores)
-    ref = RESULTS.score.format(dataset="alpaca", source="references", entry="self_bleu")
-    ref_cut = RESULTS.score.format(dataset="alpaca", source="references", entry="self_bleu_cut")
+    ref = plan.results.score.format(dataset="alpaca", source="references", entry="self_bleu")
+    ref_cut = plan.results.score.format(
+        dataset="alpaca", source="references", entry="self_bleu_cut"
+    )
     assert ref in targets and ref_cut not in targets
     # with shortest (the summary study), the references are cut and scored too
     study = yaml.safe_load((REPO / "configs" / "summary_diversity.yaml").read_text())

@@ -124,6 +124,7 @@ def test_report_figures_are_the_html_report_figures(config, monkeypatch, tmp_pat
         RESULTS.scaling_spectra_figure,
         RESULTS.mauve_bars_figure,  # with a mauve entry
         RESULTS.few_shot_figure,  # with few-shot datasets
+        RESULTS.featurizer_robustness_figure,  # with entries differing only in featurizer
     }
     assert wrapped - OPTIONAL == always | conditional
 

@@ -52,6 +52,9 @@ CAPTIONS: dict[str, Caption] = {
     RESULTS.few_shot_figure: Caption(
         "few_shot.rst", "Precision and recall against the number of in-context examples"
     ),
+    RESULTS.featurizer_robustness_figure: Caption(
+        "featurizer_robustness.rst", "How stable the models' ranking is across featurizers"
+    ),
     RESULTS.omni_toy_figure: Caption("omniinput_toy.rst", "OmniInput toy validation"),
     RESULTS.omni_figure: Caption("omniinput_runs.rst", "OmniInput precision–recall curves"),
     RESULTS.omni_compare_figure: Caption("omniinput_compare.rst", "OmniInput model comparison"),

@@ -1,5 +1,6 @@
 """Command line: ``genmetrics list``, ``genmetrics score METRIC --candidate ... [--reference ...]``
-and ``genmetrics tokens-per-word --tokenizer ... --texts ...``.
+(texts or feature files), ``genmetrics embed --texts ... --featurizer NAME --out ...`` and
+``genmetrics tokens-per-word --tokenizer ... --texts ...``.
 
 ``score`` prints one JSON object ``{"metric", "values", "params", "n", ...}``: strict JSON, a
 non-finite number is ``null`` and named in ``non_finite``. On bad input (arguments, parameters,
@@ -142,10 +143,18 @@ def main(argv: list[str] | None = None) -> int:
     lp.add_argument(
         "--markdown", action="store_true", help="print the README's metric table (generated)"
     )
-    sp = sub.add_parser("score", help="compute one metric on files and print JSON")
+    from genmetrics.featurize_on_the_fly import DEFAULT_CONFIG, add_input_options, inputs_epilog
+
+    sp = sub.add_parser(
+        "score",
+        help="compute one metric on texts (any metric) or feature files and print JSON",
+        epilog=inputs_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sp.add_argument("metric")
-    sp.add_argument("--candidate", required=True, help=".jsonl texts or .npz features")
-    sp.add_argument("--reference", help=".jsonl texts or .npz features")
+    what = "texts (.jsonl, a folder of .txt, .csv) or a .npz feature file"
+    sp.add_argument("--candidate", required=True, help=what)
+    sp.add_argument("--reference", help=what)
     sp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     sp.add_argument(
         "--pair-by",
@@ -165,6 +174,33 @@ def main(argv: list[str] | None = None) -> int:
         help="what a word is in the texts' mean_words: whitespace words (en, default), jieba "
         "words (zh)",
     )
+    add_input_options(sp)
+    ep = sub.add_parser(
+        "embed",
+        help="embed texts with a featurizer of the config; write the workflow's .npz "
+        "embeddings file (genmetrics score reads it)",
+        description="Embed texts as the workflow's embed rule does (same settings, same "
+        "feature cache) and write its .npz file: ids, prompt_ids, emb, provenance. Then, e.g.: "
+        "genmetrics score mauve --candidate gens.npz --reference refs.npz",
+        epilog="example: genmetrics embed --texts gens.jsonl --featurizer NAME --out gens.npz",
+    )
+    ep.add_argument("--texts", required=True, help=".jsonl, a folder of .txt files, or .csv")
+    ep.add_argument(
+        "--featurizer",
+        required=True,
+        metavar="NAME",
+        help="an entry of the config's featurizers: section",
+    )
+    ep.add_argument("--out", required=True, help="the .npz file to write")
+    ep.add_argument(
+        "--field",
+        "--column",
+        dest="field",
+        default="text",
+        metavar="NAME",
+        help="the JSONL field or CSV column of the texts (default: text)",
+    )
+    ep.add_argument("--config", default=DEFAULT_CONFIG, help="default: config.yaml")
     tp = sub.add_parser(
         "tokens-per-word",
         help="measure a tokenizer's tokens per word on texts; print a row of the "
@@ -213,11 +249,33 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "tokens-per-word":
             _emit(tokens_per_word_row(args))
             return 0
-        from genmetrics.scoring import score_files
+        if args.command == "embed":
+            from genmetrics.featurize_on_the_fly import embed_file
+
+            done = embed_file(
+                args.texts, args.out, args.featurizer, args.config, args.field, _progress()
+            )
+            _emit(json.dumps(jsonable(done), allow_nan=False))
+            return 0
+        from genmetrics.featurize_on_the_fly import InputOptions, score_texts
 
         params = parse_params(args.param)
-        rec = score_files(
-            args.metric, args.candidate, args.reference, params, args.pair_by, args.language
+        options = InputOptions(
+            field=args.field,
+            reference_field=args.reference_field,
+            featurizer=args.featurizer,
+            evaluator=args.evaluator,
+            config=args.config,
+            progress=_progress(),
+        )
+        rec = score_texts(
+            args.metric,
+            args.candidate,
+            args.reference,
+            params,
+            args.pair_by,
+            args.language,
+            options,
         )
         rec.pop("versions", None)
         _emit(json.dumps(finite_json(rec), allow_nan=False))
@@ -275,6 +333,11 @@ def tokens_per_word_row(args: argparse.Namespace) -> str:
     measured = measure_tokens_per_word(tokenizer, texts, args.words, args.language)
     row = format_row(name, measured, Path(args.texts).name, label)
     return f"tokenizer\ttokens_per_word\tmeasured_on\n{row}" if args.header else row
+
+
+def _progress() -> bool:
+    """Progress bars of featurization on stderr, when a person watches it."""
+    return sys.stderr.isatty()
 
 
 def _reader_left() -> int:

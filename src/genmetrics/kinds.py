@@ -396,6 +396,15 @@ KINDS: dict[str, Kind] = {
 #: kinds whose rows carry texts (every score on them reports ``mean_words``)
 TEXT_KINDS = ("texts", "records", "pos")
 
+#: how texts become a kind that is not texts: the library function that makes it, and the
+#: ``genmetrics score`` option naming the model that does it on the fly (the kind's
+#: ``config_key``; None: the command line does it on load, with no model to name)
+FROM_TEXTS: dict[str, tuple[str, str | None]] = {
+    "embeddings": ("genmetrics.features.embed.embed_texts", "featurizer"),
+    "surprisal": ("genmetrics.features.surprisal.surprisal_texts", "evaluator"),
+    "pos": ("genmetrics.features.pos.tag_texts", None),
+}
+
 
 def kind(name: str) -> Kind:
     try:

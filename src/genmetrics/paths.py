@@ -86,6 +86,9 @@ class ResultPaths:
     scaling_cells: str = "results/analysis/scaling_cells.csv"
     scaling_table1: str = "results/analysis/scaling_table1.csv"
     scaling_table1_markdown: str = "results/analysis/scaling_table1.md"
+    # the rank agreement of models across featurizers (analysis.featurizer_robustness)
+    featurizer_robustness_table: str = "results/analysis/featurizer_robustness.csv"
+    featurizer_robustness_markdown: str = "results/analysis/featurizer_robustness.md"
     # repeated n-grams and POS patterns per source (analysis.patterns)
     patterns_table: str = "results/analysis/patterns/{dataset}.csv"
     patterns_markdown: str = "results/analysis/patterns/{dataset}.md"
@@ -100,6 +103,7 @@ class ResultPaths:
     sweep_figure: str = "results/figures/pr_sweep.png"
     mauve_bars_figure: str = "results/figures/mauve_bars.png"
     few_shot_figure: str = "results/figures/few_shot.png"
+    featurizer_robustness_figure: str = "results/figures/featurizer_robustness.png"
     report: str = "results/report.html"
     # OmniInput (rules/omniinput.smk)
     omni_toy_model: str = "results/omniinput/toy/model"

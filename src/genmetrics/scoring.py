@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +43,18 @@ def score_files(
     params: Mapping[str, Any] | None = None,
     pair_by: str = "id",
     language: str = DEFAULT_LANGUAGE,
+    load: Callable[[Kind, str | Path, str], tuple[Any, list[dict[str, Any]]]] = load_input,
     interval: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Compute metric ``name`` on files; return ``{"metric", "values", "params", "n", ...}``.
 
-    Files are read as the metric's input kind (:data:`genmetrics.kinds.KINDS`), then scored
-    by :func:`score_loaded`; ``pair_by`` (paired metrics): ``"id"`` or ``"position"``
-    (:func:`genmetrics.kinds.pair_rows`); ``language``: the words of ``mean_words``;
-    ``interval``: the settings of its interval over prompts (:mod:`genmetrics.intervals`).
+    Files are read as the metric's input kind (:data:`genmetrics.kinds.KINDS`) by ``load``
+    (kind, path, ``"candidate"``/``"reference"``; default :func:`load_input`; the command
+    line's also featurizes texts: :mod:`genmetrics.featurize_on_the_fly`), after the
+    parameters are checked, then scored by :func:`score_loaded`; ``pair_by`` (paired
+    metrics): ``"id"`` or ``"position"`` (:func:`genmetrics.kinds.pair_rows`); ``language``:
+    the words of ``mean_words``; ``interval``: the settings of its interval over prompts
+    (:mod:`genmetrics.intervals`).
     """
     metric = get(name)
     merged = metric.check_params(params)  # before any file is read
@@ -60,10 +64,10 @@ def score_files(
     if metric.reference == "none" and reference is not None:
         raise GenmetricsError(f"metric {name!r} takes no reference, got --reference {reference}")
     kind = KINDS[metric.input_kind(merged)]
-    cand, cand_rows = load_input(kind, candidate, "candidate")
+    cand, cand_rows = load(kind, candidate, "candidate")
     ref = ref_rows = None
     if reference is not None:
-        ref, ref_rows = load_input(kind, reference, "reference")
+        ref, ref_rows = load(kind, reference, "reference")
     where = f"{candidate} vs {reference}" if reference is not None else str(candidate)
     try:
         return score_loaded(

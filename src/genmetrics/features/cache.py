@@ -44,9 +44,14 @@ def model_identity(model: Any, cache_key: str | None = None) -> dict[str, Any] |
 
 
 class FeatureCache:
+    """Entries of one featurizer setting under ``root`` (``None``: no cache). ``key`` is the
+    digest of the settings (:func:`settings_digest`); a text's entry is
+    ``sha256(key + "\\0" + text)``, so the key names exactly the entries a run read."""
+
     def __init__(self, root: str | Path | None, settings: Mapping[str, Any]):
         self.root = Path(root) if root else None
-        self.prefix = settings_digest(settings).encode()
+        self.key = settings_digest(settings)
+        self.prefix = self.key.encode()
 
     def _path(self, text: str) -> Path:
         assert self.root is not None
@@ -103,3 +108,26 @@ def cached_map(
             cache.put(t, v)
             found[t] = v
     return [found[t] for t in texts], sum(map(len, todo))
+
+
+def run_stats(
+    cache: FeatureCache,
+    settings: Mapping[str, Any],
+    texts: Sequence[str],
+    computed: int,
+    model_loaded: bool,
+) -> dict[str, Any]:
+    """How the cache served one featurization (the ``stats`` of ``embed_texts`` and
+    ``surprisal_texts``): ``cache_key`` (None without a cache), ``cache_dir``, the
+    ``cache_settings`` it digests (model content hash, options, versions), ``texts``, how many
+    distinct texts were ``computed`` and read ``from_cache``, and whether the model was
+    loaded at all (a call served whole by the cache never loads it)."""
+    return {
+        "cache_key": cache.key if cache.root is not None else None,
+        "cache_dir": str(cache.root) if cache.root is not None else None,
+        "cache_settings": dict(settings),
+        "texts": len(texts),
+        "computed": computed,
+        "from_cache": len(set(texts)) - computed,
+        "model_loaded": model_loaded,
+    }

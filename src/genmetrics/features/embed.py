@@ -18,7 +18,7 @@ import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.features.batching import check_texts, right_padded_batches
-from genmetrics.features.cache import FeatureCache, cached_map, model_identity
+from genmetrics.features.cache import FeatureCache, cached_map, model_identity, run_stats
 
 KINDS = ("causal_lm", "sentence_encoder")
 POOLING = ("mean", "cls", "pooler")
@@ -37,11 +37,13 @@ def embed_texts(
     cache_dir: str | Path | None = None,
     cache_key: str | None = None,
     progress: bool = False,
+    stats: dict[str, Any] | None = None,
 ) -> np.ndarray:
     """Embed ``texts``; return float32 [N, d]. ``model`` is a path/manifest/hub id or a loaded
     ``(model, tokenizer)`` pair. With ``cache_dir`` and ``cache_key`` (naming the featurizer),
     texts already embedded by the same model *content* and settings are read from the cache
-    (:func:`~genmetrics.features.cache.model_identity`)."""
+    (:func:`~genmetrics.features.cache.model_identity`). ``stats``, when given, is filled with
+    how the cache served the call (:func:`~genmetrics.features.cache.run_stats`)."""
     if kind not in KINDS:
         raise GenmetricsError(f"featurizer kind must be one of {KINDS}, got {kind!r}")
     if pooling not in POOLING:
@@ -61,7 +63,9 @@ def embed_texts(
         emb = _embed(batch_texts, lm, tok, kind, batch_size, max_tokens, layer, pooling, progress)
         return list(emb)
 
-    vecs, _ = cached_map(texts, compute, cache)
+    vecs, computed = cached_map(texts, compute, cache)
+    if stats is not None:
+        stats.update(run_stats(cache, settings, texts, computed, bool(loaded)))
     return np.stack(vecs).astype(np.float32)
 
 

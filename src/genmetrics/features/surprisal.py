@@ -23,7 +23,7 @@ import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.features.batching import check_texts, right_padded_batches
-from genmetrics.features.cache import FeatureCache, cached_map, model_identity
+from genmetrics.features.cache import FeatureCache, cached_map, model_identity, run_stats
 
 PREPEND = ("auto", "bos", "eos", "none")
 
@@ -60,11 +60,13 @@ def surprisal_texts(
     cache_key: str | None = None,
     progress: bool = False,
     contexts: Sequence[str] | None = None,
+    stats: dict[str, Any] | None = None,
 ) -> list[np.ndarray]:
     """Surprisal arrays (float32, nats), one per text; cached by content like embeddings.
 
     ``contexts``: one string per text that conditions it (its values are not returned); an
-    empty text then gives an empty array.
+    empty text then gives an empty array. ``stats``, when given, is filled with how the cache
+    served the call (:func:`~genmetrics.features.cache.run_stats`).
     """
     if contexts is None:
         keys = check_texts(texts)
@@ -101,7 +103,9 @@ def surprisal_texts(
             pairs = [tuple(json.loads(k)) for k in batch_keys]
         return _surprisal(pairs, lm, tok, prepend, max_tokens, batch_size, progress)
 
-    values, _ = cached_map(keys, compute, cache)
+    values, computed = cached_map(keys, compute, cache)
+    if stats is not None:
+        stats.update(run_stats(cache, settings, keys, computed, bool(loaded)))
     return values
 
 

@@ -1,6 +1,7 @@
-"""Checks of three facts of the metric contract (:mod:`genmetrics.metrics.registry`): the
-input kind chosen by a parameter (``input_by``), the presets of a parameter, and the prompt
-ids of a per-prompt metric."""
+"""Checks of facts of the metric contract (:mod:`genmetrics.metrics.registry`): the input kind
+chosen by a parameter (``input_by``), the presets of a parameter, the prompt ids of a
+per-prompt metric, and texts given to a metric that reads features, and the links of paired
+rows."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.kinds import KINDS
+from genmetrics.kinds import FROM_TEXTS, KINDS
 from genmetrics.params import Param
 
 
@@ -83,3 +84,39 @@ def check_prompt_ids(name: str, prompt_ids: Sequence[Any] | None, n_cand: int) -
             f"metric {name!r}: {len(bad)} candidate(s) have no prompt id, first {bad[0]}"
         )
     return [str(p) for p in out]
+
+
+def refuse_texts(name: str, kind: str, **inputs: Any) -> None:
+    """Metric ``name`` reads features (``kind``: embeddings, surprisal, POS tags) and was given
+    texts: an error saying what makes its input from texts
+    (:data:`genmetrics.kinds.FROM_TEXTS`)."""
+    if kind not in FROM_TEXTS:
+        return
+    for role, x in inputs.items():
+        texts = isinstance(x, (list, tuple)) and bool(x) and all(isinstance(t, str) for t in x)
+        if isinstance(x, str) or texts:
+            func, option = FROM_TEXTS[kind]
+            cli = f"the texts with --{option} NAME" if option else "the texts (tagged on load)"
+            raise GenmetricsError(
+                f"metric {name!r} reads {kind}, not texts (got texts as the {role}): make them "
+                f"with {func}(texts, ...) first, or on the command line give {cli} "
+                "(genmetrics score --help)"
+            )
+
+
+def check_links(
+    name: str, links: Sequence[Sequence[int]] | None, kwargs: Mapping[str, Any]
+) -> list[list[int]] | None:
+    """Links as lists of valid reference indices, one list per candidate (or None)."""
+    if links is None or "reference" not in kwargs:
+        return None
+    n_ref, n_cand = len(kwargs["reference"]), len(kwargs["candidate"])
+    out = [[int(j) for j in group] for group in links]
+    if len(out) != n_cand:
+        raise GenmetricsError(f"metric {name!r}: {len(out)} link groups for {n_cand} candidates")
+    for i, group in enumerate(out):
+        if not group or min(group) < 0 or max(group) >= n_ref:
+            raise GenmetricsError(
+                f"metric {name!r}: candidate {i} links to {group}, not to references 0..{n_ref - 1}"
+            )
+    return out

@@ -109,7 +109,13 @@ from typing import Any, Literal
 
 from genmetrics import GenmetricsError
 from genmetrics.kinds import KINDS
-from genmetrics.metrics._contract import check_input_by, check_presets, check_prompt_ids
+from genmetrics.metrics._contract import (
+    check_input_by,
+    check_links,
+    check_presets,
+    check_prompt_ids,
+    refuse_texts,
+)
 from genmetrics.params import Constraint, Param, check_params
 
 ReferenceMode = Literal["required", "none", "optional", "prompts"]
@@ -523,6 +529,7 @@ def compute(
     merged = metric.check_params(params)
     if metric.reference in ("required", "prompts") and reference is None:
         raise GenmetricsError(f"metric {name!r} needs a reference ({metric.reference})")
+    refuse_texts(metric.name, metric.input_kind(merged), candidate=candidate, reference=reference)
     validate = KINDS[metric.input_kind(merged)].validator
     kwargs: dict[str, Any] = {"candidate": validate(candidate, "candidate")}
     if metric.reference != "none" and reference is not None:
@@ -534,7 +541,7 @@ def compute(
                 f"{len(kwargs['candidate'])} candidates"
             )
     if metric.links:
-        kwargs["links"] = _check_links(name, links, kwargs)
+        kwargs["links"] = check_links(name, links, kwargs)
     elif links is not None:
         raise GenmetricsError(f"metric {name!r} takes no links")
     if metric.by_prompt:
@@ -567,21 +574,3 @@ def _check_not_all_excluded(
         else f"are excluded by its aggregation ({metric.aggregation})"
     )
     raise GenmetricsError(f"{metric.name}: all {total} texts {why}")
-
-
-def _check_links(
-    name: str, links: Sequence[Sequence[int]] | None, kwargs: Mapping[str, Any]
-) -> list[list[int]] | None:
-    """Links as lists of valid reference indices, one list per candidate (or None)."""
-    if links is None or "reference" not in kwargs:
-        return None
-    n_ref, n_cand = len(kwargs["reference"]), len(kwargs["candidate"])
-    out = [[int(j) for j in group] for group in links]
-    if len(out) != n_cand:
-        raise GenmetricsError(f"metric {name!r}: {len(out)} link groups for {n_cand} candidates")
-    for i, group in enumerate(out):
-        if not group or min(group) < 0 or max(group) >= n_ref:
-            raise GenmetricsError(
-                f"metric {name!r}: candidate {i} links to {group}, not to references 0..{n_ref - 1}"
-            )
-    return out

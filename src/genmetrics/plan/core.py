@@ -29,11 +29,12 @@ from genmetrics.plan.objects import (
 )
 from genmetrics.plan.patterns import PatternQueries
 from genmetrics.plan.resources import ResourceQueries
+from genmetrics.plan.robustness import RobustnessQueries
 from genmetrics.plan.targets import TargetLists, Targets
 
 
 @dataclass(frozen=True)
-class Plan(JobInputs, JobParams, ResourceQueries, TargetLists, PatternQueries):
+class Plan(JobInputs, JobParams, ResourceQueries, TargetLists, PatternQueries, RobustnessQueries):
     """A config, checked and resolved (:func:`genmetrics.plan.load.load_plan`)."""
 
     cache: str
@@ -55,6 +56,7 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists, PatternQueries):
     notes: tuple[str, ...] = ()  # what the environment changed, for the run log
     variants: dict = field(default_factory=dict)  # few-shot variant -> {"dataset", "n"}
     patterns: dict | None = None  # analysis.patterns, checked (plan/patterns.py)
+    robustness: list | None = None  # entries differing only in featurizer (plan/robustness.py)
     results: ResultPaths = RESULTS  # every file the run writes, under the config's results_dir
     targets: Targets = field(init=False)
 

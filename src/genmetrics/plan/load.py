@@ -41,6 +41,7 @@ from genmetrics.plan.objects import (
     ScoreEntry,
 )
 from genmetrics.plan.patterns import check_patterns
+from genmetrics.plan.robustness import featurizer_groups
 from genmetrics.plan.variants import expand_datasets, resolve_names
 from genmetrics.prompts import load_tokens_per_word, tokens_per_word
 from genmetrics.resources import job_resources
@@ -244,6 +245,7 @@ def load_plan(
         notes=tuple(notes),
         variants=variants,
         patterns=check_patterns(cfg["analysis"].get("patterns"), list(datasets), groups),
+        robustness=featurizer_groups(cfg["analysis"]["featurizer_robustness"], entries),
         results=results,
     )
     # a GPU kind that resources.gpu_kinds lacks stops the dry run here, naming its key

@@ -86,6 +86,8 @@ class TargetLists:
         few_shot = bool(self.variants and pr_entries)
         figures += [self.results.few_shot_figure] if few_shot else []
         figures += [self.results.length_figure]
+        robustness = bool(self.robustness)  # analysis.featurizer_robustness
+        figures += [self.results.featurizer_robustness_figure] if robustness else []
         analyses = [self.results.length_table]
         analyses += [self.results.diversity_markdown] if self.diversity else []
         analyses += (
@@ -98,6 +100,7 @@ class TargetLists:
         analyses += [self.results.mauve_bars_figure] if mauve else []
         analyses += [self.results.few_shot_figure] if few_shot else []
         analyses += self.patterns_targets()  # analysis.patterns (plan/patterns.py)
+        analyses += self.robustness_targets()  # table, Markdown, figure (plan/robustness.py)
         omni = self.omniinput
         return Targets(
             omniinput=tuple(omni.targets),
