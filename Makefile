@@ -156,9 +156,9 @@ omniinput-compare: install
 	$(BIN)/snakemake --cores $(CORES) omniinput --configfile configs/omniinput_compare.yaml
 
 # Agreement of metrics with human judgments (REALSumm, XSum hallucinations, HANNA, contrastive
-# search and RankGen A/B) -> results/agreement/summary.md, figures and a
+# search and RankGen A/B) -> results/human-agreement/agreement/summary.md, figures and a
 # Snakemake report; needs ../shared/data. About 5 min on 2 cores.
 agreement: install
 	$(BIN)/snakemake --cores $(CORES) agreement --configfile configs/agreement.yaml
-	$(BIN)/snakemake --cores $(CORES) --configfile configs/agreement.yaml --report results/agreement/report.html
-	@echo "Summary: results/agreement/summary.md  Report: results/agreement/report.html"
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/agreement.yaml --report results/human-agreement/report.html
+	@echo "Summary: results/human-agreement/agreement/summary.md  Report: results/human-agreement/report.html"

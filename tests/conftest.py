@@ -52,6 +52,17 @@ def _no_slurm_controller(request, monkeypatch, _no_slurm_dir):
         monkeypatch.setenv("PATH", f"{_no_slurm_dir}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
+@pytest.fixture(scope="module")
+def minilm():
+    """The offline MiniLM sentence encoder's folder (skip where it cannot be obtained)."""
+    try:
+        from genmetrics.assets import minilm_dir
+
+        return minilm_dir()
+    except Exception as e:  # offline asset not obtainable here
+        pytest.skip(f"MiniLM asset unavailable: {e}")
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.exists():

@@ -31,16 +31,6 @@ def score(capsys, *args):
     return json.loads(out)
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    try:
-        from genmetrics.assets import minilm_dir
-
-        return minilm_dir()
-    except Exception as e:  # offline asset not obtainable here
-        pytest.skip(f"MiniLM asset unavailable: {e}")
-
-
 def write_config(path, minilm, featurizers=None, evaluators=None, checkpoints=None):
     """A workflow config (it must plan: a dataset, a model, a metric) naming the featurizers
     and evaluators, with its caches beside it."""

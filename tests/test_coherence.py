@@ -126,16 +126,6 @@ def test_logprob_errors(tmp_path):
         surprisal_texts(["sat"], str(tmp_path / "lm"), contexts=["the cat " * 40], max_tokens=64)
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    try:
-        from genmetrics.assets import minilm_dir
-
-        return minilm_dir()
-    except Exception as e:  # offline asset not obtainable here
-        pytest.skip(f"MiniLM asset unavailable: {e}")
-
-
 def test_simcse_cosine_matches_manual_and_orders(minilm):
     import torch
     from transformers import AutoModel, AutoTokenizer

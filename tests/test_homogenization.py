@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
+from shared_texts import shared_texts
 
 from genmetrics import GenmetricsError
 from genmetrics.metrics import compute
 from genmetrics.metrics.homogenization import rouge_tokenize, rougel_pair_sums
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 ODD = [
     "Ça été très ÉTÉ naïve café",  # non-ASCII letters vanish in rouge_score's tokenizer
     "İstanbul is big; ıi",  # 'İ'.lower() = 'i' + combining dot → token 'i'
     "!!! ??? ...",  # no tokens at all → F = 0 against everything
     "running runs ran runner generously",
 ]
-
-
-def _texts(rel: str, n: int) -> list[str]:
-    path = DATA / rel
-    if not path.exists():
-        pytest.skip(f"shared data not found: {path}")
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line)["text"] for _, line in zip(range(n), f, strict=False)]
 
 
 def _package_homogenization():
@@ -43,7 +32,9 @@ def _package_homogenization():
 def test_rougel_row_sums_equal_rouge_score(stem):
     from rouge_score import rouge_scorer
 
-    texts = _texts("webtext/webtext_short.jsonl", 24) + _texts("webtext/face_demo_human.jsonl", 4)
+    texts = shared_texts("webtext/webtext_short.jsonl", 24) + shared_texts(
+        "webtext/face_demo_human.jsonl", 4
+    )
     texts += ODD
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=stem)
     assert rouge_tokenize(texts, stem) == [scorer._tokenizer.tokenize(t) for t in texts]
@@ -79,7 +70,7 @@ def test_lcs_long_sequences_and_word_boundaries():
 
 def test_homogenization_equals_package():
     package = _package_homogenization()
-    texts = _texts("webtext/webtext_short.jsonl", 40) + ODD
+    texts = shared_texts("webtext/webtext_short.jsonl", 40) + ODD
     ref = package(texts, verbose=False)
     as_package = {"tokenizer": "rouge_score", "zero_total": "package"}
     ours = compute("homogenization", texts, params=as_package).values["homogenization"]
@@ -118,7 +109,7 @@ def test_zero_total_quirk_and_errors():
 def test_empty_texts_equal_package():
     """Empty texts score 0 against every other text and count in the mean, as the package."""
     package = _package_homogenization()
-    texts = _texts("webtext/webtext_short.jsonl", 10)
+    texts = shared_texts("webtext/webtext_short.jsonl", 10)
     texts = texts[:3] + [""] + texts[3:] + ["  ", ""]
     as_package = {"tokenizer": "rouge_score", "zero_total": "package"}
     ours = compute("homogenization", texts, params=as_package).values["homogenization"]
@@ -141,7 +132,10 @@ def test_bertscore_equals_bert_score_package_loop():
     bert_score = pytest.importorskip("bert_score")
     from genmetrics.assets import minilm_dir
 
-    texts = _texts("webtext/webtext_short.jsonl", 5) + ["Short one.", "Café ünïcode 東京 text"]
+    texts = shared_texts("webtext/webtext_short.jsonl", 5) + [
+        "Short one.",
+        "Café ünïcode 東京 text",
+    ]
     model = str(minilm_dir())
     n = len(texts)
     scorer = bert_score.BERTScorer(model_type=model, num_layers=6)  # = evaluate's bertscore
@@ -173,7 +167,7 @@ def test_non_ascii_texts_are_scored_by_default():
 
 
 def test_the_unicode_tokenizer_equals_rouge_score_on_ascii_text():
-    texts = _texts("webtext/webtext_short.jsonl", 60) + ODD + ["snake_case x_1 A-B"]
+    texts = shared_texts("webtext/webtext_short.jsonl", 60) + ODD + ["snake_case x_1 A-B"]
     for stem in (False, True):
         ascii_texts = [t for t in texts if t.isascii()]
         assert rouge_tokenize(ascii_texts, stem, "unicode") == rouge_tokenize(ascii_texts, stem)

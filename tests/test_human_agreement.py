@@ -311,7 +311,7 @@ def test_snakemake_agreement_on_the_judgment_sets(tmp_path):
         [*cmd, "--configfile", str(path)], cwd=tmp_path, capture_output=True, text=True, env=env
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    res = tmp_path / "results"
+    res = tmp_path / cfg["results_dir"]  # the study's own tree
     for s in ("realsumm", "xsum", "hanna", "contrastive_search", "rankgen"):
         assert (res / "figures" / f"agreement_{s}.png").stat().st_size > 10_000, s
     summary = pd.read_csv(res / "agreement" / "summary.csv")

@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
+from shared_texts import shared_texts
 
 from genmetrics import GenmetricsError
 from genmetrics.features.pos import tag_texts
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-
-def _texts(rel: str, n: int) -> list[str]:
-    path = DATA / rel
-    if not path.exists():
-        pytest.skip(f"shared data not found: {path}")
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line)["text"] for _, line in zip(range(n), f, strict=False)]
 
 
 def test_whitespace_tags_equal_nltk_pos_tag_on_split():
@@ -28,7 +16,7 @@ def test_whitespace_tags_equal_nltk_pos_tag_on_split():
     from genmetrics.assets import use_nltk_data
 
     use_nltk_data()
-    texts = _texts("webtext/face_demo_human.jsonl", 25)
+    texts = shared_texts("webtext/face_demo_human.jsonl", 25)
     ours = tag_texts(texts)
     assert ours == [[t for _, t in nltk.pos_tag(x.split())] for x in texts]
     assert [len(t) for t in ours] == [len(x.split()) for x in texts]
@@ -37,7 +25,7 @@ def test_whitespace_tags_equal_nltk_pos_tag_on_split():
 def test_nltk_tokenization_equals_word_tokenize():
     import nltk
 
-    texts = _texts("gpt2_generations/gpt2-small_topk40.jsonl", 10)
+    texts = shared_texts("gpt2_generations/gpt2-small_topk40.jsonl", 10)
     ours = tag_texts(texts, tokenization="nltk")
     ref = [[t for _, t in nltk.pos_tag(nltk.word_tokenize(x, preserve_line=True))] for x in texts]
     assert ours == ref

@@ -370,3 +370,16 @@ def test_make_report_target():
     assert rule, "no `report` target"
     assert "--report results/snakemake_report.html" in rule.group(1)
     assert "$(BIN)/snakemake --cores $(CORES) --configfile config.yaml" in rule.group(1)
+
+
+def test_a_study_s_figures_find_their_captions():
+    """A study writes under its own results_dir (results/<study>/figures/...): its figures
+    have the captions of the default tree's (the one-page report of a study needs them)."""
+    from genmetrics.captions import CAPTIONS, caption_of
+    from genmetrics.paths import RESULTS
+
+    study = RESULTS.under("results/webtext")
+    assert caption_of(study.pr_figure) == CAPTIONS[RESULTS.pr_figure]
+    assert caption_of(study.length_figure) == CAPTIONS[RESULTS.length_figure]
+    with pytest.raises(GenmetricsError, match="no caption"):
+        caption_of("results/webtext/figures/unknown.png")

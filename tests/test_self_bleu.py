@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+from shared_texts import shared_texts
 
 from genmetrics import GenmetricsError
 from genmetrics.metrics import compute
 from genmetrics.metrics._ngrams import tokenize
 from genmetrics.metrics.self_bleu import sample_indices, self_bleu_scores
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SMOOTH = SmoothingFunction().method1
-
-
-def _texts(rel: str, n: int) -> list[str]:
-    path = DATA / rel
-    if not path.exists():
-        pytest.skip(f"shared data not found: {path}")
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line)["text"] for _, line in zip(range(n), f, strict=False)]
 
 
 def _nltk(docs, i, n):
@@ -38,7 +28,7 @@ def _nltk(docs, i, n):
     "rel,n_texts", [("webtext/webtext_short.jsonl", 120), ("webtext/face_demo_human.jsonl", 25)]
 )
 def test_per_hypothesis_equals_nltk(tokenizer, rel, n_texts):
-    texts = _texts(rel, n_texts)
+    texts = shared_texts(rel, n_texts)
     docs = tokenize(texts, tokenizer)
     for n in (4, 2):
         ref = np.array([_nltk(docs, i, n) for i in range(len(docs))])
@@ -65,7 +55,7 @@ def test_edge_cases_equal_nltk():
 
 
 def test_sampling_reproduces_pr4llm():
-    texts = _texts("webtext/webtext_short.jsonl", 100)
+    texts = shared_texts("webtext/webtext_short.jsonl", 100)
     idx = random.Random(12345).sample(range(100), int(0.2 * 100))
     assert sample_indices(100, 0.2, 12345) == idx
     docs = tokenize(texts, "gpt2")
@@ -86,7 +76,7 @@ def test_sampling_reproduces_pr4llm():
 def test_orderings_and_non_ascii():
     same = compute("self_bleu", ["the cat sat on the mat today"] * 3).values["self_bleu"]
     assert same == pytest.approx(1.0)
-    texts = _texts("webtext/webtext_short.jsonl", 60)
+    texts = shared_texts("webtext/webtext_short.jsonl", 60)
     diverse = compute("self_bleu", texts).values["self_bleu"]
     assert 0 < diverse < 0.2
     uni = ["Café über naïve straße", "東京 は 大きい 都市 です", "Café über straße naïve"]
@@ -103,7 +93,7 @@ def test_orderings_and_non_ascii():
 def test_empty_texts_equal_nltk(tokenizer):
     """An empty text scores 0 as a hypothesis and is a length-0 reference for the others (its
     length can be the closest one in the brevity penalty), as in nltk's sentence_bleu."""
-    texts = _texts("webtext/webtext_short.jsonl", 20)
+    texts = shared_texts("webtext/webtext_short.jsonl", 20)
     texts = ["", "a", "a b c"] + texts[:8] + ["   ", "the the the"] + texts[8:]
     docs = tokenize(texts, tokenizer)
     for n in (4, 2, 1):

@@ -4,21 +4,19 @@ vendi-score==0.0.3``; its ``score_X`` ignores q, which a test shows)."""
 
 from __future__ import annotations
 
-import json
 import math
 import types
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse
+from shared_texts import shared_texts
 
 from genmetrics import GenmetricsError
 from genmetrics.metrics import compute
 from genmetrics.metrics.vendi import ngram_features, score_kernel
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 ORDERS = [0.5, 1, 2, "inf"]
 
 
@@ -65,14 +63,6 @@ def _quiet(fn, *args, **kwargs):
 
 def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.linalg.norm(x, axis=1, keepdims=True)
-
-
-def _texts(rel: str, n: int) -> list[str]:
-    path = DATA / rel
-    if not path.exists():
-        pytest.skip(f"shared data not found: {path}")
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line)["text"] for _, line in zip(range(n), f, strict=False)]
 
 
 # ------------------------------------------------------------------ hand-computed
@@ -197,7 +187,7 @@ def _package_ngram_kernel(text_utils, texts: list[str], ns=(1, 2, 3, 4)) -> np.n
 
 def test_ngram_vendi_equals_the_package_on_real_texts():
     text_utils = _package_text_utils()
-    texts = _texts("webtext/webtext_short.jsonl", 80)
+    texts = shared_texts("webtext/webtext_short.jsonl", 80)
     assert min(len(t.split()) for t in texts) >= 4  # the package's kernel has K_ii = 1 here
     theirs = _quiet(text_utils.ngram_vendi_score, texts, tokenizer=str.split)
     assert compute("ngram_vendi", texts).values["vendi"] == pytest.approx(theirs, rel=1e-10)
@@ -212,7 +202,7 @@ def test_ngram_vendi_equals_the_package_on_real_texts():
 
 def test_ngram_vendi_equals_the_package_for_other_orders():
     text_utils = _package_text_utils()
-    texts = _texts("gpt2_generations/gpt2-small_topk40.jsonl", 50)
+    texts = shared_texts("gpt2_generations/gpt2-small_topk40.jsonl", 50)
     vendi = _package()
     for num_n in (1, 2):
         k = _package_ngram_kernel(text_utils, texts, ns=range(1, num_n + 1))

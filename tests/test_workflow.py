@@ -162,14 +162,16 @@ def test_dry_run_of_every_config(path, tmp_path):
     proc = snakemake(*args, cwd=tmp_path, env=env)
     counts = job_counts(proc.stdout)
     cfg = yaml.safe_load(path.read_text())
-    # one plain tree per run: results/<make target>/ for a study, results/ for the others
-    # (the caches of converted checkpoints and assets are shared, where the config puts them)
+    # one plain tree per run: a study's own results_dir (results/<name>, named after the
+    # study), results/ for the others; the caches of converted checkpoints and assets are
+    # shared, where the config puts them
     target = re.search(
         r"^([\w-]+): install(?:-test)?\n\t.*configs/" + re.escape(path.name),
         (REPO / "Makefile").read_text(),
         re.M,
     )
-    root = f"results/{target[1]}/" if target else "results/"
+    root = cfg.get("results_dir", "results").rstrip("/") + "/"
+    assert (root != "results/") == bool(target), (path.name, root)  # a study has its own
     written = [
         p.strip()
         for line in re.findall(r"^\s*(?:output|log): (.*)$", proc.stdout, re.M)

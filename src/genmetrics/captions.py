@@ -69,7 +69,10 @@ _INCLUDE = re.compile(
 
 def _pattern_regex(pattern: str) -> re.Pattern[str]:
     """``results/figures/omniinput_compare_{comparison}.png`` → a regex matching the end of a
-    path (wildcards: one or more characters other than ``/``)."""
+    path under any results folder (``results_dir``: the default root is dropped, so
+    ``results/webtext/figures/...`` matches too; wildcards: one or more characters other
+    than ``/``)."""
+    pattern = pattern.removeprefix(RESULTS.root + "/")
     parts = re.split(r"\{\w+\}", pattern)
     return re.compile(r"(?:^|/)" + "[^/]+".join(map(re.escape, parts)) + "$")
 
