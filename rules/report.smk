@@ -17,7 +17,7 @@ rule aggregate:
             RESULTS.headline_table,
             caption="../workflow/report/headline.rst",
             category="Scores",
-            labels={"table": "headline scores (mean ± std over seeds)"},
+            labels={"table": "headline scores (mean over seeds, interval or ± std)"},
         ),
         headline_markdown=RESULTS.headline_markdown,
     log:
@@ -56,7 +56,9 @@ rule correlation_heatmap:
 # MAUVE per model, mean and standard error over seeds (Le Bronnec et al. (2024), Fig. B.2).
 rule mauve_bars:
     input:
-        RESULTS.scores,
+        scores=RESULTS.scores,
+        # the interval over prompts and seeds of each mean
+        summary=RESULTS.scores_summary,
     output:
         figure=report(
             RESULTS.mauve_bars_figure,
@@ -77,6 +79,8 @@ rule mauve_bars:
 rule few_shot_figure:
     input:
         scores=RESULTS.scores,
+        # the interval over prompts and seeds of each mean
+        summary=RESULTS.scores_summary,
         # RESULTS.generation_stats of every generating model on the few-shot datasets
         stats=PLAN.few_shot_generation_stats(),
     output:

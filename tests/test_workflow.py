@@ -35,6 +35,7 @@ FAST = ("--cores", "2", "--set-threads", "generate=1", "embed=1", "surprisal=1")
 FAST += ("--scheduler", "greedy")
 SCORE_COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
 SCORE_COLUMNS += ["scale", "n_candidate", "n_reference"]  # analysis.aggregate.EXTRA_COLUMNS
+SCORE_COLUMNS += ["lower", "upper", "level", "resamples", "interval"]  # and the intervals
 CONFIGS = sorted([*REPO.glob("configs/*.yaml"), TEST_CONFIG, REPO / "config.yaml"])
 
 

@@ -29,6 +29,7 @@ import pandas as pd
 from genmetrics.analysis.aggregate import read_scores
 from genmetrics.analysis.headline import family_tables, headline_scores, headline_table
 from genmetrics.analysis.headline import table_legend as headline_legend
+from genmetrics.analysis.units import summary_intervals
 from genmetrics.captions import HEADLINE_CAPTION, caption_html, caption_of, find_caption
 from genmetrics.io import read_json, write_text
 from genmetrics.paths import PROMPTS, REFERENCES
@@ -116,8 +117,12 @@ def _scores(
     summary_csv: str | Path | None,
     headline_csv: str | Path | None,
 ) -> list[str]:
-    """The legend, the links to the CSVs and one table per family."""
-    table = headline_table(df)
+    """The legend, the links to the CSVs and one table per family (with the summary's
+    intervals over prompts and seeds, where ``summary_csv`` is given)."""
+    intervals = None
+    if summary_csv is not None:
+        intervals = summary_intervals(pd.read_csv(summary_csv))
+    table = headline_table(df, intervals)
     links = [(scores_csv, "the full table")]
     links += [
         (p, what)
@@ -136,7 +141,7 @@ def _scores(
     tables = family_tables(table)
     if not tables:
         parts.append("<p>No score has a direction of better.</p>")
-    long = headline_scores(df)
+    long = headline_scores(df, intervals)
     for family, sub in tables.items():
         parts += [f"<h3>{html.escape(str(family))}</h3>", _score_table(sub)]
         note = _missing_note(df, long, family, sub)

@@ -28,16 +28,21 @@ def score_entry(
     ``mean_words`` and of the cut). With ``length_control: shortest`` every text is first cut,
     per prompt, to the shortest text among the ``group`` files (the dataset's every source;
     with ``shortest_models`` its models' texts only; see
-    :func:`genmetrics.analysis.length.score_shortest`).
+    :func:`genmetrics.analysis.length.score_shortest`). ``settings["interval"]``: the
+    entry's interval over prompts (:mod:`genmetrics.intervals`; the plan resolves it), the
+    record's ``interval``.
     """
     metric, params = settings["metric"], settings["params"]
     language = settings.get("language", DEFAULT_LANGUAGE)
+    interval = settings.get("interval")
     if settings["length_control"] in ("shortest", "shortest_models"):
         from genmetrics.analysis.length import score_shortest
 
-        rec = score_shortest(metric, candidate, reference, list(group), params, language)
+        rec = score_shortest(metric, candidate, reference, list(group), params, language, interval)
     else:
-        rec = score_files(metric, candidate, reference, params, language=language)
+        rec = score_files(
+            metric, candidate, reference, params, language=language, interval=interval
+        )
     return {
         "metric": rec["metric"],
         "entry": entry,

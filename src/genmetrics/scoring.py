@@ -44,6 +44,7 @@ def score_files(
     pair_by: str = "id",
     language: str = DEFAULT_LANGUAGE,
     load: Callable[[Kind, str | Path, str], tuple[Any, list[dict[str, Any]]]] = load_input,
+    interval: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Compute metric ``name`` on files; return ``{"metric", "values", "params", "n", ...}``.
 
@@ -52,7 +53,8 @@ def score_files(
     line's also featurizes texts: :mod:`genmetrics.featurize_on_the_fly`), after the
     parameters are checked, then scored by :func:`score_loaded`; ``pair_by`` (paired
     metrics): ``"id"`` or ``"position"`` (:func:`genmetrics.kinds.pair_rows`); ``language``:
-    the words of ``mean_words``.
+    the words of ``mean_words``; ``interval``: the settings of its interval over prompts
+    (:mod:`genmetrics.intervals`).
     """
     metric = get(name)
     merged = metric.check_params(params)  # before any file is read
@@ -69,7 +71,16 @@ def score_files(
     where = f"{candidate} vs {reference}" if reference is not None else str(candidate)
     try:
         return score_loaded(
-            name, cand, cand_rows, ref, ref_rows, params, where, pair_by=pair_by, language=language
+            name,
+            cand,
+            cand_rows,
+            ref,
+            ref_rows,
+            params,
+            where,
+            pair_by=pair_by,
+            language=language,
+            interval=interval,
         )
     except GenmetricsError as e:  # a check on the loaded data (sizes, dimensions): name the files
         if str(candidate) in str(e) or (reference is not None and str(reference) in str(e)):
@@ -114,6 +125,7 @@ def score_loaded(
     where: str = "",
     pair_by: str = "id",
     language: str = DEFAULT_LANGUAGE,
+    interval: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Score inputs already in memory (data of the metric's kind plus one row of metadata per
     item): a paired metric aligns candidates with references by ``prompt_id``/``source_id``,
@@ -121,7 +133,9 @@ def score_loaded(
     ``where`` in errors), a linked one gets each candidate's references
     (:func:`link_groups`), a per-prompt one the ``prompt_id`` of each candidate row
     (:func:`prompt_ids`); each set must hold the metric's ``min_items`` (:func:`check_sizes`);
-    returns the score record (a text metric's ``mean_words`` in words of ``language``)."""
+    returns the score record (a text metric's ``mean_words`` in words of ``language``).
+    ``interval``: the settings of its interval over prompts (:func:`genmetrics.intervals.
+    bootstrap`, on the same aligned inputs), recorded as ``interval``; None: no such key."""
     metric = get(name)
     merged = metric.check_params(params)
     check_pair_by(metric, pair_by)
@@ -143,7 +157,42 @@ def score_loaded(
     seconds = time.perf_counter() - t0
     if unpaired is not None:
         result.n.setdefault("unpaired_reference", unpaired)
-    return record(metric, result, merged, seconds, cand_rows, ref_rows, cand, ref, language)
+    lengths = text_lengths(metric, merged, cand_rows, language)
+    rec = record(metric, result, merged, seconds, cand_rows, ref_rows, cand, ref, lengths=lengths)
+    if interval is not None:
+        from genmetrics.intervals import bootstrap
+
+        inputs = {"cand": cand, "cand_rows": cand_rows, "ref": ref, "ref_rows": ref_rows}
+        inputs |= {"links": links, "prompt_ids": groups}
+
+        def check(c: Any, r: Any) -> None:
+            check_sizes(metric, merged, {"candidate": _count(c)} | _counted("reference", r))
+
+        rec["interval"] = bootstrap(
+            metric, inputs, merged, result, rec["values"], interval, check, lengths
+        )
+    return rec
+
+
+def _counted(role: str, x: Any) -> dict[str, int]:
+    return {} if x is None else {role: _count(x)}
+
+
+def text_lengths(
+    metric: Metric,
+    params: Mapping[str, Any],
+    cand_rows: Sequence[Mapping[str, Any]] | None,
+    language: str = DEFAULT_LANGUAGE,
+) -> list[int] | None:
+    """Each candidate's length in words of ``language`` where the metric reads texts and every
+    row has one (its record then reports ``mean_words``); else None."""
+    if (
+        metric.input_kind(params) in TEXT_KINDS
+        and cand_rows
+        and all("text" in r for r in cand_rows)
+    ):
+        return [count_words(r["text"], language) for r in cand_rows]
+    return None
 
 
 def prompt_ids(rows: Sequence[Mapping[str, Any]], where: str, metric: str) -> list[str]:
@@ -170,19 +219,17 @@ def record(
     cand: Any,
     ref: Any,
     language: str = DEFAULT_LANGUAGE,
+    lengths: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     n = {"candidate": _count(cand)}
     if ref is not None:
         n["reference"] = _count(ref)
     n.update(result.n)
     values = dict(result.values)
-    if (
-        metric.input_kind(params) in TEXT_KINDS
-        and cand_rows
-        and all("text" in r for r in cand_rows)
-    ):
+    if lengths is None:
+        lengths = text_lengths(metric, params, cand_rows, language)
+    if lengths is not None:
         # length control (Shaib et al. 2024): every text score comes with the mean length in words
-        lengths = [count_words(r["text"], language) for r in cand_rows]
         values.setdefault("mean_words", float(np.mean(lengths)))
     out = {
         "metric": metric.name,

@@ -4,6 +4,8 @@ biography parser read, from their generation statistics."""
 
 from pathlib import Path
 
+import pandas as pd
+
 from genmetrics.analysis.aggregate import read_scores
 from genmetrics.analysis.seed_means import few_shot_table, parsed_table
 from genmetrics.figures.bars import few_shot_lines
@@ -13,7 +15,8 @@ from genmetrics.runlog import log_to
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
     variants = dict(sm.params.variants)
-    table = few_shot_table(read_scores(sm.input.scores), variants)
+    summary = pd.read_csv(sm.input.summary)  # intervals over prompts and seeds
+    table = few_shot_table(read_scores(sm.input.scores), variants, summary=summary)
     stats = {}
     for p in sm.input.stats:  # results/generations/{dataset}/{model}/seed{seed}.stats.json
         path = Path(p)

@@ -1,4 +1,7 @@
-"""MAUVE per model with standard errors over seeds (Le Bronnec et al. (2024), Fig. B.2)."""
+"""MAUVE per model with standard errors over seeds (Le Bronnec et al. (2024), Fig. B.2); the
+whiskers: the seed summary's interval over prompts and seeds where it has one."""
+
+import pandas as pd
 
 from genmetrics.analysis.aggregate import read_scores
 from genmetrics.analysis.seed_means import seed_means
@@ -8,7 +11,8 @@ from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
-    table = seed_means(read_scores(sm.input[0]), ["mauve"], ["mauve", "mauve_star"])
+    summary = pd.read_csv(sm.input.summary)
+    table = seed_means(read_scores(sm.input.scores), ["mauve"], ["mauve", "mauve_star"], summary)
     with atomic_path(sm.output.table) as tmp:
         table.to_csv(tmp, index=False)
     value_bars(table, sm.output.figure, "mauve")

@@ -12,7 +12,11 @@ Conventions:
 * ``metric`` is the registered metric, ``entry`` the config entry (``metrics.<entry>``; a
   record without one, e.g. from ``genmetrics score``, counts as the entry named after its
   metric), ``name`` the value;
-* rows sorted by dataset, model, seed, entry, name.
+* rows sorted by dataset, model, seed, entry, name;
+* then the value's interval over its prompts (:data:`INTERVAL_COLUMNS`: ``lower``, ``upper``,
+  ``level``, ``resamples``, and ``interval``: ``prompts``, or the record's reason for none);
+  the record's replicates are not in the table: :func:`collect_scores` hands them to the seed
+  summary, whose interval is over prompts and seeds (:func:`summary_table`).
 
 :func:`write_aggregates` writes it with everything the aggregate rule derives from it: the
 seed summary (:func:`summary_table`) and the headline table
@@ -26,23 +30,58 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from genmetrics.analysis.units import SIZE_COLUMNS, on_table_scale, registered_scale, sizes
+from genmetrics.analysis.units import (
+    INTERVAL_COLUMNS,
+    OVER_PROMPTS,
+    SIZE_COLUMNS,
+    Replicates,
+    on_table_scale,
+    registered_scale,
+    row_key,
+    seed_intervals,
+    sizes,
+)
 from genmetrics.io import atomic_path, read_json, write_text
 
 #: the columns every reader of the tidy table needs
 COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
-#: then the value's registered scale and the texts it was computed on
-EXTRA_COLUMNS = ["scale", *SIZE_COLUMNS]
+#: then the value's registered scale, the texts it was computed on and its interval
+EXTRA_COLUMNS = ["scale", *SIZE_COLUMNS, *INTERVAL_COLUMNS]
 #: the seed summary (``results/scores_summary.csv``)
 SUMMARY_COLUMNS = ["dataset", "model", "reference", "metric", "entry", "name", "scale"]
-SUMMARY_COLUMNS += ["mean", "std", "n_seeds", *SIZE_COLUMNS]
+SUMMARY_COLUMNS += ["mean", "std", "n_seeds", *SIZE_COLUMNS, *INTERVAL_COLUMNS]
 _SEEDED = re.compile(r"(.+)/seed(\d+)")
+_INT_COLUMNS = ["seed", *SIZE_COLUMNS, "resamples"]
 
 
-def collect_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """The tidy table from score records (JSON files of :func:`genmetrics.scoring.record`)."""
+def _interval(rec: dict, name: str) -> tuple[dict, np.ndarray | None, int]:
+    """The interval columns of value ``name`` of a record, its replicates and their seed."""
+    iv = rec.get("interval")
+    if not isinstance(iv, dict):
+        return {}, None, 0
+    if iv.get("method") is None:
+        return {"interval": iv.get("reason") or "not computed"}, None, 0
+    reps = iv.get("replicates", {}).get(name)
+    cols = {
+        "lower": iv["lower"].get(name),
+        "upper": iv["upper"].get(name),
+        "level": iv.get("level"),
+        "resamples": iv.get("resamples"),
+        "interval": OVER_PROMPTS,
+    }
+    arr = None if reps is None else np.array([np.nan if r is None else r for r in reps], float)
+    return cols, arr, int(iv.get("seed", 0))
+
+
+def collect_scores(
+    paths: Iterable[str | Path], replicates: Replicates | None = None
+) -> pd.DataFrame:
+    """The tidy table from score records (JSON files of :func:`genmetrics.scoring.record`);
+    ``replicates``, when given, is filled with each row's replicates over prompts (keyed by
+    the row's dataset, model, seed, reference, metric, entry, name)."""
     rows = []
     for p in paths:
         rec = read_json(p)
@@ -51,37 +90,43 @@ def collect_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
         model, seed = (m.group(1), int(m.group(2))) if m else (src, None)
         n_candidate, n_reference = sizes(rec.get("n"))
         for name, value in rec["values"].items():
-            rows.append(
-                {
-                    "dataset": rec["dataset"],
-                    "model": model,
-                    "seed": seed,
-                    "reference": rec.get("reference"),
-                    "metric": rec["metric"],
-                    "entry": rec.get("entry", rec["metric"]),
-                    "name": name,
-                    "value": value,
-                    "scale": registered_scale(rec["metric"], name),
-                    "n_candidate": n_candidate,
-                    "n_reference": n_reference,
-                }
-            )
+            row = {
+                "dataset": rec["dataset"],
+                "model": model,
+                "seed": seed,
+                "reference": rec.get("reference"),
+                "metric": rec["metric"],
+                "entry": rec.get("entry", rec["metric"]),
+                "name": name,
+                "value": value,
+                "scale": registered_scale(rec["metric"], name),
+                "n_candidate": n_candidate,
+                "n_reference": n_reference,
+            }
+            cols, reps, draw_seed = _interval(rec, name)
+            rows.append(row | cols)
+            if replicates is not None and reps is not None:
+                replicates[row_key(row)] = (reps, draw_seed)
     df = pd.DataFrame(rows, columns=COLUMNS + EXTRA_COLUMNS)
-    for c in ("seed", *SIZE_COLUMNS):
+    for c in _INT_COLUMNS:
         df[c] = df[c].astype("Int64")
+    for c in ("lower", "upper", "level"):
+        df[c] = df[c].astype(float)
     return df.sort_values(["dataset", "model", "seed", "entry", "name"]).reset_index(drop=True)
 
 
 def read_scores(path: str | Path) -> pd.DataFrame:
-    """``scores.csv`` as :func:`collect_scores` built it (``seed`` and the sizes as
-    ``Int64``); a table written before the sizes and scale has them empty."""
-    df = pd.read_csv(path, dtype=dict.fromkeys(["seed", *SIZE_COLUMNS], "Int64"))
+    """``scores.csv`` as :func:`collect_scores` built it (``seed``, the sizes and
+    ``resamples`` as ``Int64``); a table written before the sizes, scale or intervals has
+    them empty."""
+    df = pd.read_csv(path, dtype=dict.fromkeys(_INT_COLUMNS, "Int64"))
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"{path}: not a tidy score table (no column(s) {missing})")
     for c in EXTRA_COLUMNS:
         if c not in df.columns:
-            df[c] = pd.Series(pd.NA, index=df.index, dtype="Int64" if c != "scale" else object)
+            dtype = "Int64" if c in _INT_COLUMNS else float if c in INTERVAL_COLUMNS else object
+            df[c] = pd.Series(pd.NA if dtype == "Int64" else None, index=df.index, dtype=dtype)
     return df[COLUMNS + EXTRA_COLUMNS]
 
 
@@ -94,16 +139,19 @@ def seed_summary(df: pd.DataFrame) -> pd.DataFrame:
     return g.agg(mean="mean", std="std", n_seeds="count").reset_index()
 
 
-def summary_table(df: pd.DataFrame) -> pd.DataFrame:
+def summary_table(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> pd.DataFrame:
     """``results/scores_summary.csv``: :func:`seed_summary` of every value on the tables'
     scale (a proportion 0–1, the ``scale`` column; :mod:`genmetrics.analysis.units`) with the
-    fewest texts any seed was computed on (``n_candidate``, ``n_reference``). Columns
-    :data:`SUMMARY_COLUMNS`."""
+    fewest texts any seed was computed on (``n_candidate``, ``n_reference``) and the interval
+    over prompts and seeds (``intervals``:
+    :func:`~genmetrics.analysis.units.seed_intervals`, by default without the replicates:
+    then only a single seed's). Columns :data:`SUMMARY_COLUMNS`."""
     keys = ["dataset", "model", "reference", "metric", "entry", "name"]
     out = seed_summary(df)
     if out.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
-    out, _ = on_table_scale(out, ["mean", "std"])
+    out = out.merge(seed_intervals(df) if intervals is None else intervals, on=keys, how="left")
+    out, _ = on_table_scale(out, ["mean", "std", "lower", "upper"])
     d = df.assign(reference=df["reference"].fillna(""))
     for c in SIZE_COLUMNS:
         col = d[c] if c in d.columns else pd.Series(pd.NA, index=d.index)
@@ -127,11 +175,14 @@ def write_aggregates(
     from genmetrics.analysis.headline import headline_markdown as markdown
     from genmetrics.analysis.headline import headline_scores, headline_table
 
-    df = collect_scores(records)
+    replicates: Replicates = {}
+    df = collect_scores(records, replicates)
     with atomic_path(scores) as tmp:
         df.to_csv(tmp, index=False)
+    intervals = seed_intervals(df, replicates)  # over prompts and seeds
     with atomic_path(summary) as tmp:
-        summary_table(df).to_csv(tmp, index=False)
-    write_text(headline, headline_scores(df).to_csv(index=False))
-    write_text(headline_markdown, markdown(headline_table(df), full_table=Path(scores).name))
+        summary_table(df, intervals).to_csv(tmp, index=False)
+    write_text(headline, headline_scores(df, intervals).to_csv(index=False))
+    table = headline_table(df, intervals)
+    write_text(headline_markdown, markdown(table, full_table=Path(scores).name))
     return df

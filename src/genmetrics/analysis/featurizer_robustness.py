@@ -48,6 +48,7 @@ from genmetrics.analysis.statistics import (
     cross_correlation,
     degenerate_interval,
     percentile_interval,
+    seed_bootstrap,
     snap,
 )
 from genmetrics.paths import REFERENCES
@@ -185,7 +186,7 @@ def _replicate_means(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(B, n) replicate values of the models under A and under B: for a model with S > 1
     seeds (scored under both), replicate b averages the replicates b of S seeds drawn with
-    replacement by ``numpy.random.default_rng(seed).integers(0, S, (B, S))`` (the draw of
+    replacement by :func:`~genmetrics.analysis.statistics.seed_bootstrap` (the draw of
     hierarchical seed bootstrap of the score tables: the same for every model with S seeds,
     and under both featurizers, which scored the same texts); with one seed, that seed's
     replicates."""
@@ -194,12 +195,10 @@ def _replicate_means(
     xb, yb = np.empty((n_boot, len(models))), np.empty((n_boot, len(models)))
     for j, m in enumerate(models):
         seeds = sorted(set(a.replicates[m]) & set(b.replicates[m]))
-        ra = np.stack([a.replicates[m][s] for s in seeds], axis=1)  # (B, S)
-        rb = np.stack([b.replicates[m][s] for s in seeds], axis=1)
-        if len(seeds) > 1:
-            draw = np.random.default_rng(seed).integers(0, len(seeds), (n_boot, len(seeds)))
-            ra, rb = np.take_along_axis(ra, draw, 1), np.take_along_axis(rb, draw, 1)
-        xb[:, j], yb[:, j] = ra.mean(axis=1), rb.mean(axis=1)
+        ra = np.stack([a.replicates[m][s] for s in seeds])  # (S, B)
+        rb = np.stack([b.replicates[m][s] for s in seeds])
+        xb[:, j] = seed_bootstrap(ra, 0.95, seed)[0]  # same seed: the same draw of seeds
+        yb[:, j] = seed_bootstrap(rb, 0.95, seed)[0]
     return xb, yb
 
 

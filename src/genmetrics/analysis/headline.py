@@ -50,9 +50,12 @@ import pandas as pd
 
 from genmetrics.analysis.units import (
     CONVENTION,
+    INTERVAL_COLUMNS,
     SIZE_COLUMNS,
     converted_text,
+    interval_legend,
     on_table_scale,
+    seed_intervals,
     size_text,
 )
 from genmetrics.metrics.registry import FAMILIES, OTHER, SCALES
@@ -72,12 +75,14 @@ LONG_COLUMNS = [
     "std",
     "n_seeds",
     *SIZE_COLUMNS,
+    *INTERVAL_COLUMNS,
 ]
 #: the wide table's size columns (each family's first)
 N_TEXTS, N_REFERENCES = "n texts", "n references"
 LEGEND = (
     "↑ higher is better, ↓ lower is better, in parentheses the value's range or unit; each "
-    "cell is the mean ± std (ddof=1) over seeds (the mean alone for one seed; the human "
+    "cell is the mean over seeds, followed by its interval [lower, upper] where it has one "
+    "(below), else by ± std (ddof=1) over seeds (the mean alone for one seed; the human "
     "references have none); – not scored."
 )
 SIZES_LEGEND = (
@@ -129,12 +134,14 @@ def headline_rows(df: pd.DataFrame) -> pd.DataFrame:
     return df[keep]
 
 
-def headline_scores(df: pd.DataFrame) -> pd.DataFrame:
+def headline_scores(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> pd.DataFrame:
     """The long form: one row per (dataset, model, entry, headline value) — see the module
     conventions — with the mean and std (ddof=1, NaN below 2 seeds) on the tables' scale, the
-    number of seeds with a value and the fewest texts a seed's value was computed on; sorted
-    by dataset, model (references last), then in column order."""
-    return _long(df)[LONG_COLUMNS]
+    number of seeds with a value, the fewest texts a seed's value was computed on and the
+    interval over prompts and seeds (``intervals``:
+    :func:`~genmetrics.analysis.units.seed_intervals`); sorted by dataset, model (references
+    last), then in column order."""
+    return _long(df, intervals)[LONG_COLUMNS]
 
 
 #: the wide table's extra long columns: the most texts over seeds (its ranges), and whether
@@ -142,7 +149,7 @@ def headline_scores(df: pd.DataFrame) -> pd.DataFrame:
 _EXTRA = [f"{c}_max" for c in SIZE_COLUMNS] + ["referenced"]
 
 
-def _long(df: pd.DataFrame) -> pd.DataFrame:
+def _long(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> pd.DataFrame:
     """:func:`headline_scores` with the columns :data:`_EXTRA` too and ``attrs["converted"]``:
     the (metric, value) pairs divided to the tables' scale."""
     info = {m: _metric_info(m) for m in df["metric"].unique()}
@@ -161,7 +168,10 @@ def _long(df: pd.DataFrame) -> pd.DataFrame:
         out[c] = sizes[(c, "min")].round().astype("Int64")
         out[m] = sizes[(c, "max")].round().astype("Int64")
     out = out.reset_index()
-    out, converted = on_table_scale(out, ["mean", "std"])
+    iv = seed_intervals(d) if intervals is None else intervals
+    iv = iv.drop(columns="reference").drop_duplicates(keys)
+    out = out.merge(iv, on=keys, how="left")
+    out, converted = on_table_scale(out, ["mean", "std", "lower", "upper"])
     out = out.rename(columns={"name": "value_name"})
     out["family"] = [info[m].family for m in out["metric"]]
     pairs = list(zip(out["metric"], out["value_name"], strict=True))
@@ -216,23 +226,43 @@ def table_legend(table: pd.DataFrame) -> str:
     converted = converted_text(table.attrs.get("converted", []))
     if converted:
         out += f" Divided by 100 in this table: {converted}."
-    return f"{out} {SIZES_LEGEND}"
+    out = f"{out} {SIZES_LEGEND}"
+    iv = table.attrs.get("intervals", {})
+    legend = interval_legend(iv.get("levels", []), iv.get("resamples", []))
+    none = "; ".join(f"{e} ({why})" for e, why in sorted(iv.get("none", {}).items()))
+    if legend:
+        out += f" {legend}"
+    if none:
+        out += f" Without an interval: {none}."
+    return out
 
 
-def cell(mean: float, std: float, n_seeds: int) -> str | None:
-    """``mean`` (4 significant digits), ``mean ± std`` (2) with ≥ 2 seeds; None: no value."""
+def cell(
+    mean: float,
+    std: float,
+    n_seeds: int,
+    lower: float = math.nan,
+    upper: float = math.nan,
+) -> str | None:
+    """``mean`` (4 significant digits) with its interval ``mean [lower, upper]`` (3) where it
+    has one, else ``mean ± std`` (2) with ≥ 2 seeds; None: no value."""
     if n_seeds < 1 or math.isnan(mean):
         return None
+    if not (math.isnan(lower) or math.isnan(upper)):
+        return f"{mean:.4g} [{lower:.3g}, {upper:.3g}]"
     if n_seeds >= 2 and not math.isnan(std):
         return f"{mean:.4g} ± {std:.2g}"
     return f"{mean:.4g}"
 
 
-def headline_table(df: pd.DataFrame) -> pd.DataFrame:
+def headline_table(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> pd.DataFrame:
     """The readable table from the tidy scores: index (dataset, model), columns (family,
-    header), string cells (``mean ± std``; each family's first columns the text sizes, see
-    the module conventions), NaN (never None) where a source was not scored on an entry."""
-    long = _long(df)
+    header), string cells (``mean [lower, upper]``, else ``mean ± std``; each family's first
+    columns the text sizes, see the module conventions), NaN (never None) where a source was
+    not scored on an entry; ``attrs["intervals"]``: the levels and resamples of its
+    intervals, and each entry without one with the reason (``intervals``:
+    :func:`~genmetrics.analysis.units.seed_intervals`)."""
+    long = _long(df, intervals)
     if long.empty:
         return pd.DataFrame(
             index=pd.MultiIndex.from_arrays([[], []], names=["dataset", "model"]),
@@ -247,7 +277,7 @@ def headline_table(df: pd.DataFrame) -> pd.DataFrame:
         column = (r.family, header(r.entry, r.value_name, r.direction, named, r.scale))
         rows.setdefault(row, None)
         columns[column] = (info[r.metric].order, r.entry, _position(info[r.metric], r.value_name))
-        cells[row, column] = cell(r.mean, r.std, r.n_seeds)
+        cells[row, column] = cell(r.mean, r.std, r.n_seeds, r.lower, r.upper)
         sizes[row, column] = (
             size_text([r.n_candidate, r.n_candidate_max]),
             size_text([r.n_reference, r.n_reference_max]),
@@ -272,6 +302,12 @@ def headline_table(df: pd.DataFrame) -> pd.DataFrame:
     )
     out.attrs["scales"] = [s for s in SCALES if s in set(long["scale"].dropna())]
     out.attrs["converted"] = long.attrs["converted"]
+    reasons = long[long["lower"].isna() & long["interval"].notna()]
+    out.attrs["intervals"] = {
+        "levels": sorted(set(long["level"].dropna())),
+        "resamples": sorted(set(long["resamples"].dropna())),
+        "none": dict(zip(reasons["entry"], reasons["interval"], strict=True)),
+    }
     return out
 
 

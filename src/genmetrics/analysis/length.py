@@ -117,11 +117,13 @@ def score_shortest(
     group: Sequence[str | Path],
     params: Mapping[str, Any] | None = None,
     language: str = DEFAULT_LANGUAGE,
+    interval: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The score record of ``metric`` on ``candidate`` (and ``reference``) after cutting every
     text to the shortest text for its prompt among the ``group`` files (which hold the
     candidate and the reference). Same record as :func:`genmetrics.scoring.score_files`, whose
-    ``values.mean_words`` is then the cut length. Words are those of ``language``."""
+    ``values.mean_words`` is then the cut length. Words are those of ``language``; ``interval``:
+    over the prompts of the cut texts (:mod:`genmetrics.intervals`)."""
     from genmetrics.io import read_jsonl
 
     paths = [str(p) for p in group]
@@ -130,7 +132,7 @@ def score_shortest(
             raise GenmetricsError(f"length control: the {role} {path} is not in the group")
     cut = shortest_texts({p: read_jsonl(p, required=("id", "text")) for p in paths}, language)
     reference_rows = None if reference is None else cut[str(reference)]
-    return score_rows(metric, cut[str(candidate)], reference_rows, params, language)
+    return score_rows(metric, cut[str(candidate)], reference_rows, params, language, interval)
 
 
 def score_rows(
@@ -139,6 +141,7 @@ def score_rows(
     reference: Sequence[Mapping[str, Any]] | None = None,
     params: Mapping[str, Any] | None = None,
     language: str = DEFAULT_LANGUAGE,
+    interval: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """:func:`genmetrics.scoring.score_files` on rows already in memory, for metrics on texts
     (kinds ``texts``, ``records`` and ``pos``: POS tags are computed from the rows' texts)."""
@@ -163,6 +166,7 @@ def score_rows(
         params,
         f"{metric} (length control)",
         language=language,
+        interval=interval,
     )
 
 

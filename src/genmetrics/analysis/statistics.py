@@ -22,7 +22,8 @@ ranks), vectorised:
 Bootstrap: :func:`bootstrap_indices` (resamples with replacement from a seeded
 ``numpy.random.Generator``), :func:`stratified_indices` (one resample within each stratum),
 :func:`bootstrap_pairwise_correlation` (the replicates of :func:`pairwise_correlation`),
-:func:`percentile_interval` (the percentile interval of replicates, NaN replicates left out).
+:func:`percentile_interval` (the percentile interval of replicates, NaN replicates left out),
+:func:`seed_bootstrap` (the seed level of a hierarchical bootstrap over prompts, then seeds).
 Also :func:`zscore_within` (z-scores within strata) and :func:`nan_mean`.
 
 Small samples, for the figures and their tables: :data:`MIN_CORRELATION_POINTS` (the fewest
@@ -285,6 +286,26 @@ def percentile_interval(
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells
         low, high = np.nanquantile(replicates, [(1 - level) / 2, (1 + level) / 2], axis=axis)
     return low, high
+
+
+def seed_bootstrap(
+    replicates: np.ndarray, level: float, seed: int
+) -> tuple[np.ndarray, float, float]:
+    """The second level of a hierarchical bootstrap: ``replicates`` (S seeds × B) are each
+    seed's replicates over prompts (replicate b of every seed from the same prompt draw); per
+    b, S seeds drawn with replacement (``numpy.random.default_rng(seed)``) and the mean of
+    their replicate-b values. Returns those B means and their :func:`percentile_interval` at
+    ``level``; one seed: its own replicates (the interval over prompts alone). A NaN
+    replicate (a failed resample) makes its mean NaN, left out of the interval."""
+    r = np.atleast_2d(np.asarray(replicates, dtype=float))
+    n_seeds, n_boot = r.shape
+    if n_seeds == 1:
+        out = r[0]
+    else:
+        idx = np.random.default_rng(seed).integers(0, n_seeds, size=(n_boot, n_seeds))
+        out = r[idx, np.arange(n_boot)[:, None]].mean(axis=1)
+    low, high = percentile_interval(out, level)
+    return out, float(low), float(high)
 
 
 # ---------------------------------------------------------------------------- small samples

@@ -17,7 +17,13 @@ Conventions, shared by ``results/scores.csv``, ``scores_summary.csv``, the headl
   ``n_reference`` = the reference texts they were compared with (the record's
   ``n.reference``, after pairing; the prompts for a metric against prompts), empty for a
   metric without a reference. Over seeds, a table gives the fewest (:func:`size_text` the
-  range where seeds differ).
+  range where seeds differ);
+* **intervals** (:data:`INTERVAL_COLUMNS`): ``lower`` and ``upper`` at ``level`` from
+  ``resamples`` replicates, and ``interval``, what they are over: :data:`OVER_PROMPTS` (a
+  score of one seed: its prompts resampled in the score job, :mod:`genmetrics.intervals`),
+  :data:`OVER_SEEDS` (a summary over seeds: per replicate the mean over seeds drawn with
+  replacement, :func:`genmetrics.analysis.statistics.seed_bootstrap`), or why there is none
+  ("not computed: …"); empty for a record without an interval (``genmetrics score``).
 """
 
 from __future__ import annotations
@@ -25,12 +31,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 #: the scale of ``mean_words`` (the mean length in words every text score carries)
 MEAN_WORDS_SCALE = "words"
 #: the columns of the text sizes, in every score table
 SIZE_COLUMNS = ["n_candidate", "n_reference"]
+#: the interval columns, after the sizes (see the module conventions)
+INTERVAL_COLUMNS = ["lower", "upper", "level", "resamples", "interval"]
+#: what ``interval`` says of an interval over one seed's prompts, and over prompts and seeds
+OVER_PROMPTS, OVER_SEEDS = "prompts", "prompts, seeds"
+#: a row of the tidy table (:func:`row_key`) → its replicates over prompts and the seed of
+#: their draws (:func:`genmetrics.analysis.aggregate.collect_scores` collects them)
+Replicates = dict[tuple, tuple[np.ndarray, int]]
 #: the tables' scale convention, stated once per table (legends, captions)
 CONVENTION = (
     "Proportions read 0–1 in every table: values a metric reports in % (SimCTG's rep-n) or "
@@ -97,3 +111,90 @@ def size_text(values: Iterable[Any]) -> str | None:
 def converted_text(converted: Iterable[tuple[str, str]]) -> str:
     """``rep_n: rep_2, bleu`` — the values divided by 100, for a legend ("" for none)."""
     return ", ".join(m if m == v else f"{m}: {v}" for m, v in sorted(set(converted)))
+
+
+def interval_legend(levels: Iterable[Any], resamples: Iterable[Any]) -> str:
+    """What ``[lower, upper]`` in a table is, with the levels and resamples it holds ("" for
+    a table without intervals)."""
+    lv = sorted({float(x) for x in levels if not pd.isna(x)})
+    bs = sorted({int(x) for x in resamples if not pd.isna(x)})
+    if not lv:
+        return ""
+    level = " or ".join(f"{x:.0%}" for x in lv)
+    return (
+        f"[lower, upper]: the {level} interval of the value from {'/'.join(map(str, bs))} "
+        "resamples of its prompts in the score job (each half of the prompts without "
+        "replacement, recentred on the score; genmetrics.intervals) and, over several seeds, "
+        "per resample the mean over seeds drawn with replacement; the percentile interval."
+    )
+
+
+def row_key(row: Mapping[str, Any]) -> tuple:
+    """A row of the tidy table as a key of :data:`Replicates`."""
+    seed = row["seed"]
+    seed = None if seed is None or pd.isna(seed) else int(seed)
+    ref = row["reference"]
+    ref = "" if ref is None or (isinstance(ref, float) and pd.isna(ref)) else ref
+    return (row["dataset"], row["model"], seed, ref, row["metric"], row["entry"], row["name"])
+
+
+def seed_intervals(df: pd.DataFrame, replicates: Replicates | None = None) -> pd.DataFrame:
+    """Per (dataset, model, reference, metric, entry, name) the interval of the mean over
+    seeds (on the metric's own scale): where every seed has replicates over prompts, the
+    hierarchical one (:func:`genmetrics.analysis.statistics.seed_bootstrap`, seeded by the
+    records' draws; ``interval`` :data:`OVER_SEEDS`, or :data:`OVER_PROMPTS` for one seed);
+    one seed without replicates (a table read back), its own bounds; a seed without an
+    interval, none, with its reason."""
+    from genmetrics.analysis.statistics import seed_bootstrap
+
+    keys = ["dataset", "model", "reference", "metric", "entry", "name"]
+    d = df.assign(reference=df["reference"].fillna(""))
+    for c in INTERVAL_COLUMNS:  # a table without intervals: none anywhere
+        d[c] = d[c] if c in d.columns else np.nan
+    rows = []
+    for key, g in d.groupby(keys, sort=True, dropna=False):
+        row = dict(zip(keys, key, strict=True))
+        labels = g["interval"].tolist()
+        reasons = [x for x in labels if isinstance(x, str) and x != OVER_PROMPTS]
+        reps = [(replicates or {}).get(row_key(r)) for r in g.to_dict("records")]
+        lengths = {len(r[0]) for r in reps if r is not None}
+        if reasons or any(x != OVER_PROMPTS for x in labels):  # none, or not on every seed
+            rows.append(row | {"interval": reasons[0] if reasons else None})
+        elif all(r is not None for r in reps) and len(lengths) == 1:
+            _, low, high = seed_bootstrap(np.vstack([r[0] for r in reps]), *_draw(g, reps))
+            over = OVER_SEEDS if len(g) > 1 else OVER_PROMPTS
+            rows.append(row | {"lower": low, "upper": high, "interval": over})
+            rows[-1] |= {"level": g["level"].iloc[0], "resamples": lengths.pop()}
+        elif len(g) == 1:
+            cols = ["lower", "upper", "level", "resamples", "interval"]
+            rows.append(row | g.iloc[0][cols].to_dict())
+        else:
+            why = "not computed: the seeds' replicates over prompts are not at hand"
+            rows.append(row | {"interval": why})
+    out = pd.DataFrame(rows, columns=keys + INTERVAL_COLUMNS)
+    out["resamples"] = out["resamples"].astype("Int64")
+    for c in ("lower", "upper", "level"):
+        out[c] = out[c].astype(float)
+    return out
+
+
+def summary_intervals(summary: pd.DataFrame) -> pd.DataFrame:
+    """The intervals of ``scores_summary.csv`` read back as :func:`seed_intervals` gave them:
+    the bounds on the metric's own scale again (the summary shows them on the tables')."""
+    keys = ["dataset", "model", "reference", "metric", "entry", "name"]
+    if not set(keys + INTERVAL_COLUMNS) <= set(summary.columns):  # a summary without them
+        return pd.DataFrame(columns=keys + INTERVAL_COLUMNS)
+    out = summary[keys + INTERVAL_COLUMNS].copy()
+    out["reference"] = out["reference"].fillna("")
+    pairs = list(zip(out["metric"], out["name"], strict=True))
+    factor = [table_scale(m, n)[1] for m, n in pairs]
+    for c in ("lower", "upper"):
+        out[c] = out[c].astype(float) / factor
+    out["resamples"] = out["resamples"].astype("Int64")
+    return out
+
+
+def _draw(g: pd.DataFrame, reps: list) -> tuple[float, int]:
+    """The level of a group's intervals and the seed of its draws over seeds (the records'
+    seed of their draws over prompts: every group draws the same seeds in replicate b)."""
+    return float(g["level"].iloc[0]), min(r[1] for r in reps)

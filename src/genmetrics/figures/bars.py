@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from genmetrics.analysis.seed_means import T_OVER_SEEDS
 from genmetrics.analysis.statistics import t_interval
+from genmetrics.analysis.units import OVER_SEEDS
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import OKABE_ITO, panel_grid
 
@@ -31,12 +33,26 @@ def _whiskers(p: pd.DataFrame) -> np.ndarray:
     return np.nan_to_num(np.vstack([mean - low, high - mean]), nan=0.0)
 
 
+def _whisker_text(p: pd.DataFrame) -> str:
+    """What the panel's whiskers are, from the table's ``interval`` column (t over seeds, or
+    the bootstrap over prompts and seeds: :mod:`genmetrics.analysis.seed_means`)."""
+    over = set(p["interval"].dropna()) if "interval" in p.columns else set()
+    boot = over - {T_OVER_SEEDS}
+    if not boot:
+        return "whiskers: 95% t interval of the mean (mean ± t·SE)"
+    text = "whiskers: 95% bootstrap interval over prompts"
+    if OVER_SEEDS in boot:
+        text += " and seeds" + (" (prompts alone for 1 seed)" if len(boot) > 1 else "")
+    return text + ("; t interval where none" if T_OVER_SEEDS in over else "")
+
+
 def value_bars(table: pd.DataFrame, path: str | Path, value: str = "mauve") -> None:
     """One panel per (dataset, entry, reference): a bar per model at its mean ``value`` over
-    seeds, with its 95% t interval over seeds as whiskers (none for a single seed, which the
-    bar says), the number of seeds under each bar, and the value printed on it. MAUVE's axis
-    stops at 1 (its range); a whisker beyond is cut there. Models keep one Okabe–Ito colour
-    across panels."""
+    seeds, with the table's 95% interval as whiskers (the bootstrap over prompts and seeds
+    where it has one, else the t interval over seeds; none for a single seed without a
+    bootstrap, which the bar says), the number of seeds under each bar, and the value printed
+    on it. MAUVE's axis stops at 1 (its range); a whisker beyond is cut there. Models keep
+    one Okabe–Ito colour across panels."""
     t = table[table["name"] == value]
     panels = list(dict.fromkeys(zip(t["dataset"], t["entry"], t["reference"], strict=True)))
     models = list(dict.fromkeys(t["model"]))
@@ -55,17 +71,23 @@ def value_bars(table: pd.DataFrame, path: str | Path, value: str = "mauve") -> N
             edgecolor="black",
             linewidth=0.6,
         )
+        whiskered = (
+            np.isfinite(p["ci_low"].to_numpy(dtype=float))
+            if "ci_low" in p.columns
+            else p["n_seeds"].to_numpy() >= 2
+        )
         for xi, (mean, n) in enumerate(zip(p["mean"], p["n_seeds"], strict=True)):
             ax.text(xi + 0.08, mean, f"{mean:.3f}", ha="left", va="bottom", fontsize=8)
-            seeds = f"n = {int(n)} seeds" if n != 1 else "1 seed:\nno interval"
+            seeds = f"n = {int(n)} seeds" if n != 1 else "1 seed"
+            seeds += "" if n != 1 or whiskered[xi] else ":\nno interval"
             ax.text(xi, 0, seeds, ha="center", va="bottom", fontsize=7, color="white")
         ax.set_xticks(x, list(p["model"]), rotation=20, ha="right")
         top = float(np.nanmax(p["mean"] + err[1])) if len(p) else 1.0
         ax.set_ylim(0, 1.05 if value == "mauve" else top * 1.25)
         ax.set_ylabel(f"{value} (higher: closer to the reference)")
         ax.set_title(
-            f"{ds}: {entry} against {_reference_text(ref)}\n"
-            "bars: mean over seeds; whiskers: 95% t interval of the mean (mean ± t·SE)",
+            f"{ds}: {entry} against {_reference_text(ref)}\nbars: mean over seeds; "
+            + _whisker_text(p),
             fontsize=10,
         )
         ax.grid(axis="y", alpha=0.3)
@@ -76,8 +98,9 @@ def few_shot_lines(
     table: pd.DataFrame, path: str | Path, parsed: pd.DataFrame | None = None
 ) -> None:
     """Per (dataset, entry, reference) two panels, precision and recall against the number of
-    in-context examples n, one line per model (mean over seeds, whiskers: the 95% t interval
-    over seeds, none with one seed; the legend gives the seeds per point); with
+    in-context examples n, one line per model (mean over seeds, whiskers: the table's 95%
+    interval, the bootstrap over prompts and seeds where it has one, else the t interval over
+    seeds, none with one seed; the legend gives the seeds per point); with
     ``parsed`` (:func:`genmetrics.analysis.seed_means.parsed_table`) one more panel per
     dataset: the share of outputs the parser cut back to one biography, mean over seeds."""
     panels = list(
@@ -128,8 +151,8 @@ def few_shot_lines(
         ax.set_ylabel(f"{name} ({'quality' if name == 'precision' else 'diversity'})")
         ax.set_ylim(0, 1.02)
         ax.set_title(
-            f"{ds}: {name} against n ({entry}, vs {_reference_text(ref)})\n"
-            "mean over seeds; whiskers: 95% t interval (none with 1 seed)",
+            f"{ds}: {name} against n ({entry}, vs {_reference_text(ref)})\nmean over seeds; "
+            + _whisker_text(p).replace("(mean ± t·SE)", "(none with 1 seed)"),
             fontsize=10,
         )
         ax.grid(alpha=0.3)

@@ -1,6 +1,7 @@
 """Checks of facts of the metric contract (:mod:`genmetrics.metrics.registry`): the input kind
-chosen by a parameter (``input_by``), the prompt ids of a per-prompt metric, and texts given
-to a metric that reads features, and the links of paired rows."""
+chosen by a parameter (``input_by``), the presets of a parameter, the prompt ids of a
+per-prompt metric, and texts given to a metric that reads features, and the links of paired
+rows."""
 
 from __future__ import annotations
 
@@ -35,6 +36,35 @@ def check_input_by(
                 f"metric {name!r}: the default {key}={declared[key].default!r} reads "
                 f"{kinds[declared[key].default]!r}, but input is {input!r}"
             )
+
+
+def check_presets(
+    name: str, declared: Mapping[str, Param], presets: Mapping[str, Mapping[str, Any]]
+) -> None:
+    """Each preset parameter is declared with exactly its choices as options, names only
+    declared settings with values they accept, and its default choice implies the
+    signature's defaults (so a direct call of the function agrees with the registry)."""
+    for key, choices in presets.items():
+        if key not in declared:
+            raise ValueError(f"metric {name!r}: preset parameter {key!r} is not declared")
+        for choice, preset in choices.items():
+            declared[key].check(choice, f"metric {name!r} preset {key}")
+            for setting, value in {**preset.defaults, **preset.fixed}.items():
+                if setting not in declared or setting in presets:
+                    raise ValueError(
+                        f"metric {name!r}: preset {key}={choice} sets {setting!r}, not a "
+                        "plain declared parameter"
+                    )
+                declared[setting].check(value, f"metric {name!r} preset {key}={choice}")
+        default = choices.get(declared[key].default)
+        if default is None:
+            raise ValueError(f"metric {name!r}: the default {key} has no preset")
+        for setting, value in {**default.defaults, **default.fixed}.items():
+            if declared[setting].default != value:
+                raise ValueError(
+                    f"metric {name!r}: {key}={declared[key].default} (the default) implies "
+                    f"{setting}={value!r}, the signature says {declared[setting].default!r}"
+                )
 
 
 def check_prompt_ids(name: str, prompt_ids: Sequence[Any] | None, n_cand: int) -> list[str]:

@@ -117,6 +117,10 @@ def frechet_distance(
     },
     upstream="pytorch-fid 0.3.0 calculate_frechet_distance (np.cov, ddof=1)",
     citation="Heusel et al. (2017)",
+    costly=lambda p: (
+        "each time it takes the square root of a d × d matrix, d³ in the featurizer's width "
+        "(0.28 s at d = 576: a minute per score for 200 resamples; hours at d = 4096)"
+    ),
 )
 def frechet(*, reference: np.ndarray, candidate: np.ndarray, eps: float = 1e-6) -> MetricResult:
     """Fréchet distance ||mu_c - mu_r||^2 + Tr(S_c + S_r - 2 (S_c S_r)^{1/2}) between Gaussians

@@ -41,6 +41,9 @@ A metric module registers its public function once; everything else is read from
   (:data:`genmetrics.assets.ASSETS`) that the workflow fetches in rules. A metric that must
   run an encoder itself (BERTScore and BERTScore homogenization: token-level matching) says
   so with ``loads_model(params)``, and the workflow runs it in a GPU-resourced rule of its own.
+* **Cost of resampling** (``costly(params)``): why recomputing the metric on each of an
+  interval's resamples (:mod:`genmetrics.intervals`) is unreasonable, "" where it is not; its
+  scores then get no interval unless the config entry asks (so does ``loads_model``).
 * **Presets** (``presets``): a parameter whose value names a published convention and
   implies other settings, ``{param: {choice: Preset(doc, fixed=..., defaults=...)}}``:
   ``fixed`` settings may not be changed under that choice (an error naming the key),
@@ -109,6 +112,7 @@ from genmetrics.kinds import KINDS
 from genmetrics.metrics._contract import (
     check_input_by,
     check_links,
+    check_presets,
     check_prompt_ids,
     refuse_texts,
 )
@@ -196,6 +200,7 @@ class Metric:
     citation: str = ""
     assets: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda params: ()
     loads_model: Callable[[Mapping[str, Any]], bool] = lambda params: False
+    costly: Callable[[Mapping[str, Any]], str] = lambda params: ""
     min_items: Callable[[Mapping[str, Any]], tuple[int, str]] = lambda params: (1, "")
     exclusion: Callable[[Mapping[str, Any]], str] | None = None
     family: str = OTHER
@@ -306,6 +311,7 @@ def register(
     citation: str = "",
     assets: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None,
     loads_model: Callable[[Mapping[str, Any]], bool] | None = None,
+    costly: Callable[[Mapping[str, Any]], str] | None = None,
     min_items: Callable[[Mapping[str, Any]], tuple[int, str]] | None = None,
     exclusion: Callable[[Mapping[str, Any]], str] | None = None,
     description: str | None = None,
@@ -338,7 +344,7 @@ def register(
             raise ValueError(f"metric {name!r} registered twice")
         doc = description or (inspect.getdoc(func) or "").split("\n\n")[0].replace("\n", " ")
         declared = _declare(name, func, params or {})
-        _check_presets(name, declared, presets or {})
+        check_presets(name, declared, presets or {})
         check_input_by(name, input, declared, input_by or {})
         _REGISTRY[name] = Metric(
             name=name,
@@ -358,6 +364,7 @@ def register(
             citation=citation,
             assets=assets or (lambda params: ()),
             loads_model=loads_model or (lambda params: False),
+            costly=costly or (lambda params: ""),
             min_items=min_items or (lambda params: (1, "")),
             exclusion=exclusion,
             family=family,
@@ -370,35 +377,6 @@ def register(
         return func
 
     return deco
-
-
-def _check_presets(
-    name: str, declared: Mapping[str, Param], presets: Mapping[str, Mapping[str, Preset]]
-) -> None:
-    """Each preset parameter is declared with exactly its choices as options, names only
-    declared settings with values they accept, and its default choice implies the
-    signature's defaults (so a direct call of the function agrees with the registry)."""
-    for key, choices in presets.items():
-        if key not in declared:
-            raise ValueError(f"metric {name!r}: preset parameter {key!r} is not declared")
-        for choice, preset in choices.items():
-            declared[key].check(choice, f"metric {name!r} preset {key}")
-            for setting, value in {**preset.defaults, **preset.fixed}.items():
-                if setting not in declared or setting in presets:
-                    raise ValueError(
-                        f"metric {name!r}: preset {key}={choice} sets {setting!r}, not a "
-                        "plain declared parameter"
-                    )
-                declared[setting].check(value, f"metric {name!r} preset {key}={choice}")
-        default = choices.get(declared[key].default)
-        if default is None:
-            raise ValueError(f"metric {name!r}: the default {key} has no preset")
-        for setting, value in {**default.defaults, **default.fixed}.items():
-            if declared[setting].default != value:
-                raise ValueError(
-                    f"metric {name!r}: {key}={declared[key].default} (the default) implies "
-                    f"{setting}={value!r}, the signature says {declared[setting].default!r}"
-                )
 
 
 def _check_headline(

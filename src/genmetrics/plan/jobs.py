@@ -157,13 +157,16 @@ class JobParams:
     def score_code(self, entry: str) -> str:
         """Digest of the code behind one entry's scores (:func:`code_digest`): the metric's
         module and the ``genmetrics.metrics`` helpers it imports (plus the length-control
-        code when the entry uses it). A change there reruns this entry's scores only."""
+        code when the entry uses it, and the resampling of its interval when it has one). A
+        change there reruns this entry's scores only."""
         from genmetrics.metrics import get
 
         e = self.entries[entry]
         modules = [get(e.metric).func.__module__]
         if e.length_control != "none":
             modules.append("genmetrics.analysis.length")
+        if e.interval is not None and "reason" not in e.interval:
+            modules.append("genmetrics.intervals")
         return code_digest(*modules)
 
     def code_digest(self, rule: str) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 from genmetrics import GenmetricsError
 from genmetrics.agreement.settings import agreement_plan
 from genmetrics.generation import GenerationSettings
+from genmetrics.intervals import entry_interval
 from genmetrics.kinds import KINDS, TEXT_KINDS
 from genmetrics.metrics.registry import all_metrics, get
 from genmetrics.model_presets import resolve as resolve_preset
@@ -458,6 +459,7 @@ def _entry(
         assets=_assets(metric, params, e["length_control"]),
         loads_model=_loads_model(key, metric, params),
         min_items=metric.min_items(params),
+        interval=entry_interval(key, e.get("interval")),
     )
 
 

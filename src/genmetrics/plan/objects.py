@@ -134,6 +134,9 @@ class ScoreEntry:
     assets: tuple[str, ...]
     loads_model: bool  # runs an encoder in the job (BERTScore): the score_with_model rule
     min_items: tuple[int, str]  # (items each set needs, the parameter asking) from the registry
+    # the interval over prompts (genmetrics.intervals.entry_interval): its settings, or the
+    # reason it is off; None: no interval key in the records (a plan built without one)
+    interval: dict | None = None
 
     def input_path(self, dataset: str, source: str, results: ResultPaths = RESULTS) -> str:
         """The file this entry reads for one source (features, tags or texts) under
@@ -152,5 +155,6 @@ class ScoreEntry:
                 "params": self.params,
                 "reference": self.reference,
                 "length_control": self.length_control,
+                **({"interval": self.interval} if self.interval is not None else {}),
             }
         )
