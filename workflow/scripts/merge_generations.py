@@ -13,6 +13,9 @@ with log_to(sm.log[0]) as log:
         stats,
         samples_per_prompt=int(sm.params.samples_per_prompt),
     )
+    # the engine that made the texts (genmetrics.generation_vllm): one, or one per shard
+    backends = [s.get("backend") for s in stats]
+    merged["backend"] = backends[0] if all(b == backends[0] for b in backends) else backends
     merged["provenance"] = [s.get("provenance") for s in stats]  # one per shard
     write_jsonl(sm.output.texts, rows)
     write_json(sm.output.stats, merged)
