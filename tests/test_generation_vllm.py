@@ -509,3 +509,32 @@ def test_switching_one_model_to_vllm_reruns_only_its_jobs(tmp_path):
     assert b_stats["provenance"][0]["config"]["generation"]["backend"] == "vllm"
     out = _snakemake(*targets, "-n", *run, "--configfile", str(second), cwd=tmp_path, env=env)
     assert "Nothing to be done" in out
+
+
+@pytest.mark.parametrize("template", ["base", "chat"])
+def test_prompts_encode_as_the_transformers_backend_encodes_them(tiny_lm, template):
+    """The batch encoding gives each prompt the ids of the transformers backend's one call per
+    text (special tokens for ``base`` only; a chat prompt through the chat template)."""
+    from genmetrics.generation import GenerationSettings
+    from genmetrics.generation_vllm import _encode
+    from genmetrics.prompts import DEFAULT_INSTRUCTION, format_prompt
+
+    _, tok = tiny_lm
+    s = GenerationSettings.of({**SETTINGS, "template": template})
+    ids, encoded = _encode(PROMPTS, tok, s)
+    assert ids == [p["id"] for p in PROMPTS]
+    for p, e in zip(PROMPTS, encoded, strict=True):
+        text = format_prompt(p["prompt"], template, tok, DEFAULT_INSTRUCTION, "prefix")
+        assert e == tok(text, add_special_tokens=template == "base")["input_ids"]
+    assert (
+        encoded[0]
+        != _encode(
+            PROMPTS,
+            tok,
+            GenerationSettings.of(
+                {**SETTINGS, "template": "chat" if template == "base" else "base"}
+            ),
+        )[1][0]
+    )
+    with pytest.raises(GenmetricsError, match="appears more than once"):
+        _encode([*PROMPTS, PROMPTS[0]], tok, s)
