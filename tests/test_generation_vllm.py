@@ -187,6 +187,25 @@ def test_greedy_ignores_the_seed_and_the_engine_gets_the_job_s_settings(tiny_mod
     assert made["trust_remote_code"] is False
 
 
+def test_machine_settings_reach_the_engine_from_the_environment(tiny_model_dir, monkeypatch):
+    from genmetrics import testing_vllm as fake
+    from genmetrics.generation_vllm import ENGINE_ARGS_ENV
+
+    monkeypatch.setenv(ENGINE_ARGS_ENV, '{"gpu_memory_utilization": 0.3, "enforce_eager": true}')
+    fake.CREATED.clear()
+    _, _, stats, _ = _run(tiny_model_dir, shards=1)
+    assert fake.CREATED[-1]["gpu_memory_utilization"] == 0.3
+    assert fake.CREATED[-1]["enforce_eager"] is True and fake.CREATED[-1]["seed"] == 3
+    assert stats[0]["backend"]["engine_args"] == {
+        "gpu_memory_utilization": 0.3,
+        "enforce_eager": True,
+    }
+    for bad, message in (('{"seed": 1}', "come from the job's settings"), ("nope", "not JSON")):
+        monkeypatch.setenv(ENGINE_ARGS_ENV, bad)
+        with pytest.raises(GenmetricsError, match=message):
+            _run(tiny_model_dir, shards=1)
+
+
 def test_a_resumed_vllm_shard_generates_only_the_missing_batches(tiny_model_dir, tmp_path):
     from genmetrics import testing_vllm as fake
 
@@ -387,6 +406,10 @@ def test_real_vllm_writes_the_transformers_file_shape(monkeypatch):
     if model is None:
         pytest.skip("SmolLM2-135M is not in .cache/genmetrics (run the e2e test once)")
     monkeypatch.delenv(ENGINE_ENV)
+    # several engines in one process: a fifth of the GPU each, no CUDA graphs (faster start)
+    monkeypatch.setenv(
+        "GENMETRICS_VLLM_ENGINE_ARGS", '{"gpu_memory_utilization": 0.2, "enforce_eager": true}'
+    )
     settings = {**SETTINGS, "words": 20, "tokens_per_word": 1.4, "shards": 1, "batch_size": 4}
     settings = {**settings, "sampling": {"temperature": 1.0, "top_p": 0.95}}
     settings = {**settings, "dtype": "auto", "backend": "vllm", "tensor_parallel_size": 1}
@@ -404,6 +427,18 @@ def test_real_vllm_writes_the_transformers_file_shape(monkeypatch):
     assert sorted(a_stats) == sorted(t_stats) and a_stats["backend"]["name"] == "vllm"
     assert a == b and [r["text"] for r in a] != [r["text"] for r in c]
     assert all(len(r["continuation"].split()) <= 20 for r in a)
+    # greedy in float32: the same model gives the same words in both engines, up to kernel
+    # numerics (near-ties of the argmax): most prompts agree on their first 5 words
+    greedy = {**settings, "sampling": {"do_sample": False}, "dtype": "float32"}
+    v, _ = generate_shard_by_backend(prompts, model, greedy, seed=0, shard=0, progress=False)
+    t, _ = generate_shard_by_backend(
+        prompts, model, {**greedy, "backend": "transformers"}, seed=0, shard=0, progress=False
+    )
+    same = [
+        x["continuation"].split()[:5] == y["continuation"].split()[:5]
+        for x, y in zip(v, t, strict=True)
+    ]
+    assert sum(same) >= 0.75 * len(same), same
 
 
 # ------------------------------------------------------------------ the workflow

@@ -43,6 +43,10 @@ are appended to the progress log before the next call starts.
 ``SamplingParams`` (default ``vllm``); the CPU tests set it to :mod:`genmetrics.testing_vllm`,
 a deterministic fake with vLLM's interface. The module's name is recorded in ``backend`` and
 is part of the progress key, so a fake run is never mistaken for (nor resumed as) a real one.
+``$GENMETRICS_VLLM_ENGINE_ARGS`` (a JSON object) adds ``LLM`` keywords that belong to the
+machine, not to the experiment (``gpu_memory_utilization`` on a shared GPU,
+``enforce_eager``, ``max_model_len``): recorded in ``stats["backend"]["engine_args"]``, never
+in the params.
 """
 
 from __future__ import annotations
@@ -80,6 +84,13 @@ BACKENDS = ("transformers", "vllm")
 BACKEND_KEYS = ("backend", "tensor_parallel_size")
 #: the environment variable naming the module that provides ``LLM`` and ``SamplingParams``
 ENGINE_ENV = "GENMETRICS_VLLM_MODULE"
+#: the environment variable holding more ``LLM(...)`` keywords as a JSON object: runtime
+#: settings of the machine such as ``{"gpu_memory_utilization": 0.5, "enforce_eager": true}``
+#: (recorded in ``stats["backend"]["engine_args"]``, not in the params)
+ENGINE_ARGS_ENV = "GENMETRICS_VLLM_ENGINE_ARGS"
+#: ``LLM`` keywords the job sets itself (from its settings), never from the environment
+_JOB_ARGS = ("model", "tokenizer", "revision", "seed", "tensor_parallel_size", "dtype")
+_JOB_ARGS += ("trust_remote_code",)
 #: modules whose code decides a vLLM job's texts (its code param; transformers jobs keep
 #: ``GENERATION_CODE`` alone)
 VLLM_CODE = (*GENERATION_CODE, "genmetrics.generation_vllm")
@@ -152,6 +163,26 @@ def engine_module() -> Any:
     except ImportError as e:
         hint = " (pip install vllm; it needs CUDA GPUs)" if name == "vllm" else ""
         raise GenmetricsError(f"backend vllm: cannot import {name!r}{hint}: {e}") from None
+
+
+def engine_args() -> dict[str, Any]:
+    """More ``LLM`` keywords from ``$GENMETRICS_VLLM_ENGINE_ARGS`` (a JSON object; none when
+    unset); a keyword the job sets from its settings (model, seed, dtype, ...) is an error."""
+    text = os.environ.get(ENGINE_ARGS_ENV, "").strip()
+    if not text:
+        return {}
+    try:
+        args = json.loads(text)
+    except ValueError as e:
+        raise GenmetricsError(f"{ENGINE_ARGS_ENV}: not JSON ({e})") from None
+    if not isinstance(args, dict):
+        raise GenmetricsError(f"{ENGINE_ARGS_ENV}: must be a JSON object, got {text!r}")
+    taken = sorted(set(args) & set(_JOB_ARGS))
+    if taken:
+        raise GenmetricsError(
+            f"{ENGINE_ARGS_ENV}: {taken} come from the job's settings, not the environment"
+        )
+    return args
 
 
 def engine_version(module: Any) -> str | None:
@@ -270,6 +301,7 @@ def generate_shard(
         plan_batches(ids, [len(e) for e in encoded], s.batch_size, seed), shard, s.shards
     )
     engine = engine_module()
+    extra_args = engine_args()
     engine_name = engine.__name__
     version = engine_version(engine)
     prompts_digest = hashlib.sha256(
@@ -325,6 +357,7 @@ def generate_shard(
                     tensor_parallel_size=int(tensor_parallel_size),
                     dtype=dtype,
                     trust_remote_code=s.trust_remote_code,
+                    **extra_args,
                 )
                 load_seconds = time.perf_counter() - t_load
             members = [i for b in call for i in b.members]
@@ -361,6 +394,9 @@ def generate_shard(
                 bar.update(len(b.members))
     bar.close()
     seconds = time.perf_counter() - t0 - load_seconds
+    if llm is not None:
+        del llm
+        _release_gpu_memory()
     rows = [results[i] for i in sorted(results)]
     stats: dict[str, Any] = {
         "texts": len(rows),
@@ -389,6 +425,7 @@ def generate_shard(
             "engine": engine_name,
             "tensor_parallel_size": int(tensor_parallel_size),
             "load_seconds": load_seconds,  # building the engine (weights, CUDA graphs)
+            "engine_args": extra_args,
             "sampling": values,
             "stop_token_ids": list(eos),
         },
@@ -459,3 +496,18 @@ def _describe_engine_device(engine: str, tensor_parallel_size: int) -> dict[str,
     devices = [f"cuda:{i}" for i in range(int(tensor_parallel_size))]
     names = [f"{d} {torch.cuda.get_device_name(i)}" for i, d in enumerate(devices)]
     return {"name": ", ".join(names), "devices": devices, "device_map": {}}
+
+
+def _release_gpu_memory() -> None:
+    """Best effort after the engine is dropped: collect it and return cached CUDA memory (a
+    process that builds a second engine, as a test or a benchmark does, needs it back)."""
+    import gc
+
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:  # pragma: no cover - torch comes with transformers here
+        pass
