@@ -290,6 +290,19 @@ def test_cut_counts_tokens_as_the_transformers_backend():
     assert _cut([5, 6, 7], "length", [2]) == ([5, 6, 7], "length", 3)
 
 
+def test_merged_stats_keep_one_backend_record():
+    from genmetrics.generation_vllm import merge_backends
+
+    a = {"name": "vllm", "version": "0.11", "load_seconds": 2.0}
+    b = {"name": "vllm", "version": "0.11", "load_seconds": 3.5}
+    assert merge_backends([{"backend": a}, {"backend": b}]) == {**a, "load_seconds": 5.5}
+    t = {"name": "transformers", "version": "5.24.0"}
+    assert merge_backends([{"backend": t}, {"backend": t}]) == t
+    other = {**b, "version": "0.12"}
+    assert merge_backends([{"backend": a}, {"backend": other}]) == [a, other]
+    assert merge_backends([{}, {}]) == [None, None]  # shards written before the key existed
+
+
 def test_split_backend():
     assert split_backend(SETTINGS) == (
         {"backend": "transformers", "tensor_parallel_size": 1},
@@ -541,6 +554,7 @@ def test_switching_one_model_to_vllm_reruns_only_its_jobs(tmp_path):
     assert sorted(a_stats) == sorted(b_stats)
     assert a_stats["backend"]["name"] == "transformers"
     assert b_stats["backend"] == {**b_stats["backend"], "name": "vllm", "engine": FAKE}
+    assert b_stats["backend"]["load_seconds"] >= 0  # one record, the shards' loads summed
     assert b_stats["provenance"][0]["config"]["generation"]["backend"] == "vllm"
     out = _snakemake(*targets, "-n", *run, "--configfile", str(second), cwd=tmp_path, env=env)
     assert "Nothing to be done" in out

@@ -154,6 +154,22 @@ def generate_shard_by_backend(
     return rows, {**stats, "backend": {"name": "transformers", "version": version}}
 
 
+def merge_backends(stats: Sequence[Mapping[str, Any]]) -> dict[str, Any] | list[Any]:
+    """The ``backend`` of a merged generation (``merge_generations``): the shards' one record
+    with their ``load_seconds`` summed, or the list of every shard's when they differ (shards
+    run by other engine versions, say)."""
+    backends = [s.get("backend") for s in stats]
+    same = [
+        {k: v for k, v in b.items() if k != "load_seconds"} if isinstance(b, Mapping) else b
+        for b in backends
+    ]
+    if not same or any(b != same[0] for b in same) or not isinstance(same[0], dict):
+        return backends
+    if any("load_seconds" in b for b in backends):
+        return {**same[0], "load_seconds": sum(float(b.get("load_seconds", 0)) for b in backends)}
+    return same[0]
+
+
 def engine_module() -> Any:
     """The module providing ``LLM`` and ``SamplingParams``: ``$GENMETRICS_VLLM_MODULE`` or
     ``vllm`` (an error that says how to install it when it is missing)."""
@@ -312,9 +328,11 @@ def generate_shard(
             ]
         ).encode()
     ).hexdigest()
+    device = _describe_engine_device(engine_name, tensor_parallel_size)
     key = progress_key(
         settings=s.as_dict(),
         backend={"name": "vllm", "engine": engine_name, "version": version},
+        device=device["name"],  # a resumed job on another GPU kind must not mix its batches
         tensor_parallel_size=int(tensor_parallel_size),
         seed=int(seed),
         shard=int(shard),
@@ -415,7 +433,7 @@ def generate_shard(
         "max_new_tokens": budget,
         "dtype": dtype,
         "dtype_requested": s.dtype,
-        "device": _describe_engine_device(engine_name, tensor_parallel_size),
+        "device": device,
         "device_map": None,
         "max_memory": None,
         "progress_key": key,
