@@ -24,7 +24,8 @@ rule generate:
         settings=per_job(PLAN.generation_settings),
         # finished batches, kept across attempts (not an output: Snakemake deletes those)
         progress=RESULTS.progress,
-        code=PLAN.code_digest("generate"),
+        # GENERATION_CODE's digest (with the vLLM backend's module for its models' jobs)
+        code=per_job(PLAN.generation_code),
     script:
         "../workflow/scripts/generate.py"
 

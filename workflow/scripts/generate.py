@@ -1,17 +1,18 @@
-"""Generate continuations for one shard of a dataset's prompts with one model and seed,
-resuming from the shard's progress log (finished batches of an earlier attempt)."""
+"""Generate continuations for one shard of a dataset's prompts with one model and seed, on the
+model's backend (transformers or vLLM), resuming from the shard's progress log (finished
+batches of an earlier attempt)."""
 
 from genmetrics import progress
 from genmetrics.devices import claim_gpus, gpus_requested
-from genmetrics.generation import generate_shard
+from genmetrics.generation_vllm import generate_shard_by_backend
 from genmetrics.io import read_jsonl, write_json, write_jsonl
-from genmetrics.provenance import record
+from genmetrics.provenance import DEFAULT_PACKAGES, record
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
 claim_gpus(gpus_requested(sm.resources))  # a workstation: this job's own GPU(s)
 with log_to(sm.log[0]) as log:
-    rows, stats = generate_shard(
+    rows, stats = generate_shard_by_backend(
         read_jsonl(sm.input.prompts, required=("id", "prompt")),
         sm.input.model,
         sm.params.settings,
@@ -28,6 +29,7 @@ with log_to(sm.log[0]) as log:
             "preset": sm.config["models"][sm.wildcards.model].get("preset"),
         },
         inputs={k: sm.input[k] for k in ("prompts", "model")},
+        packages=(*DEFAULT_PACKAGES, "vllm"),  # vllm: where installed
     )
     write_jsonl(sm.output.texts, rows)
     write_json(sm.output.stats, stats)

@@ -1,6 +1,7 @@
 """Merge a model's generation shards into the dataset's prompt order and sum their statistics."""
 
 from genmetrics.generation import merge_shards
+from genmetrics.generation_vllm import merge_backends
 from genmetrics.io import read_json, read_jsonl, write_json, write_jsonl
 from genmetrics.runlog import log_to
 
@@ -13,6 +14,7 @@ with log_to(sm.log[0]) as log:
         stats,
         samples_per_prompt=int(sm.params.samples_per_prompt),
     )
+    merged["backend"] = merge_backends(stats)  # the engine that made the texts
     merged["provenance"] = [s.get("provenance") for s in stats]  # one per shard
     write_jsonl(sm.output.texts, rows)
     write_json(sm.output.stats, merged)

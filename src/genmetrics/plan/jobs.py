@@ -96,8 +96,19 @@ class JobParams:
         return canonical(spec)
 
     def generation_settings(self, dataset: str, model: str) -> dict:
-        """Everything about one model's generation job, and nothing about other models."""
-        return canonical(self.models[model].generation[dataset].as_dict())
+        """Everything about one model's generation job, and nothing about other models (a
+        non-default backend and its tensor-parallel size included)."""
+        m = self.models[model]
+        return canonical({**m.generation[dataset].as_dict(), **m.engine})
+
+    def generation_code(self, dataset: str, model: str) -> str:
+        """Digest of the code behind one model's generate jobs: ``GENERATION_CODE`` (as
+        :meth:`code_digest` ``("generate")``), plus the vLLM backend's module for its jobs."""
+        if self.models[model].engine.get("backend") == "vllm":
+            from genmetrics.generation_vllm import VLLM_CODE
+
+            return code_digest(*VLLM_CODE)
+        return self.code_digest("generate")
 
     def samples_per_prompt(self, dataset: str, model: str) -> int:
         """Texts one model generates per prompt of ``dataset`` (merge_generations checks them)."""

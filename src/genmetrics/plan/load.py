@@ -297,7 +297,7 @@ def _model(
         resources=dict(m["resources"]) if m.get("resources") else None,
     )
     if "texts" in m:
-        for k in ("resources", "preset"):
+        for k in ("resources", "preset", "backend"):
             if m.get(k):
                 raise GenmetricsError(f"{key}.{k}: imported texts run no generation job")
         return Model(texts=dict(m["texts"]), **common)
@@ -354,6 +354,7 @@ def _model(
         "device_map": ck.get("device_map") or ("auto" if res.gpus > 1 else None),
         "max_memory": dict(ck["max_memory"]) if ck.get("max_memory") else None,
     }
+    engine = _engine(key, m.get("backend", "transformers"), settings, res.gpus)
     if settings["max_memory"] and not settings["device_map"]:
         raise GenmetricsError(
             f"checkpoints.{m['checkpoint']}.max_memory: needs device_map (or more than one GPU)"
@@ -367,7 +368,25 @@ def _model(
         )
         for ds in common["datasets"]
     }
-    return Model(checkpoint=m["checkpoint"], generation=generation, **common)
+    return Model(checkpoint=m["checkpoint"], generation=generation, engine=engine, **common)
+
+
+def _engine(key: str, backend: str, settings: dict[str, Any], gpus: int) -> dict[str, Any]:
+    """A model's backend keys (``{}`` for transformers). vLLM: tensor-parallel over the job's
+    GPUs (at least 1); accelerate's placement (``device_map``, ``max_memory``) is dropped from
+    ``settings``; ``typical_p`` other than 1 is an error (vLLM has no typical sampling)."""
+    if backend == "transformers":
+        return {}
+    if backend != "vllm":  # the schema's enum says so first
+        raise GenmetricsError(f"{key}.backend: must be transformers or vllm, got {backend!r}")
+    typical = settings["sampling"].get("typical_p")
+    if typical is not None and float(typical) != 1.0:
+        raise GenmetricsError(
+            f"{key}.sampling.typical_p: the vllm backend has no typical-p sampling "
+            "(backend: transformers has)"
+        )
+    settings["device_map"] = settings["max_memory"] = None
+    return {"backend": "vllm", "tensor_parallel_size": max(1, int(gpus))}
 
 
 def _feature_model(

@@ -84,6 +84,9 @@ class Model:
     generation: dict[str, GenerationSettings] = field(default_factory=dict)
     texts: dict | None = None  # imported texts spec (models.<name>.texts)
     resources: dict | None = None  # models.<name>.resources (its generate jobs)
+    #: a generate job's backend keys when it is not transformers (generation_vllm.BACKEND_KEYS:
+    #: ``{"backend": "vllm", "tensor_parallel_size": n}``); empty for transformers
+    engine: dict = field(default_factory=dict)
 
     @property
     def generates(self) -> bool:
