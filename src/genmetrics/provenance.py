@@ -191,6 +191,28 @@ def _scope(name: str) -> str | None:
     return top if spec is not None and _is_package(spec) else None
 
 
+def _module_code(name: str) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]] | None:
+    """``(normalised code, imports)`` of module ``name`` (``ast.dump`` without docstrings;
+    :func:`_imports`), or None when it has no Python source (a name imported from a module).
+    The file is read every time; its parse is cached by content (:func:`_parse_module`)."""
+    spec = _find_spec(name)
+    path = _source_file(spec)
+    if path is None:
+        return None
+    return _parse_module(name, path.read_text(encoding="utf-8"), str(path), _is_package(spec))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_module(
+    name: str, text: str, filename: str, is_package: bool
+) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """The parse of one module's source ``text``, cached by content: the closures of several
+    digests share their modules, and an edited file is parsed again."""
+    tree = _strip_docstrings(ast.parse(text, filename=filename))
+    imports = tuple((m, tuple(n)) for m, n in _imports(tree, name, is_package))
+    return ast.dump(tree), imports
+
+
 def _closure(name: str) -> dict[str, str]:
     """Module name -> normalised code (``ast.dump`` without docstrings) of ``name`` and of the
     modules of its subpackage it imports (at any depth of the code), recursively."""
@@ -201,17 +223,15 @@ def _closure(name: str) -> dict[str, str]:
         current = todo.pop()
         if current in done:
             continue
-        spec = _find_spec(current)
-        path = _source_file(spec)
-        if path is None:
+        module_code = _module_code(current)
+        if module_code is None:
             if current == name:
                 raise GenmetricsError(f"code_digest: no Python source found for module {name!r}")
             continue  # a name imported from a module, not a module itself
-        tree = _strip_docstrings(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
-        done[current] = ast.dump(tree)
+        done[current], imports = module_code
         if scope is None:
             continue
-        for module, names in _imports(tree, current, _is_package(spec)):
+        for module, names in imports:
             if module != scope and not module.startswith(scope + "."):
                 continue
             # ``from pkg import sub`` follows the submodule, not pkg/__init__.py; a name that

@@ -1,0 +1,175 @@
+"""Wall time and peak memory of ``snakemake -n`` on a big config, as a user runs it.
+
+The big config is the repo's ``config.yaml`` with its ``models:`` replaced by ``--models``
+copies of the demo's models (cycled: ``<demo model>-<i>``, each with its own sampling
+temperature so that no two share settings) and ``generation.seeds`` set to
+``0 .. --seeds - 1`` (the per-model ``seeds`` override dropped): the defaults, 100 models ×
+5 seeds, give 12,609 jobs (one dataset, 33 metric entries, 3 spread entries). The demo config
+itself (185 jobs) is timed too.
+
+Each run is a fresh process, ``snakemake -n --cores 2 --quiet rules --snakefile
+<checkout>/Snakefile --directory <tmp> --configfile <tmp>/config.yaml``: nothing is written
+in the checkout, and the temporary directory (a fresh ``.snakemake/``) is deleted afterwards.
+Printed per config: the job count (and the counts per rule with ``--rules``), the best and
+median wall seconds of ``--repeat`` runs, and the peak RSS of the snakemake process
+(``resource.getrusage(RUSAGE_CHILDREN)`` after each run, the largest child so far: the runs
+are ordered smallest config first, so the big config's number is its own).
+
+Two parts of the wall time are not the workflow's and are timed apart in the same run:
+
+* ``import snakemake.scheduling.job_scheduler``: collecting the executor plugins; the SLURM
+  plugin (``snakemake-executor-plugin-slurm``) runs ``scontrol show config`` while its module
+  is imported, which waits up to 10 s when a SLURM client is installed but no controller
+  answers (as on this machine outside ``make test-slurm``); with no ``scontrol`` installed,
+  or on a cluster, it returns at once;
+* the Snakefile's own work (``load_plan`` and the rest of ``rules/common.smk``): printed from
+  ``GENMETRICS_TIMING=1`` (the time from the first line of rules/common.smk to the end of the
+  Snakefile and the time spent inside the per-job input/params functions).
+
+    .venv/bin/python benchmarks/bench_dry_run.py [--models 100] [--seeds 5] [--repeat 3]
+        [--rules] [--no-demo]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+GOAL_S = 10.0
+
+
+def big_config(models: int, seeds: int) -> dict[str, Any]:
+    """``config.yaml`` with ``models`` copies of its models and ``seeds`` generation seeds."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    demo = list(config["models"].items())
+    out = {}
+    for i in range(models):
+        base, spec = demo[i % len(demo)]
+        spec = copy.deepcopy(spec)
+        spec.pop("seeds", None)
+        sampling = spec.setdefault("sampling", {})
+        # distinct settings per copy: a temperature step of 0.001 (every job's params differ)
+        sampling["temperature"] = round(sampling.get("temperature", 1.0) + 0.001 * i, 3)
+        out[f"{base}-{i:03d}"] = spec
+    config["models"] = out
+    config["generation"]["seeds"] = list(range(seeds))
+    return config
+
+
+def run_dry(configfile: Path, workdir: Path, rules: bool) -> dict[str, Any]:
+    """One ``snakemake -n`` in a fresh process: wall seconds, job counts, the plan's timing."""
+    cmd = [
+        str(SNAKEMAKE),
+        "-n",
+        "--cores",
+        "2",
+        "--quiet",
+        "rules",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(configfile),
+    ]
+    env = dict(os.environ, GENMETRICS_TIMING="1")
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"snakemake -n failed:\n{proc.stdout}\n{proc.stderr}")
+    text = proc.stdout + proc.stderr
+    counts = {}
+    for line in text.split("Job stats:")[-1].splitlines():
+        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if m:
+            counts[m[1]] = int(m[2])
+    timing = {}
+    for m in re.finditer(r"genmetrics timing: (\w+) ([0-9.]+) s", text):
+        timing[m[1]] = float(m[2])
+    shutil.rmtree(workdir / ".snakemake", ignore_errors=True)
+    return {"wall": wall, "total": counts.pop("total", None), "rules": counts, "timing": timing}
+
+
+def plugin_import_seconds() -> float:
+    """Seconds to import Snakemake's scheduler (which collects the executor plugins)."""
+    code = "import snakemake.scheduling.job_scheduler"
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return time.perf_counter() - start
+
+
+def measure(name: str, configfile: Path, repeat: int, rules: bool) -> dict[str, Any]:
+    runs = []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="genmetrics-dry-") as tmp:
+            runs.append(run_dry(configfile, Path(tmp), rules))
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    walls = [r["wall"] for r in runs]
+    best = min(runs, key=lambda r: r["wall"])
+    out = {
+        "config": name,
+        "jobs": best["total"],
+        "best_s": round(min(walls), 2),
+        "median_s": round(statistics.median(walls), 2),
+        "peak_rss_mb": round(peak_mb),
+        "snakefile_s": best["timing"],
+    }
+    if rules:
+        out["rules"] = best["rules"]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--models", type=int, default=100, help="model copies (default 100)")
+    ap.add_argument("--seeds", type=int, default=5, help="generation seeds (default 5)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per config; best and median")
+    ap.add_argument("--rules", action="store_true", help="print the job count per rule")
+    ap.add_argument("--no-demo", action="store_true", help="skip the demo config")
+    args = ap.parse_args()
+
+    load = os.getloadavg()
+    plugins = min(plugin_import_seconds() for _ in range(2))
+    results = []
+    with tempfile.TemporaryDirectory(prefix="genmetrics-bench-") as tmp:
+        if not args.no_demo:
+            results.append(measure("demo", REPO / "config.yaml", args.repeat, args.rules))
+        big = Path(tmp, "config.yaml")
+        big.write_text(yaml.safe_dump(big_config(args.models, args.seeds), sort_keys=False))
+        name = f"{args.models} models x {args.seeds} seeds"
+        results.append(measure(name, big, args.repeat, args.rules))
+    summary = {
+        "load_before": [round(x, 2) for x in load],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "import_scheduler_and_plugins_s": round(plugins, 2),
+        "results": results,
+    }
+    print(json.dumps(summary, indent=1))
+    last = results[-1]
+    net = last["best_s"] - plugins
+    print(
+        f"dry run of {last['config']}: {last['jobs']} jobs, {last['best_s']:.2f} s "
+        f"(best of {args.repeat}; {net:.2f} s without the plugin import), "
+        f"{last['peak_rss_mb']} MB peak RSS (goal <= {GOAL_S:g} s)"
+    )
+
+
+if __name__ == "__main__":
+    main()
