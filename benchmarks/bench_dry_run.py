@@ -12,8 +12,7 @@ Each run is a fresh process, ``snakemake -n --cores 2 --quiet rules --snakefile
 in the checkout, and the temporary directory (a fresh ``.snakemake/``) is deleted afterwards.
 Printed per config: the job count (and the counts per rule with ``--rules``), the best and
 median wall seconds of ``--repeat`` runs, and the peak RSS of the snakemake process
-(``resource.getrusage(RUSAGE_CHILDREN)`` after each run, the largest child so far: the runs
-are ordered smallest config first, so the big config's number is its own).
+(``os.wait4``: that process's own ``ru_maxrss``).
 
 Two parts of the wall time are not the workflow's and are timed apart in the same run:
 
@@ -26,8 +25,12 @@ Two parts of the wall time are not the workflow's and are timed apart in the sam
   ``GENMETRICS_TIMING=1`` (the time from the first line of rules/common.smk to the end of the
   Snakefile and the time spent inside the per-job input/params functions).
 
+With ``--baseline <checkout>`` (e.g. a worktree of the main branch) every run is repeated
+with that checkout's Snakefile and ``src/`` (``PYTHONPATH``), interleaved with ours (ours,
+baseline, ours, ...), and the ratio baseline / ours of the best times is printed.
+
     .venv/bin/python benchmarks/bench_dry_run.py [--models 100] [--seeds 5] [--repeat 3]
-        [--rules] [--no-demo]
+        [--rules] [--no-demo] [--baseline /work/main]
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ import copy
 import json
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -72,8 +74,9 @@ def big_config(models: int, seeds: int) -> dict[str, Any]:
     return config
 
 
-def run_dry(configfile: Path, workdir: Path, rules: bool) -> dict[str, Any]:
-    """One ``snakemake -n`` in a fresh process: wall seconds, job counts, the plan's timing."""
+def run_dry(configfile: Path, workdir: Path, repo: Path) -> dict[str, Any]:
+    """One ``snakemake -n`` of ``repo``'s Snakefile and ``src/`` in a fresh process: wall
+    seconds, job counts, the plan's timing."""
     cmd = [
         str(SNAKEMAKE),
         "-n",
@@ -82,19 +85,24 @@ def run_dry(configfile: Path, workdir: Path, rules: bool) -> dict[str, Any]:
         "--quiet",
         "rules",
         "--snakefile",
-        str(REPO / "Snakefile"),
+        str(repo / "Snakefile"),
         "--directory",
         str(workdir),
         "--configfile",
         str(configfile),
     ]
-    env = dict(os.environ, GENMETRICS_TIMING="1")
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-    wall = time.perf_counter() - start
+    env = dict(os.environ, GENMETRICS_TIMING="1", PYTHONPATH=str(repo / "src"))
+    with tempfile.TemporaryFile("w+") as log:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, text=True)
+        # this child's own peak RSS (ru_maxrss, KiB on Linux), not the largest child so far
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        log.seek(0)
+        text = log.read()
     if proc.returncode != 0:
-        sys.exit(f"snakemake -n failed:\n{proc.stdout}\n{proc.stderr}")
-    text = proc.stdout + proc.stderr
+        sys.exit(f"snakemake -n failed:\n{text[-5000:]}")
     counts = {}
     for line in text.split("Job stats:")[-1].splitlines():
         m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
@@ -103,8 +111,16 @@ def run_dry(configfile: Path, workdir: Path, rules: bool) -> dict[str, Any]:
     timing = {}
     for m in re.finditer(r"genmetrics timing: (\w+) ([0-9.]+) s", text):
         timing[m[1]] = float(m[2])
+    if timing:
+        timing["ours"] = round(sum(timing.values()), 3)
     shutil.rmtree(workdir / ".snakemake", ignore_errors=True)
-    return {"wall": wall, "total": counts.pop("total", None), "rules": counts, "timing": timing}
+    return {
+        "wall": wall,
+        "rss_mb": usage.ru_maxrss / 1024,
+        "total": counts.pop("total", None),
+        "rules": counts,
+        "timing": timing,
+    }
 
 
 def plugin_import_seconds() -> float:
@@ -115,12 +131,7 @@ def plugin_import_seconds() -> float:
     return time.perf_counter() - start
 
 
-def measure(name: str, configfile: Path, repeat: int, rules: bool) -> dict[str, Any]:
-    runs = []
-    for _ in range(repeat):
-        with tempfile.TemporaryDirectory(prefix="genmetrics-dry-") as tmp:
-            runs.append(run_dry(configfile, Path(tmp), rules))
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+def summarise(name: str, runs: list[dict[str, Any]], rules: bool) -> dict:
     walls = [r["wall"] for r in runs]
     best = min(runs, key=lambda r: r["wall"])
     out = {
@@ -128,11 +139,32 @@ def measure(name: str, configfile: Path, repeat: int, rules: bool) -> dict[str, 
         "jobs": best["total"],
         "best_s": round(min(walls), 2),
         "median_s": round(statistics.median(walls), 2),
-        "peak_rss_mb": round(peak_mb),
+        "peak_rss_mb": round(max(r["rss_mb"] for r in runs)),
         "snakefile_s": best["timing"],
     }
     if rules:
         out["rules"] = best["rules"]
+    return out
+
+
+def measure(
+    name: str, configfile: Path, repeat: int, rules: bool, baseline: Path | None
+) -> list[dict[str, Any]]:
+    """Best/median of ``repeat`` runs of ours (and of the baseline, interleaved)."""
+    repos = {"ours": REPO} | ({"baseline": baseline} if baseline else {})
+    runs: dict[str, list] = {k: [] for k in repos}
+    for i in range(repeat):
+        order = list(repos) if i % 2 == 0 else list(reversed(repos))
+        for who in order:
+            with tempfile.TemporaryDirectory(prefix="genmetrics-dry-") as tmp:
+                runs[who].append(run_dry(configfile, Path(tmp), repos[who]))
+    out = []
+    for who in repos:
+        row = summarise(name, runs[who], rules)
+        row["code"] = who if who == "ours" else f"baseline {baseline}"
+        out.append(row)
+    if baseline:
+        out[0]["baseline_over_ours"] = round(out[1]["best_s"] / out[0]["best_s"], 2)
     return out
 
 
@@ -143,6 +175,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs per config; best and median")
     ap.add_argument("--rules", action="store_true", help="print the job count per rule")
     ap.add_argument("--no-demo", action="store_true", help="skip the demo config")
+    ap.add_argument("--baseline", type=Path, help="another checkout to time interleaved")
     args = ap.parse_args()
 
     load = os.getloadavg()
@@ -150,11 +183,11 @@ def main() -> None:
     results = []
     with tempfile.TemporaryDirectory(prefix="genmetrics-bench-") as tmp:
         if not args.no_demo:
-            results.append(measure("demo", REPO / "config.yaml", args.repeat, args.rules))
+            results += measure("demo", REPO / "config.yaml", args.repeat, args.rules, args.baseline)
         big = Path(tmp, "config.yaml")
         big.write_text(yaml.safe_dump(big_config(args.models, args.seeds), sort_keys=False))
         name = f"{args.models} models x {args.seeds} seeds"
-        results.append(measure(name, big, args.repeat, args.rules))
+        results += measure(name, big, args.repeat, args.rules, args.baseline)
     summary = {
         "load_before": [round(x, 2) for x in load],
         "load_after": [round(x, 2) for x in os.getloadavg()],
@@ -162,12 +195,13 @@ def main() -> None:
         "results": results,
     }
     print(json.dumps(summary, indent=1))
-    last = results[-1]
+    last = next(r for r in results if r["config"] != "demo" and r["code"] == "ours")
     net = last["best_s"] - plugins
     print(
         f"dry run of {last['config']}: {last['jobs']} jobs, {last['best_s']:.2f} s "
         f"(best of {args.repeat}; {net:.2f} s without the plugin import), "
         f"{last['peak_rss_mb']} MB peak RSS (goal <= {GOAL_S:g} s)"
+        + (f"; baseline / ours {last['baseline_over_ours']}" if args.baseline else "")
     )
 
 

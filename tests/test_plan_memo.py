@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import test_plan
 import yaml
 from conftest import REPO, placeholder_checkpoint
-import test_plan
 from test_plan import config, plan_of, wildcards
 
 from genmetrics import provenance

@@ -142,27 +142,43 @@ class JobParams:
     def score_upstream(self, dataset: str, source: str, entry: str) -> dict:
         """The config upstream of one score (for its provenance record): the featurizer or
         evaluator that made its features, and the generation settings of the model(s) whose
-        texts it reads."""
+        texts it reads. Built from per-entry and per-model blocks computed once (canonical,
+        shared), in sorted key order: equal to ``canonical`` of the same dict."""
         e = self.entries[entry]
         out: dict[str, Any] = {}
         if e.feature_model:
-            table = self.featurizers if e.input == "embeddings" else self.evaluators
-            fm = table[e.feature_model]
-            out[KINDS[e.input].config_key] = {
-                "name": fm.name,
-                "checkpoint": self.checkpoint_spec(fm.checkpoint),
-                "settings": fm.settings,
-            }
+            out[KINDS[e.input].config_key] = self._feature_upstream(entry)
         for role, src in (("candidate", source), ("reference", e.reference)):
             model = split_part(src)[0].split("/")[0] if src else None
             m = self.models.get(model) if model else None
             if m is not None and m.generates:
-                out[f"{role}_generation"] = {
-                    "model": m.name,
-                    "checkpoint": self.checkpoint_spec(m.checkpoint),
-                    "settings": self.generation_settings(dataset, m.name),
-                }
-        return canonical(out)
+                out[f"{role}_generation"] = self._generation_upstream(dataset, m.name)
+        return {k: out[k] for k in sorted(out)}
+
+    @memoized
+    def _feature_upstream(self, entry: str) -> dict:
+        """The featurizer or evaluator of an entry's features: name, checkpoint, settings."""
+        e = self.entries[entry]
+        fm = (self.featurizers if e.input == "embeddings" else self.evaluators)[e.feature_model]
+        return canonical(
+            {
+                "name": fm.name,
+                "checkpoint": self.checkpoint_spec(fm.checkpoint),
+                "settings": fm.settings,
+            }
+        )
+
+    @memoized
+    def _generation_upstream(self, dataset: str, model: str) -> dict:
+        """A generating model's checkpoint and generation settings on ``dataset``."""
+        m = self.models[model]
+        return canonical(
+            {
+                "model": m.name,
+                "checkpoint": self.checkpoint_spec(m.checkpoint),
+                "settings": self.generation_settings(dataset, m.name),
+            }
+        )
 
     @memoized
     def score_code(self, entry: str) -> str:
