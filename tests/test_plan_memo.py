@@ -18,6 +18,7 @@ import test_plan
 import yaml
 from conftest import REPO, placeholder_checkpoint
 from test_plan import config, plan_of, wildcards
+from test_provenance import pkgx  # noqa: F401 (a fixture)
 
 from genmetrics import provenance
 from genmetrics.plan.memo import SNAKEMAKE_PARAMS_ATTR
@@ -205,3 +206,71 @@ def test_dry_run_of_100_models_by_5_seeds(tmp_path):
     counts = _dry_counts(tmp_path, big_config(100, 5))
     assert counts == expected_counts(100, 5)
     assert counts["total"] == 17642
+
+
+# ------------------------------------------------- code digests remembered between processes
+
+
+def _new_process(monkeypatch) -> None:
+    """Forget what this process computed and read, as a new process would."""
+    provenance._write_store()
+    provenance.code_digest.cache_clear()
+    provenance._parse_module.cache_clear()
+    monkeypatch.setattr(provenance, "_store", None)
+    monkeypatch.setattr(provenance, "_store_dirty", False)
+
+
+def _fresh_digest(monkeypatch, *modules: str) -> str:
+    """The digest computed from the files, with no store."""
+    provenance.code_digest.cache_clear()
+    with monkeypatch.context() as m:
+        m.delenv("GENMETRICS_CACHE")
+        return provenance.code_digest(*modules)
+
+
+def test_stored_code_digest_is_used_only_while_its_files_are_unchanged(
+    pkgx,  # noqa: F811 (test_provenance's fixture)
+    tmp_path,
+    monkeypatch,
+):
+    import test_provenance
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("GENMETRICS_CACHE", str(cache))
+    _new_process(monkeypatch)
+    base = provenance.code_digest("pkgx.metrics.a")
+    assert base == _fresh_digest(monkeypatch, "pkgx.metrics.a")
+    _new_process(monkeypatch)
+    stored = (cache / provenance.DIGEST_STORE).read_text()
+    assert base in stored and "pkgx.metrics._b" in stored and "pkgx.metrics.a" in stored
+
+    # a new process answers from the store, without reading the code's structure
+    def no_closure(*args, **kwargs):
+        raise AssertionError("computed again")
+
+    with monkeypatch.context() as m:
+        m.setattr(provenance, "_closure", no_closure)
+        assert provenance.code_digest("pkgx.metrics.a") == base
+
+    # a code change in the imported _b: the stored digest is not used
+    _new_process(monkeypatch)
+    (pkgx / "_b.py").write_text(test_provenance.B_SRC.replace("2 * x", "x * 2"))
+    changed = provenance.code_digest("pkgx.metrics.a")
+    assert changed != base and changed == _fresh_digest(monkeypatch, "pkgx.metrics.a")
+
+    # a name that becomes a module (pkgx.metrics.helper imported, now a file): not used
+    _new_process(monkeypatch)
+    (pkgx / "a.py").write_text(test_provenance.A_SRC.replace("import _b", "import _b, helper"))
+    before = provenance.code_digest("pkgx.metrics.a")
+    _new_process(monkeypatch)
+    (pkgx / "helper.py").write_text("def h():\n    return 3\n")
+    after = provenance.code_digest("pkgx.metrics.a")
+    assert after != before and after == _fresh_digest(monkeypatch, "pkgx.metrics.a")
+
+    # a damaged store, or one of another digest algorithm: ignored
+    for text in ["{not json", '{"context": "other", "digests": {}}']:
+        _new_process(monkeypatch)
+        (cache / provenance.DIGEST_STORE).write_text(text)
+        with monkeypatch.context() as m:
+            m.setattr(provenance, "_store_dirty", True)  # not rewritten by _new_process
+            assert provenance.code_digest("pkgx.metrics.a") == after
