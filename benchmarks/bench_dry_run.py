@@ -34,6 +34,12 @@ baseline, ours, ...), and the ratio baseline / ours of the best times is printed
 
     .venv/bin/python benchmarks/bench_dry_run.py [--models 100] [--seeds 5] [--repeat 3]
         [--rules] [--no-demo] [--baseline /work/main]
+
+``--dump-jobs OUT --configfile C [--workdir W]`` instead writes every job of C's dry run (rule,
+wildcards, inputs with their names, outputs, logs, the ``repr`` of every param with its name;
+sorted JSON) to OUT, through Snakemake's Python API in this process (``PYTHONPATH`` chooses the
+code): run it with two checkouts and compare the files (with the checkout's path replaced) to
+show that a change leaves every job as it was.
 """
 
 from __future__ import annotations
@@ -174,6 +180,44 @@ def measure(
     return out
 
 
+def dump_jobs(configfile: Path, workdir: Path, out: Path) -> int:
+    """Every job of a dry run of ``configfile`` (this checkout's Snakefile) as sorted JSON."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import (
+        ConfigSettings,
+        DAGSettings,
+        OutputSettings,
+        Quietness,
+        ResourceSettings,
+    )
+
+    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL}, dryrun=True)) as api:
+        wf = api.workflow(
+            resource_settings=ResourceSettings(cores=2),
+            config_settings=ConfigSettings(configfiles=[configfile.resolve()]),
+            snakefile=REPO / "Snakefile",
+            workdir=workdir,
+        )
+        wf.dag(DAGSettings()).execute_workflow(executor="dryrun")
+        jobs = wf._workflow_store.dag.jobs  # Snakemake's DAG (internal attribute)
+        rows = [
+            {
+                "rule": j.rule.name,
+                "wildcards": dict(j.wildcards_dict),
+                "input": [str(x) for x in j.input],
+                "input_names": sorted(j.input._names.items()),
+                "output": [str(x) for x in j.output],
+                "log": [str(x) for x in j.log],
+                "params": [repr(p) for p in j.params],
+                "param_names": sorted(j.params._names.items()),
+            }
+            for j in jobs
+        ]
+    rows.sort(key=lambda r: (r["rule"], r["output"]))
+    out.write_text(json.dumps(rows, indent=0, sort_keys=True, default=str))
+    return len(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--models", type=int, default=100, help="model copies (default 100)")
@@ -182,7 +226,15 @@ def main() -> None:
     ap.add_argument("--rules", action="store_true", help="print the job count per rule")
     ap.add_argument("--no-demo", action="store_true", help="skip the demo config")
     ap.add_argument("--baseline", type=Path, help="another checkout to time interleaved")
+    ap.add_argument("--dump-jobs", type=Path, help="write every job of --configfile's dry run")
+    ap.add_argument("--configfile", type=Path, default=REPO / "config.yaml")
+    ap.add_argument("--workdir", type=Path, help="for --dump-jobs (default: a temporary one)")
     args = ap.parse_args()
+    if args.dump_jobs:
+        with tempfile.TemporaryDirectory(prefix="genmetrics-dump-") as tmp:
+            n = dump_jobs(args.configfile, args.workdir or Path(tmp), args.dump_jobs.resolve())
+        print(f"{n} jobs -> {args.dump_jobs}")
+        return
 
     load = os.getloadavg()
     plugins = min(plugin_import_seconds() for _ in range(2))
