@@ -124,6 +124,7 @@ def run_dry(configfile: Path, workdir: Path, repo: Path) -> dict[str, Any]:
     return {
         "wall": wall,
         "rss_mb": usage.ru_maxrss / 1024,
+        "cpu": usage.ru_utime + usage.ru_stime,
         "total": counts.pop("total", None),
         "rules": counts,
         "timing": timing,
@@ -147,6 +148,8 @@ def summarise(name: str, runs: list[dict[str, Any]], rules: bool) -> dict:
         "first_s": round(walls[0], 2),
         "best_s": round(min(walls), 2),
         "median_s": round(statistics.median(walls), 2),
+        # user + system CPU seconds of the run with the best wall time: less load-dependent
+        "cpu_s": round(best["cpu"], 2),
         "peak_rss_mb": round(max(r["rss_mb"] for r in runs)),
         "snakefile_s": best["timing"],
     }
