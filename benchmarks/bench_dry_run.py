@@ -37,9 +37,10 @@ baseline, ours, ...), and the ratio baseline / ours of the best times is printed
 
 ``--dump-jobs OUT --configfile C [--workdir W]`` instead writes every job of C's dry run (rule,
 wildcards, inputs with their names, outputs, logs, the ``repr`` of every param with its name;
-sorted JSON) to OUT, through Snakemake's Python API in this process (``PYTHONPATH`` chooses the
-code): run it with two checkouts and compare the files (with the checkout's path replaced) to
-show that a change leaves every job as it was.
+sorted JSON) to OUT, through Snakemake's Python API in this process: the Snakefile of
+``--baseline`` if given (else this checkout's), the code of ``PYTHONPATH``. Run it for two
+checkouts (``PYTHONPATH=<B>/src ... --baseline <B>``) and compare the files (with the
+checkouts' paths replaced) to show that a change leaves every job as it was.
 """
 
 from __future__ import annotations
@@ -183,8 +184,8 @@ def measure(
     return out
 
 
-def dump_jobs(configfile: Path, workdir: Path, out: Path) -> int:
-    """Every job of a dry run of ``configfile`` (this checkout's Snakefile) as sorted JSON."""
+def dump_jobs(configfile: Path, workdir: Path, out: Path, repo: Path = REPO) -> int:
+    """Every job of a dry run of ``configfile`` (``repo``'s Snakefile) as sorted JSON."""
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import (
         ConfigSettings,
@@ -198,7 +199,7 @@ def dump_jobs(configfile: Path, workdir: Path, out: Path) -> int:
         wf = api.workflow(
             resource_settings=ResourceSettings(cores=2),
             config_settings=ConfigSettings(configfiles=[configfile.resolve()]),
-            snakefile=REPO / "Snakefile",
+            snakefile=repo / "Snakefile",
             workdir=workdir,
         )
         wf.dag(DAGSettings()).execute_workflow(executor="dryrun")
@@ -235,7 +236,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.dump_jobs:
         with tempfile.TemporaryDirectory(prefix="genmetrics-dump-") as tmp:
-            n = dump_jobs(args.configfile, args.workdir or Path(tmp), args.dump_jobs.resolve())
+            workdir = args.workdir or Path(tmp)
+            repo = args.baseline or REPO
+            n = dump_jobs(args.configfile, workdir, args.dump_jobs.resolve(), repo)
         print(f"{n} jobs -> {args.dump_jobs}")
         return
 
