@@ -3,14 +3,23 @@
 # Rules name their output patterns (RESULTS.<name>) and fixed inputs directly; inputs that
 # depend on the config, and params, are the plan's queries taken per job: per_job(PLAN.<query>). Nothing here runs a job or resolves a default.
 import os
+import time
 from pathlib import Path
+
+# GENMETRICS_TIMING=1: the time of this file and of the per-job functions (plan/timing.py)
+_start = time.perf_counter()
 
 from snakemake.logging import logger
 
 from genmetrics import GenmetricsError
 from genmetrics.config import check_config_file
 from genmetrics.plan import load_plan, names_pattern
+from genmetrics.plan import timing
 from genmetrics.rerun_reasons import install as name_changed_params
+
+if timing.ENABLED:
+    timing.add("import", time.perf_counter() - _start)
+    _start = time.perf_counter()
 
 # "Params have changed": only the changed keys, old → new (the text only; what reruns is Snakemake's)
 name_changed_params()
@@ -37,6 +46,8 @@ os.environ.update(GENMETRICS_CACHE=str(Path(PLAN.cache).resolve()))
 TARGETS = PLAN.targets
 # every output pattern, under the config's results_dir
 RESULTS = PLAN.results
+if timing.ENABLED:
+    timing.add("load_plan", time.perf_counter() - _start)
 
 
 onstart:
@@ -48,7 +59,7 @@ onstart:
 
 def per_job(query):
     """Input/params function: the plan's ``query`` called with the job's wildcards it names."""
-    return PLAN.per_job(query)
+    return timing.timed("per_job", PLAN.per_job(query))
 
 
 wildcard_constraints:

@@ -27,7 +27,10 @@ def validate_config(config: MutableMapping[str, Any], schema_path: str | Path) -
     import jsonschema
 
     _check_keys(config)
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    # libyaml's parser when PyYAML has it (the same SafeConstructor, the same objects; 6x faster
+    # on the schema's 700 lines, read on every snakemake run)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    schema = yaml.load(Path(schema_path).read_text(), Loader=loader)
     base = jsonschema.Draft202012Validator
 
     def set_defaults(validator, properties, instance, schema):

@@ -13,11 +13,13 @@ the modules they import from their own subpackage, so a rule reruns when that co
 from __future__ import annotations
 
 import ast
+import atexit
 import functools
 import hashlib
 import importlib.machinery
 import importlib.metadata as md
 import importlib.util
+import json
 import os
 import platform
 import socket
@@ -191,37 +193,79 @@ def _scope(name: str) -> str | None:
     return top if spec is not None and _is_package(spec) else None
 
 
-def _closure(name: str) -> dict[str, str]:
+def _module_code(
+    name: str, files: dict[str, Any] | None = None
+) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]] | None:
+    """``(normalised code, imports)`` of module ``name`` (``ast.dump`` without docstrings;
+    :func:`_imports`), or None when it has no Python source (a name imported from a module).
+    The file is read every time; its parse is cached by content (:func:`_parse_module`).
+    ``files`` records ``name -> [path, sha256 of the text]`` (None: no source)."""
+    spec = _find_spec(name)
+    path = _source_file(spec)
+    if path is None:
+        if files is not None:
+            files[name] = None
+        return None
+    text = path.read_text(encoding="utf-8")
+    if files is not None:
+        files[name] = [str(path), _sha256_text(text)]
+    return _parse_module(name, text, str(path), _is_package(spec))
+
+
+def _sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_module(
+    name: str, text: str, filename: str, is_package: bool
+) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """The parse of one module's source ``text``, cached by content: the closures of several
+    digests share their modules, and an edited file is parsed again."""
+    tree = _strip_docstrings(ast.parse(text, filename=filename))
+    imports = tuple((m, tuple(n)) for m, n in _imports(tree, name, is_package))
+    return ast.dump(tree), imports
+
+
+def _closure(name: str, seen: dict[str, Any] | None = None) -> dict[str, str]:
     """Module name -> normalised code (``ast.dump`` without docstrings) of ``name`` and of the
-    modules of its subpackage it imports (at any depth of the code), recursively."""
+    modules of its subpackage it imports (at any depth of the code), recursively. ``seen``,
+    when given, collects what the result depends on (:func:`_fingerprint`): each module's
+    file and the sha256 of its text, and whether each name probed has a source file."""
     scope = _scope(name)
     done: dict[str, str] = {}
     todo = [name]
+    files = seen.setdefault("files", {}) if seen is not None else {}
+    probes = seen.setdefault("probes", {}) if seen is not None else {}
     while todo:
         current = todo.pop()
         if current in done:
             continue
-        spec = _find_spec(current)
-        path = _source_file(spec)
-        if path is None:
+        module_code = _module_code(current, files)
+        if module_code is None:
             if current == name:
                 raise GenmetricsError(f"code_digest: no Python source found for module {name!r}")
             continue  # a name imported from a module, not a module itself
-        tree = _strip_docstrings(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
-        done[current] = ast.dump(tree)
+        done[current], imports = module_code
         if scope is None:
             continue
-        for module, names in _imports(tree, current, _is_package(spec)):
+        for module, names in imports:
             if module != scope and not module.startswith(scope + "."):
                 continue
             # ``from pkg import sub`` follows the submodule, not pkg/__init__.py; a name that
             # is not a submodule (a function, a class) follows the module defining it
             subs = [f"{module}.{n}" for n in names if n != "*"]
-            found = [m for m in subs if _source_file(_find_spec(m)) is not None]
+            found = [m for m in subs if _probe(m, probes)]
             todo.extend(found)
             if not names or len(found) < len(names):
                 todo.append(module)
     return done
+
+
+def _probe(name: str, probes: dict[str, bool]) -> bool:
+    """Whether module ``name`` has a Python source file (recorded in ``probes``)."""
+    probes[name] = _source_file(_find_spec(name)) is not None
+    return probes[name]
 
 
 @functools.cache
@@ -229,16 +273,122 @@ def code_digest(*modules: str) -> str:
     """sha256 (first 16 hex characters) over (module name, ``ast.dump`` of its code with
     docstrings dropped) of the named modules and, recursively, the modules of their own
     subpackage they import, in sorted module-name order. Comments, docstrings and formatting
-    do not change it; any code change does. Cached per process."""
+    do not change it; any code change does. Cached per process, and between processes in
+    ``$GENMETRICS_CACHE/code_digests.json`` (:func:`_stored_digest`): a stored digest is used
+    only when every file it was computed from still has the same path and sha256, and every
+    name probed still resolves the same way (its fingerprint)."""
     if not modules:
         raise GenmetricsError("code_digest: name at least one module")
+    stored = _stored_digest(modules)
+    if stored is not None:
+        return stored
+    seen: dict[str, Any] = {}
     code: dict[str, str] = {}
     for name in modules:
-        code.update(_closure(name))
+        code.update(_closure(name, seen))
     h = hashlib.sha256()
     for name in sorted(code):
         h.update(f"{name}\0{code[name]}\n".encode())
-    return h.hexdigest()[:16]
+    digest = h.hexdigest()[:16]
+    _store_digest(modules, seen, digest)
+    return digest
+
+
+#: the file of remembered code digests, under ``$GENMETRICS_CACHE``
+DIGEST_STORE = "code_digests.json"
+
+
+@functools.cache
+def _digest_context() -> str:
+    """What every stored digest also depends on: the Python version (``ast.dump``'s format)
+    and this module's own code (the digest's algorithm)."""
+    own = Path(__file__).read_text(encoding="utf-8")
+    return _sha256_text(f"{sys.version}\0{own}")
+
+
+def _store_path() -> Path | None:
+    cache = os.environ.get("GENMETRICS_CACHE")
+    return Path(cache, DIGEST_STORE) if cache else None
+
+
+_store: dict[str, Any] | None = None  # the store as read (once per process), with our entries
+_store_dirty = False
+
+
+def _load_store() -> dict[str, Any]:
+    global _store
+    if _store is None:
+        path = _store_path()
+        _store = {}
+        if path is not None and path.is_file():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                data = None  # a damaged store is recomputed, never trusted
+            if isinstance(data, dict) and data.get("context") == _digest_context():
+                entries = data.get("digests")
+                _store = entries if isinstance(entries, dict) else {}
+    return _store
+
+
+def _fingerprint_holds(entry: Any) -> bool:
+    """Whether the files and probes a stored digest was computed from are unchanged."""
+    try:
+        for name, recorded in entry["files"].items():
+            path = _source_file(_find_spec(name))
+            if recorded is None or path is None:
+                if recorded is not None or path is not None:
+                    return False
+                continue
+            if str(path) != recorded[0]:
+                return False
+            if _sha256_text(path.read_text(encoding="utf-8")) != recorded[1]:
+                return False
+        for name, has_source in entry["probes"].items():
+            if (_source_file(_find_spec(name)) is not None) != has_source:
+                return False
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError):
+        return False
+    return True
+
+
+def _stored_digest(modules: tuple[str, ...]) -> str | None:
+    if _store_path() is None:
+        return None
+    entry = _load_store().get("\0".join(modules))
+    if isinstance(entry, dict) and isinstance(entry.get("digest"), str):
+        if _fingerprint_holds(entry):
+            return entry["digest"]
+    return None
+
+
+def _store_digest(modules: tuple[str, ...], seen: dict[str, Any], digest: str) -> None:
+    """Remember a computed digest with its fingerprint; the store is written when the
+    process exits (once, atomically; a concurrent writer's entries may be lost, which only
+    costs their recomputation)."""
+    global _store_dirty
+    if _store_path() is None:
+        return
+    _load_store()["\0".join(modules)] = {**seen, "digest": digest}
+    if not _store_dirty:
+        _store_dirty = True
+        atexit.register(_write_store)
+
+
+def _write_store() -> None:
+    global _store_dirty
+    path = _store_path()
+    if path is None or not _store_dirty:
+        return
+    from genmetrics.io import write_text
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"context": _digest_context(), "digests": _store}
+        write_text(path, json.dumps(payload, sort_keys=True) + "\n")
+    except OSError:
+        pass  # a read-only cache: digests are computed again next time
+    _store_dirty = False
 
 
 # ---------------------------------------------------------------------------------------------

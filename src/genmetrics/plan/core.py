@@ -19,6 +19,7 @@ from genmetrics.params import canonical
 from genmetrics.paths import PROMPTS, REFERENCES, RESULTS, ResultPaths
 from genmetrics.plan.inputs import POS_ASSETS, JobInputs
 from genmetrics.plan.jobs import JobParams
+from genmetrics.plan.memo import fixed_signature
 from genmetrics.plan.objects import (
     Checkpoint,
     Dataset,
@@ -59,6 +60,8 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists, PatternQueries, R
     robustness: list | None = None  # entries differing only in featurizer (plan/robustness.py)
     results: ResultPaths = RESULTS  # every file the run writes, under the config's results_dir
     targets: Targets = field(init=False)
+    # answers of the memoized queries (plan/memo.py), per query and arguments
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "targets", self._targets())
@@ -136,14 +139,15 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists, PatternQueries, R
     @staticmethod
     def per_job(query: Callable[..., Any]) -> Callable[[Any], Any]:
         """An input/params function for a rule: ``query`` (a method of the plan) called with
-        the job's wildcards that it names (``dataset``, ``model``, ...)."""
-        names = list(inspect.signature(query).parameters)
+        the job's wildcards that it names (``dataset``, ``model``, ...), in its order. Its
+        signature is fixed once for Snakemake (:func:`~genmetrics.plan.memo.fixed_signature`)."""
+        names = tuple(inspect.signature(query).parameters)
 
         def of_wildcards(wildcards):
-            return query(**{n: wildcards[n] for n in names})
+            return query(*[wildcards[n] for n in names])
 
         of_wildcards.__name__ = query.__name__
-        return of_wildcards
+        return fixed_signature(of_wildcards)
 
     def sweep_temp_files(self, older_than_s: float = 3600) -> int:
         """Delete temporary files that killed writers left in ``results/`` and the caches

@@ -12,6 +12,7 @@ from typing import Any
 from genmetrics import GenmetricsError
 from genmetrics.kinds import KINDS
 from genmetrics.params import canonical
+from genmetrics.plan.memo import memoized
 from genmetrics.plan.objects import split_part
 from genmetrics.provenance import code_digest
 
@@ -25,14 +26,17 @@ FEATURE_CODE = {
 class JobParams:
     """The :class:`~genmetrics.plan.core.Plan` part that gives each job its params."""
 
+    @memoized
     def dataset_spec(self, dataset: str) -> dict:
         return canonical(self.datasets[dataset].spec)
 
+    @memoized
     def clean_options(self, dataset: str) -> dict:
         """``datasets.<name>.clean``, plus the dataset's ``language`` if not whitespace."""
         ds = self.datasets[dataset]
         return canonical(ds.with_language(ds.clean))
 
+    @memoized
     def size_requirements(self, dataset: str) -> list[dict]:
         """What each entry on ``dataset`` needs of the cleaned set, checked right after cleaning
         (the ``check_sizes`` rule) so that a k or a cluster count too large for the data fails
@@ -73,6 +77,7 @@ class JobParams:
             if stats.is_file():
                 check_sizes(int(read_json(stats)["output"]), self.size_requirements(name), name)
 
+    @memoized
     def prompt_options(self, dataset: str) -> dict:
         """``datasets.<name>.prompts``, plus the dataset's ``language`` if not whitespace;
         ``wrap`` only when it wraps (the params of jobs without one stay what they were)."""
@@ -80,6 +85,7 @@ class JobParams:
         options = {k: v for k, v in ds.prompts.items() if not (k == "wrap" and v == "none")}
         return canonical(ds.with_language(options))
 
+    @memoized
     def checkpoint_spec(self, checkpoint: str) -> dict:
         """What fetch_model makes of a checkpoint; a local one adds the digest of its content
         (:func:`genmetrics.models.local_checkpoint_digest`), so new weights under the same
@@ -95,6 +101,7 @@ class JobParams:
                 raise GenmetricsError(f"checkpoints.{checkpoint}.source.path: {e}") from None
         return canonical(spec)
 
+    @memoized
     def generation_settings(self, dataset: str, model: str) -> dict:
         """Everything about one model's generation job, and nothing about other models (a
         non-default backend and its tensor-parallel size included)."""
@@ -129,12 +136,15 @@ class JobParams:
     def feature_part(self, source: str) -> str:
         return split_part(source)[1]
 
+    @memoized
     def embed_settings(self, featurizer: str) -> dict:
         return canonical(self.featurizers[featurizer].settings)
 
+    @memoized
     def surprisal_settings(self, evaluator: str) -> dict:
         return canonical(self.evaluators[evaluator].settings)
 
+    @memoized
     def score_settings(self, dataset: str, entry: str) -> dict:
         """The entry's settings, plus the dataset's ``language`` if not whitespace (the words
         of ``mean_words`` and of length control)."""
@@ -143,28 +153,45 @@ class JobParams:
     def score_upstream(self, dataset: str, source: str, entry: str) -> dict:
         """The config upstream of one score (for its provenance record): the featurizer or
         evaluator that made its features, and the generation settings of the model(s) whose
-        texts it reads."""
+        texts it reads. Built from per-entry and per-model blocks computed once (canonical,
+        shared), in sorted key order: equal to ``canonical`` of the same dict."""
         e = self.entries[entry]
         out: dict[str, Any] = {}
         if e.feature_model:
-            table = self.featurizers if e.input == "embeddings" else self.evaluators
-            fm = table[e.feature_model]
-            out[KINDS[e.input].config_key] = {
-                "name": fm.name,
-                "checkpoint": self.checkpoint_spec(fm.checkpoint),
-                "settings": fm.settings,
-            }
+            out[KINDS[e.input].config_key] = self._feature_upstream(entry)
         for role, src in (("candidate", source), ("reference", e.reference)):
             model = split_part(src)[0].split("/")[0] if src else None
             m = self.models.get(model) if model else None
             if m is not None and m.generates:
-                out[f"{role}_generation"] = {
-                    "model": m.name,
-                    "checkpoint": self.checkpoint_spec(m.checkpoint),
-                    "settings": self.generation_settings(dataset, m.name),
-                }
-        return canonical(out)
+                out[f"{role}_generation"] = self._generation_upstream(dataset, m.name)
+        return {k: out[k] for k in sorted(out)}
 
+    @memoized
+    def _feature_upstream(self, entry: str) -> dict:
+        """The featurizer or evaluator of an entry's features: name, checkpoint, settings."""
+        e = self.entries[entry]
+        fm = (self.featurizers if e.input == "embeddings" else self.evaluators)[e.feature_model]
+        return canonical(
+            {
+                "name": fm.name,
+                "checkpoint": self.checkpoint_spec(fm.checkpoint),
+                "settings": fm.settings,
+            }
+        )
+
+    @memoized
+    def _generation_upstream(self, dataset: str, model: str) -> dict:
+        """A generating model's checkpoint and generation settings on ``dataset``."""
+        m = self.models[model]
+        return canonical(
+            {
+                "model": m.name,
+                "checkpoint": self.checkpoint_spec(m.checkpoint),
+                "settings": self.generation_settings(dataset, m.name),
+            }
+        )
+
+    @memoized
     def score_code(self, entry: str) -> str:
         """Digest of the code behind one entry's scores (:func:`code_digest`): the metric's
         module and the ``genmetrics.metrics`` helpers it imports (plus the length-control
@@ -180,12 +207,14 @@ class JobParams:
             modules.append("genmetrics.intervals")
         return code_digest(*modules)
 
+    @memoized
     def code_digest(self, rule: str) -> str:
         """Digest of the code that decides a model rule's outputs (a params value)."""
         from genmetrics.generation import GENERATION_CODE
 
         return code_digest(*{"generate": GENERATION_CODE, **FEATURE_CODE}[rule])
 
+    @memoized
     def spread_settings(self, entry: str) -> dict:
         e = self.entries[entry]
         return canonical({"metric": e.metric, "params": e.params, "spread": e.spread})

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from genmetrics.plan.memo import fixed_signature, memoized
 from genmetrics.resources import GPU_RULES, JobResources, job_resources, resource_keys
 
 
 class ResourceQueries:
     """The :class:`~genmetrics.plan.core.Plan` part that sizes GPU jobs."""
 
+    @memoized
     def job_resources(self, rule: str, name: str) -> JobResources:
         """What one GPU job asks of the cluster (:mod:`genmetrics.resources`). ``name`` is the
         job's model (generate), featurizer (embed), evaluator (surprisal) or entry
@@ -55,7 +57,7 @@ class ResourceQueries:
                 return res.snakemake(request, attempt)[key]
 
             value.__name__ = f"{rule}_{key}"
-            return value
+            return fixed_signature(value)
 
         return {key: one(key) for key in resource_keys(request)}
 
@@ -67,4 +69,4 @@ class ResourceQueries:
             return self.job_resources(rule, wildcards[wildcard]).cpus
 
         threads.__name__ = f"{rule}_threads"
-        return threads
+        return fixed_signature(threads)
