@@ -6,11 +6,15 @@ Conventions reproduced (read from mauve-text 0.4.0 ``cluster_feats`` and pr-4-ll
   (``sklearn.preprocessing.normalize``), fit ``PCA(n_components=None, whiten=False,
   random_state=seed + 1)`` on all rows (or on ``pca_max_data`` rows drawn with
   ``RandomState(seed + 5)``), keep the first ``argmax(cumsum(evr) >= pca) + 1`` components,
-  cast to float32;
+  cast to float32. Both steps are scikit-learn's arithmetic written here in numpy/scipy
+  (:func:`l2_normalize`, :func:`pca_fit`: bit for bit, tested), so scikit-learn's import (a
+  few seconds of a process) is not paid; ``solver`` picks the PCA algorithm (``auto`` =
+  scikit-learn's choice, what the references ran);
 * k-means with faiss exactly as mauve-text calls it (``faiss.Kmeans(d, k, niter=max_iter,
   nredo=num_redo, update_index=True, seed=seed + 2)``, labels from ``index.search``), or
   scikit-learn ``KMeans`` when faiss is missing (values then differ by about 0.005-0.01), or
-  ``MiniBatchKMeans(k, n_init=10, random_state=seed)`` (Sajjadi's ``prd_score``);
+  ``MiniBatchKMeans(k, n_init=10, random_state=seed)`` (Sajjadi's ``prd_score``), or faiss's
+  algorithm in torch on a chosen device (``_kmeans_torch``: device-independent labels);
 * histograms are bin counts; the metrics normalise them (``counts / counts.sum()``).
 
 :func:`quantize` is the whole sequence, used by ``mauve`` and ``prd``.
