@@ -96,6 +96,16 @@ def split_empty(centroids: np.ndarray, counts: np.ndarray, n: int) -> int:
     return nsplit
 
 
+def nearest_float64(x: np.ndarray, centroids: np.ndarray, block: int = 64) -> np.ndarray:
+    """argmin_j Σ (x − c_j)² in float64 on the CPU (first index on a tie), ``block`` rows at a
+    time (a block × k × d temporary)."""
+    out = np.empty(len(x), dtype=np.int64)
+    for s in range(0, len(x), block):
+        diff = x[s : s + block, None, :] - centroids[None, :, :]
+        out[s : s + block] = np.argmin(np.einsum("ijk,ijk->ij", diff, diff), axis=1)
+    return out
+
+
 class _Data:
     """The points on the device: float32 rows, their squared norms, int64 fixed-point rows."""
 
@@ -141,9 +151,8 @@ class _Data:
             bound = (self.d + 16) * 2.0**-23 * (self.row_scale + cmax) ** 2
             near = torch.nonzero(second - best.values <= 2.0 * bound).flatten().cpu().numpy()
             if len(near):
-                sub = self.host64[near]
-                d64 = ((sub[:, None, :] - centroids[None, :, :]) ** 2).sum(axis=2)
-                fixed = torch.from_numpy(np.argmin(d64, axis=1)).to(labels.device)
+                fixed = torch.from_numpy(nearest_float64(self.host64[near], centroids))
+                fixed = fixed.to(labels.device)
                 labels = labels.clone()
                 labels[torch.from_numpy(near).to(labels.device)] = fixed
         return labels
