@@ -13,7 +13,8 @@ Q = mixture(seed 2, shift 0.1, other weights); ``num_buckets`` auto = n/10 clust
   and transformers, genmetrics its registry) that loads the same .npy files, computes and
   prints its values, interleaved, best of ``--repeat`` wall times.
 
-Prints both times, the ratio (reference time / our time: > 1 means we are faster), the
+Prints both times (whole processes: wall and user + system CPU seconds, which move less with
+the machine's load), the ratio (reference time / our time: > 1 means we are faster), the
 largest |Δ| over mauve, frontier_integral, mauve_star, frontier_integral_star, the k-means
 and device our record states, and the load average beside each number. ``--stages`` times
 our L2 + PCA and k-means separately (the profile's two large parts).
@@ -26,6 +27,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -111,25 +113,35 @@ def process(p_path: str, q_path: str, repeat: int, params: dict) -> None:
     ours_cmd = [sys.executable, "-c", OURS_SCRIPT, p_path, q_path, json.dumps(params)]
 
     def run(cmd):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
-        return time.perf_counter() - t, json.loads(out.stdout.strip().splitlines()[-1])
+        wall = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return wall, cpu, json.loads(out.stdout.strip().splitlines()[-1])
 
-    t_ref, t_ours = [], []
+    t_ref, t_ours, c_ref, c_ours = [], [], [], []
     for _ in range(repeat):
-        a, r = run(ref_cmd)
-        b, o = run(ours_cmd)
+        a, ca, r = run(ref_cmd)
+        b, cb, o = run(ours_cmd)
         t_ref.append(a)
         t_ours.append(b)
+        c_ref.append(ca)
+        c_ours.append(cb)
     diff = max(abs(r[k] - o[k]) for k in NAMES)
     print(f"[whole processes, imports included] best of {repeat}, {load()}")
-    print(f"  mauve-text : {min(t_ref):7.2f}s  mauve={r['mauve']:.6f}  (all: {_fmt(t_ref)})")
     print(
-        f"  genmetrics : {min(t_ours):7.2f}s  mauve={o['mauve']:.6f}  (all: {_fmt(t_ours)})"
-        f"  kmeans={o['kmeans']} device={o['device']}"
+        f"  mauve-text : {min(t_ref):7.2f}s wall, {min(c_ref):6.2f}s CPU  mauve={r['mauve']:.6f}"
+        f"  (walls: {_fmt(t_ref)})"
     )
     print(
-        f"  ratio x{min(t_ref) / min(t_ours):.2f}   max |Δ| over {len(NAMES)} values = {diff:.2e}"
+        f"  genmetrics : {min(t_ours):7.2f}s wall, {min(c_ours):6.2f}s CPU  mauve={o['mauve']:.6f}"
+        f"  (walls: {_fmt(t_ours)})  kmeans={o['kmeans']} device={o['device']}"
+    )
+    print(
+        f"  ratio x{min(t_ref) / min(t_ours):.2f} wall, x{min(c_ref) / min(c_ours):.2f} CPU"
+        f"   max |Δ| over {len(NAMES)} values = {diff:.2e}"
     )
 
 

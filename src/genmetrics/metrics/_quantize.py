@@ -75,10 +75,11 @@ def pca_fit(x: np.ndarray, solver: str = "auto") -> tuple[np.ndarray, np.ndarray
     the rows of ``x`` (float32 stays float32, the rest runs in float64), every component kept.
 
     The arithmetic is scikit-learn's ``PCA._fit_full`` (1.5+), so the result is bit for bit
-    that of ``sklearn.decomposition.PCA(svd_solver=...)``: ``full`` = LAPACK ``gesdd`` SVD of
+    that of ``sklearn.decomposition.PCA(svd_solver=...)`` on the same BLAS threads: ``full`` = LAPACK ``gesdd`` SVD of
     the centred data (``scipy.linalg.svd``), variances S² / (n − 1); ``covariance_eigh`` =
     ``eigh`` of C = (XᵀX − n μμᵀ) / (n − 1) (one d × d matrix: about 10× cheaper than the SVD
-    at n = 4000, d = 768), eigenvalues clipped at 0. Components are sign-fixed as
+    at n = 4000, d = 768; on one BLAS thread where scikit-learn's ``auto`` would not pick it),
+    eigenvalues clipped at 0. Components are sign-fixed as
     ``svd_flip(u_based_decision=False)``: the largest-magnitude entry of each is positive.
     """
     x = np.asarray(x)
@@ -86,7 +87,8 @@ def pca_fit(x: np.ndarray, solver: str = "auto") -> tuple[np.ndarray, np.ndarray
         x = x.astype(np.float64)
     n, d = x.shape
     mean = np.mean(x, axis=0)
-    if pca_solver_for(n, d, solver) == "full":
+    chosen = pca_solver_for(n, d, solver)
+    if chosen == "full":
         from scipy import linalg
 
         _, s, vt = linalg.svd(x - mean, full_matrices=False)
@@ -95,7 +97,16 @@ def pca_fit(x: np.ndarray, solver: str = "auto") -> tuple[np.ndarray, np.ndarray
         c = x.T @ x
         c -= n * mean.reshape(-1, 1) * mean.reshape(1, -1)
         c /= n - 1
-        eigenvalues, eigenvectors = np.linalg.eigh(c)
+        if chosen == pca_solver_for(n, d, "auto"):
+            eigenvalues, eigenvectors = np.linalg.eigh(c)  # scikit-learn's call, its threads
+        else:
+            # no scikit-learn run to match: one BLAS thread (the tridiagonalisation gains
+            # little from threads and loses seconds when the CPUs are shared; one thread
+            # also gives the same bits on any machine)
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(limits=1, user_api="blas"):
+                eigenvalues, eigenvectors = np.linalg.eigh(c)
         variance = np.flip(eigenvalues, axis=0)
         vt = np.flip(eigenvectors, axis=1).T
         variance[variance < 0.0] = 0.0
