@@ -17,7 +17,8 @@ Prints both times (whole processes: wall and user + system CPU seconds, which mo
 the machine's load), the ratio (reference time / our time: > 1 means we are faster), the
 largest |Δ| over mauve, frontier_integral, mauve_star, frontier_integral_star, the k-means
 and device our record states, and the load average beside each number. ``--stages`` times
-our L2 + PCA and k-means separately (the profile's two large parts).
+our L2 + PCA and k-means separately (the profile's two large parts). ``--agreement`` compares
+values only: 4 mixture pairs × k-means seeds 25 and 1, mauve-text against ours.
 """
 
 from __future__ import annotations
@@ -164,6 +165,35 @@ def stages(p: np.ndarray, q: np.ndarray, params: dict) -> None:
     )
 
 
+#: the agreement check's pairs: (P seed, Q seed, Q shift, Q weights seed)
+PAIRS = ((1, 2, 0.1, 1), (3, 4, 0.0, 0), (5, 6, 0.3, 2), (7, 8, 0.05, 3))
+
+
+def agreement(n: int, dim: int, params: dict) -> None:
+    """MAUVE of mauve-text and ours (``params``) on 4 mixture pairs × k-means seeds 25 and 1."""
+    import mauve as mauve_text
+
+    from genmetrics.metrics import compute
+
+    worst = 0.0
+    for ps, qs, shift, ws in PAIRS:
+        p = mixture(n, d=dim, seed=ps)
+        q = mixture(n, d=dim, seed=qs, shift=shift, weights_seed=ws)
+        for seed in (25, 1):
+            r = mauve_text.compute_mauve(p_features=p, q_features=q, seed=seed)
+            o = compute("mauve", q, p, {**params, "seed": seed})
+            diff = max(abs(float(getattr(r, k)) - o.values[k]) for k in NAMES)
+            same = np.array_equal(r.p_hist, o.extras["p_hist"]) and np.array_equal(
+                r.q_hist, o.extras["q_hist"]
+            )
+            worst = max(worst, diff)
+            print(
+                f"  pair {ps},{qs} shift {shift} seed {seed}: mauve-text {r.mauve:.6f} "
+                f"ours {o.values['mauve']:.6f}  max |Δ| {diff:.1e}  same histograms {same}"
+            )
+    print(f"[agreement] largest |Δ| over {len(PAIRS) * 2} runs × {len(NAMES)} values: {worst:.1e}")
+
+
 def _fmt(times: list[float]) -> str:
     return " ".join(f"{t:.2f}" for t in times)
 
@@ -181,8 +211,16 @@ def main() -> None:
         help="our mauve params, key=value (e.g. pca_solver=auto kmeans=torch)",
     )
     ap.add_argument("--stages", action="store_true", help="time our PCA and k-means apart")
+    ap.add_argument(
+        "--agreement",
+        action="store_true",
+        help="values only: 4 mixture pairs x 2 seeds, mauve-text vs ours (no timing)",
+    )
     args = ap.parse_args()
     params = parse_params(args.params)
+    if args.agreement:
+        agreement(args.n, args.dim, params)
+        return
     p = mixture(args.n, d=args.dim, seed=1)
     q = mixture(args.n, d=args.dim, seed=2, shift=0.1, weights_seed=1)
     print(
