@@ -190,3 +190,26 @@ def test_cuda_labels_equal_cpu_labels(pq):
     cpu = kmeans_torch(x, 50, seed=27, nredo=5, niter=500, device="cpu")
     gpu = kmeans_torch(x, 50, seed=27, nredo=5, niter=500, device="cuda")
     assert np.array_equal(cpu, gpu)
+
+
+@pytest.mark.skipif(not faiss_available(), reason="compares with faiss")
+@pytest.mark.parametrize("workers", [1, 2])
+def test_faiss_restarts_side_by_side_are_faiss_kmeans(workers):
+    """faiss_kmeans_labels (one thread per restart, restarts side by side) = faiss.Kmeans with
+    nredo restarts then index.search, label for label, also where it falls back (n > 256 k)."""
+    import faiss
+
+    from genmetrics.metrics._quantize import faiss_kmeans_labels
+
+    rng = np.random.default_rng(4)
+    for n, d, k, seed, nredo, niter in [
+        (1100, 20, 50, 27, 5, 500),
+        (800, 64, 80, 3, 3, 40),
+        (2000, 8, 5, 27, 2, 100),  # n > 256 k: faiss subsamples, the plain call
+    ]:
+        x = (rng.normal(size=(n, d)) * np.arange(1, d + 1) ** -0.3).astype(np.float32)
+        km = faiss.Kmeans(d, k, niter=niter, nredo=nredo, seed=seed, min_points_per_centroid=1)
+        km.train(x)
+        expected = km.index.search(x, 1)[1].reshape(-1)
+        ours = faiss_kmeans_labels(x, k, seed, nredo, niter, workers=workers)
+        assert np.array_equal(ours, expected), (n, d, k)
