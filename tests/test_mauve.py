@@ -81,6 +81,23 @@ def test_matches_mauve_text_non_default_params(pq):
         assert res.values[name] == pytest.approx(getattr(ref, name), abs=1e-9), name
 
 
+@pytest.mark.skipif(not faiss_available(), reason="bit-level agreement needs faiss")
+def test_pca_solvers_against_mauve_text():
+    """Below scikit-learn's covariance threshold (n < 10 d) mauve-text runs the full SVD:
+    pca_solver=auto reproduces it bit for bit, the default covariance_eigh to 0.01 (these
+    histograms were identical)."""
+    p = features(5, 300, d=96)
+    q = features(6, 300, d=96, shift=0.2, n_modes=5)
+    ref = mauve_text.compute_mauve(p_features=p, q_features=q)
+    exact = compute("mauve", q, p, {"pca_solver": "auto"})
+    fast = compute("mauve", q, p)
+    for name in VALUES:
+        assert exact.values[name] == pytest.approx(getattr(ref, name), abs=1e-9), name
+        assert fast.values[name] == pytest.approx(getattr(ref, name), abs=0.01), name
+    np.testing.assert_array_equal(exact.extras["p_hist"], ref.p_hist)
+    assert 0.05 < ref.mauve < 0.95
+
+
 def test_sklearn_kmeans_close_to_mauve_text(pq):
     """Without faiss (sklearn k-means) values stay within 0.01-0.02 of mauve-text."""
     p, q = pq
@@ -162,6 +179,7 @@ def test_registered_defaults():
         "kmeans_num_redo": 5,
         "kmeans_max_iter": 500,
         "divergence_curve_discretization_size": 25,
+        "pca_solver": "covariance_eigh",
     }
     for k, v in expected.items():
         assert m.defaults[k] == v

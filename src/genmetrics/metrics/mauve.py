@@ -18,6 +18,26 @@ Known artefact kept for fidelity: with identical histograms the curve degenerate
 value depends on how the reference's ``argsort`` orders tied points (mauve-text 0.4.0 gives
 1.0). The same sorts are used here, so the numbers agree with mauve-text.
 
+PCA solver (``pca_solver``): mauve-text runs scikit-learn's ``PCA(n_components=None)``, whose
+``auto`` policy is the covariance eigendecomposition when d <= 1000 and n >= 10 d (from 3,840
+texts a side at d = 768) and the full SVD below that. The default here is the covariance
+eigendecomposition at every size (scikit-learn's own arithmetic, see ``_quantize.pca_fit``):
+the same subspace, about 10× cheaper than the SVD at 2,000 a side, where it is the larger
+part of mauve-text's time. Above the threshold it is bit for bit mauve-text's run; below it,
+the PCA coordinates differ in their last bits, and on the benchmark's mixtures (2,000 a side,
+4 pairs × 2 seeds) the histograms and MAUVE were identical (|ΔFI| <= 1e-16, NOTES-mauve.md).
+``pca_solver=auto`` follows scikit-learn's policy: mauve-text bit for bit at every size.
+
+Device (issue 28): with ``kmeans=auto`` the k-means runs in faiss on the CPU, or, where
+``genmetrics.devices.array_device()`` is ``"cuda"``, in torch on the GPU
+(``_kmeans_torch.kmeans_torch``: faiss's algorithm — its random init, Lloyd steps, its
+empty-cluster split, best of ``kmeans_num_redo`` restarts — with exact fixed-point centroid
+sums and float64 rechecks of near-ties, so the torch k-means gives the same labels on the
+CPU and on a GPU). It is not faiss bit for bit (faiss sums centroids in float32); its MAUVE
+is within 0.01 of faiss' (tested with ``kmeans=torch`` on the CPU). The record states which
+ran: ``extras["kmeans"]`` and ``extras["device"]``; the params (and the cache key) keep
+``kmeans=auto``.
+
 Inputs are features, one row per text: an empty text is whatever the featurizer made of it
 (mauve-text's own text path drops empty strings before featurizing).
 """
@@ -30,9 +50,16 @@ import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.metrics._inputs import check_dims
-from genmetrics.metrics._quantize import KMEANS_PARAMS, clustering_metric, quantize, resolve_buckets
+from genmetrics.metrics._quantize import (
+    KMEANS_PARAMS,
+    PCA_SOLVERS,
+    clustering_metric,
+    quantize,
+    resolve_buckets,
+    resolve_kmeans,
+)
 from genmetrics.metrics.registry import HIGHER, LOWER, MetricResult
-from genmetrics.params import Const, Interval
+from genmetrics.params import Const, Interval, Options
 
 
 def kl_multinomial(p: np.ndarray, q: np.ndarray) -> float:
@@ -115,6 +142,19 @@ def mauve_from_counts(
     }
 
 
+def kmeans_backend(kmeans: str) -> tuple[str, str]:
+    """``(backend, device)`` of MAUVE's k-means: ``auto`` is torch on the GPU when
+    :func:`genmetrics.devices.array_device` says ``cuda``, else faiss (scikit-learn without
+    it) on the CPU; ``torch`` runs on that device; faiss and scikit-learn on the CPU."""
+    if kmeans in ("auto", "torch"):
+        from genmetrics.devices import array_device
+
+        device = array_device()
+        if kmeans == "torch" or device == "cuda":
+            return "torch", device
+    return resolve_kmeans(kmeans), "cpu"
+
+
 @clustering_metric(
     "mauve",
     values={
@@ -130,6 +170,10 @@ def mauve_from_counts(
         "pca": (
             (Interval(float, 0, 1, closed="right"), Const(False)),
             "PCA variance fraction on [q; p], or false",
+        ),
+        "pca_solver": (
+            Options(*PCA_SOLVERS),
+            "PCA algorithm (auto: scikit-learn's choice, mauve-text bit for bit)",
         ),
         "scaling": (Interval(float, 0, None, closed="neither"), "c in exp(-c KL)"),
         **KMEANS_PARAMS,
@@ -155,25 +199,30 @@ def mauve(
     kmeans_max_iter: int = 500,
     divergence_curve_discretization_size: int = 25,
     pca_max_data: int = -1,
+    pca_solver: str = "covariance_eigh",
 ) -> MetricResult:
     """MAUVE of candidate Q against reference P, as ``mauve.compute_mauve`` (mauve-text 0.4.0).
 
-    L2 + PCA(``pca``) on [q; p], k-means into ``num_buckets`` (auto = n/10) with faiss
-    (``kmeans=auto`` falls back to scikit-learn without faiss), divergence curve with
-    scaling c = ``scaling``; also the frontier integral and the KT-smoothed MAUVE*/FI*.
+    L2 + PCA(``pca``, ``pca_solver``) on [q; p], k-means into ``num_buckets`` (auto = n/10)
+    with faiss (``kmeans=auto``: torch on a GPU when there is one, scikit-learn without
+    faiss), divergence curve with scaling c = ``scaling``; also the frontier integral and the
+    KT-smoothed MAUVE*/FI*. ``extras`` state the k-means that ran and its device.
     """
     check_dims(reference, candidate)
     k = resolve_buckets(num_buckets, len(reference), len(candidate))
+    backend, device = kmeans_backend(kmeans)
     p_counts, q_counts, dims = quantize(
         reference,
         candidate,
         k,
         pca=pca,
         seed=seed,
-        kmeans=kmeans,
+        kmeans=backend,
         num_redo=kmeans_num_redo,
         max_iter=kmeans_max_iter,
         pca_max_data=pca_max_data,
+        pca_solver=pca_solver,
+        device=device,
     )
     out = mauve_from_counts(
         p_counts[0],
@@ -191,6 +240,8 @@ def mauve(
         "divergence_curve": out["divergence_curve"],
         "num_buckets": k,
         "pca_dims": dims,
+        "kmeans": backend,
+        "device": device,
     }
     n = {"reference": len(reference), "candidate": len(candidate)}
     return MetricResult(values=values, extras=extras, n=n)
