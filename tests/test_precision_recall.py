@@ -414,7 +414,12 @@ def test_result_and_score_record_state_the_engine():
     rng = np.random.default_rng(0)
     small = rng.normal(size=(60, 5)), rng.normal(size=(50, 5))
     res = compute("precision_recall", small[1], small[0], {"pca": False})
-    assert res.extras["knn"] == {"engine": "exact-dense", "exact": True, "max_abs_error": 0.0}
+    assert res.extras["knn"] == {
+        "engine": "exact-dense",
+        "exact": True,
+        "max_abs_error": 0.0,
+        "device": "cpu",
+    }
     big = rng.normal(size=(700, 8)), rng.normal(size=(650, 8))
     rows = [{"id": str(i)} for i in range(650)]
     ref_rows = [{"id": str(i)} for i in range(700)]

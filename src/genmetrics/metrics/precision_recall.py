@@ -133,17 +133,19 @@ def knn_engine(
     return "exact-blocked"
 
 
-def knn_record(engine: str, *, reduced: bool = True) -> dict[str, Any]:
+def knn_record(engine: str, *, reduced: bool = True, device: str = "cpu") -> dict[str, Any]:
     """What a score record states about the engine that ran (``extras["knn"]``).
 
-    Exact engines: ``{"engine", "exact": true, "max_abs_error": 0.0}`` (the float64 values of
-    the definition). Approximate ones: ``max_abs_error`` null (no bound holds) and
+    ``device``: where the distance blocks ran (``cpu``, or ``cuda`` for the torch path of the
+    blocked engine); it is not a parameter, so it changes neither the cache key nor the values.
+    Exact engines: ``{"engine", "exact": true, "max_abs_error": 0.0, "device"}`` (the float64
+    values of the definition). Approximate ones: ``max_abs_error`` null (no bound holds) and
     ``measured_abs_error``, the largest |approx − exact| per value that
     benchmarks/bench_knn_approx.py measured for that backend on PCA-reduced (``reduced``, the
     default preprocessing) or raw features (``APPROX_MEASURED``), with ``error_note``.
     """
     if engine.startswith("exact"):
-        return {"engine": engine, "exact": True, "max_abs_error": 0.0}
+        return {"engine": engine, "exact": True, "max_abs_error": 0.0, "device": device}
     measured = APPROX_MEASURED[engine.removeprefix("approx-")]["pca" if reduced else "raw"]
     return {
         "engine": engine,
@@ -151,7 +153,15 @@ def knn_record(engine: str, *, reduced: bool = True) -> dict[str, Any]:
         "max_abs_error": None,
         "measured_abs_error": dict(measured),
         "error_note": APPROX_NOTE,
+        "device": device,
     }
+
+
+def _array_device() -> str:
+    """:func:`genmetrics.devices.array_device`, imported on first use."""
+    from genmetrics.devices import array_device
+
+    return array_device()
 
 
 def _prdc(
@@ -166,8 +176,10 @@ def _prdc(
     approx_neighbors: int | None,
     approx_backend: str,
     chunk_size: int,
-) -> tuple[dict[int, dict[str, float]], str]:
-    """Dispatch on checked parameters (:func:`knn_engine`); return the values and the engine."""
+) -> tuple[dict[int, dict[str, float]], str, str]:
+    """Dispatch on checked parameters (:func:`knn_engine`); return the values, the engine and
+    the device the distance blocks ran on (the blocked engine runs through torch on a GPU
+    when :func:`genmetrics.devices.array_device` says ``cuda``; the values are the same)."""
     engine = knn_engine(
         len(p),
         len(q),
@@ -185,8 +197,11 @@ def _prdc(
         check_points({"reference": len(p), "candidate": len(q)}, max(ks))
         out = prdc_dense(p, q, ks, strict=strict)
     else:
+        if _array_device() == "cuda":
+            out = prdc_exact(p, q, ks, strict=strict, device="cuda")
+            return out, engine, "cuda"
         out = prdc_exact(p, q, ks, strict=strict, chunk_size=chunk_size)
-    return out, engine
+    return out, engine, "cpu"
 
 
 def _reduce(p: np.ndarray, q: np.ndarray, pca: float | bool, seed: int) -> tuple[np.ndarray, ...]:
@@ -285,7 +300,7 @@ def precision_recall(
     """
     check_dims(reference, candidate)
     p, q = _reduce(reference, candidate, pca, seed)
-    out, engine = _prdc(
+    out, engine, device = _prdc(
         p,
         q,
         [k],
@@ -299,6 +314,6 @@ def precision_recall(
     )
     return MetricResult(
         values=out[k],
-        extras={"knn": knn_record(engine, reduced=not (pca is False or pca >= 1))},
+        extras={"knn": knn_record(engine, reduced=not (pca is False or pca >= 1), device=device)},
         n={"reference": len(reference), "candidate": len(candidate)},
     )
