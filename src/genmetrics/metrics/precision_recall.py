@@ -54,8 +54,10 @@ from genmetrics.metrics._inputs import (
 from genmetrics.metrics._knn_approx import (
     APPROX_MEASURED,
     APPROX_NOTE,
+    SUBSAMPLE_N,
     prdc_approx,
     resolve_approx_backend,
+    subsample_check,
 )
 from genmetrics.metrics._knn_exact import KnnRadii, knn_radii_sq, prdc_exact
 from genmetrics.metrics._quantize import l2_pca
@@ -81,7 +83,7 @@ __all__ = [
 _DENSE_MAX_WORK = 1 << 23
 
 #: what ``knn_engine`` returns, and a score record states in ``extras["knn"]["engine"]``
-ENGINES = ("exact-dense", "exact-blocked", "approx-faiss", "approx-pynndescent")
+ENGINES = ("exact-dense", "exact-blocked", "approx-ivf", "approx-faiss", "approx-pynndescent")
 
 
 def prdc_dense(
@@ -133,7 +135,16 @@ def knn_engine(
     return "exact-blocked"
 
 
-def knn_record(engine: str, *, reduced: bool = True, device: str = "cpu") -> dict[str, Any]:
+SUBSAMPLE_NOTE = (
+    f"|approx - exact| on a seeded subsample of up to {SUBSAMPLE_N} points per side "
+    "(subsample_check: same seed as the run, the same share of lists probed): an estimate "
+    "for the full sets, not a bound; errors go both ways"
+)
+
+
+def knn_record(
+    engine: str, *, reduced: bool = True, device: str = "cpu", check: dict | None = None
+) -> dict[str, Any]:
     """What a score record states about the engine that ran (``extras["knn"]``).
 
     ``device``: where the distance blocks ran (``cpu``, or ``cuda`` for the torch path of the
@@ -142,19 +153,25 @@ def knn_record(engine: str, *, reduced: bool = True, device: str = "cpu") -> dic
     values of the definition). Approximate ones: ``max_abs_error`` null (no bound holds) and
     ``measured_abs_error``, the largest |approx − exact| per value that
     benchmarks/bench_knn_approx.py measured for that backend on PCA-reduced (``reduced``, the
-    default preprocessing) or raw features (``APPROX_MEASURED``), with ``error_note``.
+    default preprocessing) or raw features (``APPROX_MEASURED``), with ``error_note``; for
+    ``approx-ivf`` (no table) it is the error measured on this run's own seeded subsample.
+    ``check`` (:func:`subsample_check`, every approximate run of the metric): exact and
+    approximate values on that subsample, its size and seed, and their |difference|.
     """
     if engine.startswith("exact"):
         return {"engine": engine, "exact": True, "max_abs_error": 0.0, "device": device}
-    measured = APPROX_MEASURED[engine.removeprefix("approx-")]["pca" if reduced else "raw"]
-    return {
-        "engine": engine,
-        "exact": False,
-        "max_abs_error": None,
-        "measured_abs_error": dict(measured),
-        "error_note": APPROX_NOTE,
-        "device": device,
-    }
+    backend = engine.removeprefix("approx-")
+    rec: dict[str, Any] = {"engine": engine, "exact": False, "max_abs_error": None}
+    if backend in APPROX_MEASURED:
+        rec["measured_abs_error"] = dict(APPROX_MEASURED[backend]["pca" if reduced else "raw"])
+        rec["error_note"] = APPROX_NOTE
+    elif check is not None:
+        rec["measured_abs_error"] = dict(check["abs_error"])
+        rec["error_note"] = SUBSAMPLE_NOTE
+    if check is not None:
+        rec["subsample_check"] = check
+    rec["device"] = device
+    return rec
 
 
 def _array_device() -> str:
@@ -265,7 +282,10 @@ def prdc_for_ks(
             (Interval(int, 1, None), Const(None)),
             "neighbours per query in the approximate index (null: backend default)",
         ),
-        "approx_backend": (Options("auto", "faiss", "pynndescent"), "approximate kNN library"),
+        "approx_backend": (
+            Options("auto", "ivf", "faiss", "pynndescent"),
+            "approximate kNN search (auto: ivf, genmetrics' own inverted file)",
+        ),
         "chunk_size": (Interval(int, 1, None), "matrix elements per block of the exact search"),
     },
     min_items=lambda params: (params["k"] + 1, "k"),
@@ -312,8 +332,20 @@ def precision_recall(
         approx_backend=approx_backend,
         chunk_size=chunk_size,
     )
+    check = None
+    if engine.startswith("approx"):
+        check = subsample_check(
+            p,
+            q,
+            k,
+            strict=strict,
+            seed=seed,
+            backend=engine.removeprefix("approx-"),
+            n_neighbors=approx_neighbors,
+        )
+    reduced = not (pca is False or pca >= 1)
     return MetricResult(
         values=out[k],
-        extras={"knn": knn_record(engine, reduced=not (pca is False or pca >= 1), device=device)},
+        extras={"knn": knn_record(engine, reduced=reduced, device=device, check=check)},
         n={"reference": len(reference), "candidate": len(candidate)},
     )
