@@ -1,9 +1,18 @@
-"""Approximate k-NN precision/recall/density/coverage (faiss IVF-Flat or pynndescent).
+"""Approximate k-NN precision/recall/density/coverage (ivf, faiss IVF-Flat or pynndescent).
 
 Used by ``precision_recall`` only with ``method="approx"`` or a user-set
-``approx_threshold``; ``auto`` is exact by default. Approximate nearest-neighbour searches
-(``backend``: faiss IVF-Flat when installed, else pynndescent NN-descent graphs) give the
-radii; "is q inside some P-ball" becomes a nearest-neighbour query after lifting every
+``approx_threshold``; ``auto`` is exact by default.
+
+``ivf`` (the default backend, :func:`prdc_ivf`, numpy only): one seeded k-means partition of
+P ∪ Q into √(n_p + n_q) lists; each list is compared with the lists it probes (itself and its
+nearest by centroid, 1/40 of them, at least 4) by float32 GEMM blocks with the exact engine's
+rounding bound and float64 rechecks, so the only error is the pairs in lists that do not
+probe each other (radii too large, balls missed: both directions). Memory O(N·k) beyond the
+inputs (a float32 input is not copied). Probing every list gives the exact values (tested).
+benchmarks/bench_knn_approx.py --row N measures time, peak memory and error at N per side.
+
+``faiss`` / ``pynndescent``: approximate nearest-neighbour searches (faiss IVF-Flat,
+pynndescent NN-descent graphs) give the radii; "is q inside some P-ball" becomes a nearest-neighbour query after lifting every
 centre p to [p, √(R² − r_p²)] (and q to [q, 0]); every returned pair is re-checked with
 exact float64 distances. The values are **neither lower nor upper bounds**:
 

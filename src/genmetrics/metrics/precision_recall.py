@@ -25,15 +25,17 @@ the one that ran, :func:`knn_record`):
 * ``exact-dense``: :func:`prdc_dense` below, the reference: full float64 distance matrices,
   used while (n_p + n_q)² · d <= 2²³;
 * ``exact-blocked``: :mod:`._knn_exact` (``prdc_exact``): float32 GEMM blocks with a rounding
-  bound, undecided pairs recomputed in float64 — the same numbers in O(block) memory;
-* ``approx-faiss`` / ``approx-pynndescent``: :mod:`._knn_approx` (``prdc_approx``), only with
-  ``method="approx"`` or a user-set ``approx_threshold``. **Not a bound**, in either
-  direction: a missed self-neighbour makes a radius larger (values go up), a missed ball
-  lowers the values. ``method="auto"`` (default) is exact at every size: on 2 cores and real
-  LM embeddings (benchmarks/bench_knn_approx.py, N up to 100k per side) the approximate
-  engine was never both faster and within 0.005 (faiss: 0.3-0.7x the exact time at 50-100k
-  after PCA, but precision/recall off by 0.02-0.13; pynndescent: within 0.007, 10-54x
-  slower).
+  bound, undecided pairs recomputed in float64 — the same numbers in O(block) memory. When
+  :func:`genmetrics.devices.array_device` is ``cuda`` the blocks run through torch on the GPU
+  (candidate masks there, every decision on the CPU in float64): the same values;
+  ``extras["knn"]["device"]`` says where they ran;
+* ``approx-ivf`` (``approx_backend="auto"``), ``approx-faiss`` / ``approx-pynndescent``:
+  :mod:`._knn_approx` (``prdc_approx``), only with ``method="approx"`` or a user-set
+  ``approx_threshold``. **Not a bound**, in either direction: a missed self-neighbour makes a
+  radius larger (values go up), a missed ball lowers the values. Every approximate run of the
+  metric measures its error on a seeded subsample (exact vs approximate on up to 3,000 points
+  per side, ``extras["knn"]["subsample_check"]``). ``method="auto"`` (default) is exact at
+  every size.
 """
 
 from __future__ import annotations
@@ -313,8 +315,9 @@ def precision_recall(
     density = mean number of P-balls containing a q divided by k, coverage = share of P-balls
     containing some q. ``pca`` = pr-4-llm's L2 + PCA(0.9) on [q; p] (``false``: raw features);
     ``strict`` = ``<`` as prdc (``false``: ``<=`` as Kynkäänniemi); ``method`` = exact (dense
-    or blocked, the same float64 numbers) | approx (faiss IVF, else pynndescent;
-    ``approx_backend``; neither a lower nor an upper bound) | auto (exact; approximate only
+    or blocked, the same float64 numbers; on a GPU when one is present) | approx (ivf by
+    default, faiss IVF or pynndescent by ``approx_backend``; neither a lower nor an upper
+    bound; the error measured on a seeded subsample is recorded) | auto (exact; approximate only
     above a user-set ``approx_threshold`` points per side). ``extras["knn"]`` records the
     engine that ran and, for an approximate one, its measured error (:func:`knn_record`).
     """
