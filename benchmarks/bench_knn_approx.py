@@ -30,7 +30,8 @@ rows and cached as .npy under ``--cache`` (2 × N × 768 × 4 bytes: 1.2 GB at 2
 backend of ``--backends`` (default: ivf) runs in its own process: it loads the inputs and
 calls ``compute("precision_recall", q, p, {"method": "approx", "pca": False,
 "approx_backend": ...})``. Printed per backend: wall time of the call (the subsample check
-included, and separately), peak RSS (``ru_maxrss``) and RSS after loading the inputs, the
+included, and separately) and its CPU seconds (user + system: on a loaded machine, CPU-s / cores
+is the better guess of a quiet wall time), peak RSS (``ru_maxrss``) and RSS after loading the inputs, the
 values, and the record's ``subsample_check`` (exact vs approximate on 3,000 points per side,
 seeded) — the measured error. ``--row-exact`` also runs the exact engine on the full inputs
 (slow: 3 N² d flops) for the true error.
@@ -259,14 +260,17 @@ from genmetrics.metrics._knn_approx import subsample_check
 p, q = np.load(sys.argv[1]), np.load(sys.argv[2])
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 params = {"method": "approx", "pca": False, "approx_backend": sys.argv[3], "seed": 0}
-t = time.perf_counter()
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+t, c = time.perf_counter(), cpu()
 res = compute("precision_recall", q, p, params)
-wall = time.perf_counter() - t
+wall, cpu_s = time.perf_counter() - t, cpu() - c
 rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 subsample_check(p, q, 4, strict=True, seed=0, backend=res.extras["knn"]["engine"][7:])
 t_check = time.perf_counter() - t
-out = {"wall": wall, "t_check": t_check, "rss_inputs_mb": rss0 / 1024,
+out = {"wall": wall, "cpu": cpu_s, "t_check": t_check, "rss_inputs_mb": rss0 / 1024,
        "peak_rss_mb": rss1 / 1024, "values": res.values, "knn": res.extras["knn"]}
 if sys.argv[4] == "1":
     from genmetrics.metrics.precision_recall import prdc_exact
@@ -303,7 +307,8 @@ def run_row(n: int, cache: Path, backends: list[str], exact: bool) -> None:
         r = json.loads(out.stdout.strip().splitlines()[-1])
         chk = r["knn"].get("subsample_check", {})
         print(
-            f"  {backend}: {r['wall']:.1f}s (subsample check alone {r['t_check']:.1f}s), peak RSS "
+            f"  {backend}: {r['wall']:.1f}s wall, {r['cpu']:.0f} CPU-s (subsample check alone "
+            f"{r['t_check']:.1f}s), peak RSS "
             f"{r['peak_rss_mb'] / 1024:.2f} GB (inputs loaded: {r['rss_inputs_mb'] / 1024:.2f} GB)"
             f"; load {os.getloadavg()[0]:.1f}"
         )

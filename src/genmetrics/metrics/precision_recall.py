@@ -282,7 +282,7 @@ def prdc_for_ks(
         ),
         "approx_neighbors": (
             (Interval(int, 1, None), Const(None)),
-            "neighbours per query in the approximate index (null: backend default)",
+            "ivf: lists probed per list; faiss, pynndescent: neighbours per query (null: default)",
         ),
         "approx_backend": (
             Options("auto", "ivf", "faiss", "pynndescent"),
