@@ -341,6 +341,7 @@ def main() -> None:
     ap.add_argument("--row", type=int, help="issue 28's row at this N per side (see above)")
     ap.add_argument("--row-exact", action="store_true", help="--row: also the exact values")
     args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # progress when redirected
     if args.row:
         backends = args.backends if "--backends" in sys.argv else ["ivf"]
         run_row(args.row, args.cache, backends, args.row_exact)

@@ -136,6 +136,7 @@ def main() -> None:
     ap.add_argument("--skip-inprocess", action="store_true")
     ap.add_argument("--skip-processes", action="store_true")
     args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # progress when redirected
     t = time.perf_counter()
     p, q = inputs(args.n)
     print(
