@@ -318,7 +318,7 @@ def test_approx_faiss_close_to_exact_small():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["faiss", "pynndescent"])
+@pytest.mark.parametrize("backend", ["ivf", "faiss", "pynndescent"])
 def test_approx_matches_exact_at_20k(backend):
     """Approximate path within 0.01 of the exact path at N = 20k per side.
 

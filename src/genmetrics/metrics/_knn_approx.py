@@ -5,7 +5,7 @@ Used by ``precision_recall`` only with ``method="approx"`` or a user-set
 
 ``ivf`` (the default backend, :func:`prdc_ivf`, numpy only): one seeded k-means partition of
 P ∪ Q into √(n_p + n_q) lists; each list is compared with the lists it probes (itself and its
-nearest by centroid, 1/40 of them, at least 4) by float32 GEMM blocks with the exact engine's
+nearest by centroid, 1/32 of them, at least 4) by float32 GEMM blocks with the exact engine's
 rounding bound and float64 rechecks, so the only error is the pairs in lists that do not
 probe each other (radii too large, balls missed: both directions). Memory O(N·k) beyond the
 inputs (a float32 input is not copied). Probing every list gives the exact values (tested).
@@ -282,7 +282,7 @@ def prdc_approx(
 
 # ------------------------------------------------------------------------------ ivf backend
 
-_IVF_PROBE_FRACTION = 1 / 40  # share of the lists each list probes (ivf backend)
+_IVF_PROBE_FRACTION = 1 / 32  # share of the lists each list probes (ivf backend)
 _IVF_MIN_PROBE = 4  # ... but at least this many lists
 _IVF_TRAIN_PER_LIST = 64  # k-means training sample: this many points per list
 _IVF_ITER = 10  # Lloyd iterations
