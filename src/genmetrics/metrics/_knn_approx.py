@@ -437,11 +437,18 @@ def _ivf_radii(
 
 
 def ivf_shape(
-    n_p: int, n_q: int, n_probe: int | None = None, probe_fraction: float = _IVF_PROBE_FRACTION
+    n_p: int,
+    n_q: int,
+    n_probe: int | None = None,
+    probe_fraction: float = _IVF_PROBE_FRACTION,
+    n_lists: int | None = None,
 ) -> tuple[int, int]:
-    """(lists L, lists probed per list) of the ivf backend: L = round(√(n_p + n_q)) (at most
-    one list per 8 points), probed max(4, ⌈L·probe_fraction⌉) unless ``n_probe`` is given."""
-    n_lists = int(max(1, min(round(np.sqrt(n_p + n_q)), (n_p + n_q) // 8)))
+    """(lists L, lists probed per list) of the ivf backend: L = round(√(n_p + n_q)) unless
+    ``n_lists`` is given (at most one list per 8 points), probed max(4, ⌈L·probe_fraction⌉)
+    unless ``n_probe`` is given."""
+    if n_lists is None:
+        n_lists = round(np.sqrt(n_p + n_q))
+    n_lists = int(max(1, min(n_lists, (n_p + n_q) // 8)))
     if n_probe is None:
         n_probe = max(_IVF_MIN_PROBE, int(np.ceil(n_lists * probe_fraction)))
     return n_lists, int(min(max(1, n_probe), n_lists))
@@ -457,6 +464,7 @@ def prdc_ivf(
     n_probe: int | None = None,
     probe_fraction: float = _IVF_PROBE_FRACTION,
     n_threads: int | None = None,
+    n_lists: int | None = None,
 ) -> dict[int, dict[str, float]]:
     """Approximate P/R/D/C by an inverted-file search computed with GEMM blocks.
 
@@ -477,7 +485,7 @@ def prdc_ivf(
     pf = p if p.dtype == np.float32 else np.ascontiguousarray(p, dtype=np.float64)
     qf = q if q.dtype == np.float32 else np.ascontiguousarray(q, dtype=np.float64)
     n_p, n_q = len(pf), len(qf)
-    n_lists, n_probe = ivf_shape(n_p, n_q, n_probe, probe_fraction)
+    n_lists, n_probe = ivf_shape(n_p, n_q, n_probe, probe_fraction, n_lists)
     rng = np.random.default_rng(seed)
     pick = np.sort(
         rng.choice(n_p + n_q, min(n_p + n_q, _IVF_TRAIN_PER_LIST * n_lists), replace=False)
@@ -579,8 +587,9 @@ def subsample_check(
     """The error of an approximate run, measured: exact and approximate P/R/D/C on m points
     per side drawn without replacement (``numpy.random.default_rng(seed)``, P first), and
     |approx − exact|. For ``ivf`` the subsample probes the same share of its lists as the
-    full run (the error depends on that share, not on N alone); faiss and pynndescent run
-    with their defaults. An estimate for the full sets, not a bound."""
+    full run (the error depends on that share, not on N alone): s = max(2, round(share ·
+    √(2m))) lists probed of round(s / share) lists; faiss and pynndescent run with their
+    defaults. An estimate for the full sets, not a bound."""
     from genmetrics.metrics._knn_exact import prdc_exact
 
     rng = np.random.default_rng(seed)
@@ -592,9 +601,12 @@ def subsample_check(
     info: dict = {"n_per_side": [m_p, m_q], "seed": seed, "backend": backend}
     if backend == "ivf":
         n_lists, n_probe = ivf_shape(len(p), len(q), n_neighbors)
-        sub_lists = ivf_shape(m_p, m_q)[0]
-        sub_probe = max(1, round(n_probe / n_lists * sub_lists))
-        approx = prdc_ivf(ps, qs, [k], strict=strict, seed=seed, n_probe=sub_probe)[k]
+        share = n_probe / n_lists
+        sub_probe = max(2, round(share * ivf_shape(m_p, m_q)[0]))
+        sub_lists, sub_probe = ivf_shape(m_p, m_q, sub_probe, n_lists=round(sub_probe / share))
+        approx = prdc_ivf(
+            ps, qs, [k], strict=strict, seed=seed, n_probe=sub_probe, n_lists=sub_lists
+        )[k]
         info["lists_probed"] = {"full": [n_probe, n_lists], "subsample": [sub_probe, sub_lists]}
     else:
         approx = prdc_approx(ps, qs, [k], strict=strict, seed=seed, backend=backend)[k]
