@@ -22,6 +22,21 @@ cached under ``--cache`` (.npy). For each case the exact engine (``prdc_exact``;
 reference below its size cut) runs once, each approximate backend once (pynndescent's numba
 JIT is warmed up first), on the same prepared matrices; PCA time is not counted. Prints a
 markdown table with |Δ| = |approx − exact| and the time ratio approx / exact (> 1: slower).
+
+Issue 28's row (``--row N``): approximate P/R at N points per side, d = 768, as a user's job
+pays it. Inputs: the Gaussian mixture of benchmarks/bench_distribution.py (40 modes, power-law
+spectrum; P seed 1, Q seed 2 with shift 0.1 and other weights), drawn in float32 blocks of 20k
+rows and cached as .npy under ``--cache`` (2 × N × 768 × 4 bytes: 1.2 GB at 200k). Each
+backend of ``--backends`` (default: ivf) runs in its own process: it loads the inputs and
+calls ``compute("precision_recall", q, p, {"method": "approx", "pca": False,
+"approx_backend": ...})``. Printed per backend: wall time of the call (the subsample check
+included, and separately) and its CPU seconds (user + system: on a loaded machine, CPU-s / cores
+is the better guess of a quiet wall time), peak RSS (``ru_maxrss``) and RSS after loading the inputs, the
+values, and the record's ``subsample_check`` (exact vs approximate on 3,000 points per side,
+seeded) — the measured error. ``--row-exact`` also runs the exact engine on the full inputs
+(slow: 3 N² d flops) for the true error.
+
+    .venv/bin/python benchmarks/bench_knn_approx.py --row 200000 [--backends ivf faiss]
 """
 
 from __future__ import annotations
@@ -29,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -220,12 +236,101 @@ def run_case(p, q, k, backends, seed=0) -> list[dict]:
     return rows
 
 
+def mixture32(n: int, *, seed: int, shift: float = 0.0, weights_seed: int = 0) -> np.ndarray:
+    """bench_distribution.mixture's distribution (768-d), drawn in float32 blocks of 20k rows
+    (block i from default_rng([seed, i])), so 200k rows need no float64 copy."""
+    d, block = 768, 20000
+    spec = np.arange(1, d + 1) ** -0.4
+    centers = np.random.default_rng(1234).normal(size=(40, d)) * spec
+    w = np.random.default_rng(weights_seed).dirichlet(np.ones(40) * 2)
+    out = np.empty((n, d), np.float32)
+    for i, s in enumerate(range(0, n, block)):
+        r = np.random.default_rng([seed, i])
+        m = min(block, n - s)
+        lab = r.choice(40, size=m, p=w)
+        out[s : s + m] = centers[lab] + r.normal(size=(m, d)) * spec * (1.0 + shift)
+    return out
+
+
+ROW_CHILD = """
+import json, resource, sys, time
+import numpy as np
+from genmetrics.metrics import compute
+from genmetrics.metrics._knn_approx import subsample_check
+p, q = np.load(sys.argv[1]), np.load(sys.argv[2])
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+params = {"method": "approx", "pca": False, "approx_backend": sys.argv[3], "seed": 0}
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+t, c = time.perf_counter(), cpu()
+res = compute("precision_recall", q, p, params)
+wall, cpu_s = time.perf_counter() - t, cpu() - c
+rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter()
+subsample_check(p, q, 4, strict=True, seed=0, backend=res.extras["knn"]["engine"][7:])
+t_check = time.perf_counter() - t
+out = {"wall": wall, "cpu": cpu_s, "t_check": t_check, "rss_inputs_mb": rss0 / 1024,
+       "peak_rss_mb": rss1 / 1024, "values": res.values, "knn": res.extras["knn"]}
+if sys.argv[4] == "1":
+    from genmetrics.metrics.precision_recall import prdc_exact
+    t = time.perf_counter()
+    out["exact"] = prdc_exact(p, q, [4])[4]
+    out["t_exact"] = time.perf_counter() - t
+print(json.dumps(out))
+"""
+
+
+def run_row(n: int, cache: Path, backends: list[str], exact: bool) -> None:
+    """Issue 28's approximate row: time, peak RSS and measured error per backend."""
+    import os
+    import subprocess
+    import sys
+
+    cache.mkdir(parents=True, exist_ok=True)
+    fp, fq = cache / f"row_p_{n}.npy", cache / f"row_q_{n}.npy"
+    if not (fp.exists() and fq.exists()):
+        t = time.perf_counter()
+        np.save(fp, mixture32(n, seed=1))
+        np.save(fq, mixture32(n, seed=2, shift=0.1, weights_seed=1))
+        print(f"inputs drawn and cached in {time.perf_counter() - t:.0f}s: {fp}, {fq}")
+    print(f"approximate P/R, N={n} per side, d=768, k=4, pca=false; load {os.getloadavg()[0]:.1f}")
+    for backend in backends:
+        out = subprocess.run(
+            [sys.executable, "-c", ROW_CHILD, str(fp), str(fq), backend, "1" if exact else "0"],
+            capture_output=True,
+            text=True,
+        )
+        if out.returncode != 0:
+            print(f"  {backend}: failed\n{out.stderr[-2000:]}")
+            continue
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        chk = r["knn"].get("subsample_check", {})
+        print(
+            f"  {backend}: {r['wall']:.1f}s wall, {r['cpu']:.0f} CPU-s (subsample check alone "
+            f"{r['t_check']:.1f}s), peak RSS "
+            f"{r['peak_rss_mb'] / 1024:.2f} GB (inputs loaded: {r['rss_inputs_mb'] / 1024:.2f} GB)"
+            f"; load {os.getloadavg()[0]:.1f}"
+        )
+        print(f"    values {json.dumps(r['values'])}")
+        print(
+            f"    subsample check ({chk.get('n_per_side')} per side, seed {chk.get('seed')}, "
+            f"lists probed {chk.get('lists_probed')}): |approx - exact| "
+            f"{json.dumps({k: round(v, 4) for k, v in chk.get('abs_error', {}).items()})}"
+        )
+        if "exact" in r:
+            err = {k: round(abs(r["values"][k] - r["exact"][k]), 4) for k in KEYS}
+            print(f"    exact on the full sets ({r['t_exact']:.0f}s): |approx - exact| {err}")
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000, 25000])
     ap.add_argument("--data", nargs="+", default=["sent", "tok", "sent768", "gauss768"])
     ap.add_argument("--dims", nargs="+", default=["raw", "pca"], choices=["raw", "pca"])
-    ap.add_argument("--backends", nargs="+", default=["faiss", "pynndescent"])
+    ap.add_argument("--backends", nargs="+", default=["ivf", "faiss", "pynndescent"])
     ap.add_argument("--k", type=int, default=4)
     ap.add_argument("--cache", type=Path, default=Path("/tmp/genmetrics_knn_bench"))
     ap.add_argument("--data-dir", type=Path, default=Path("/work/shared/data"))
@@ -233,7 +338,14 @@ def main() -> None:
     ap.add_argument("--embed-only", action="store_true")
     ap.add_argument("--json", type=Path, help="also append every row to this JSON-lines file")
     ap.add_argument("--summarize", type=Path, help="print the table of a --json file and stop")
+    ap.add_argument("--row", type=int, help="issue 28's row at this N per side (see above)")
+    ap.add_argument("--row-exact", action="store_true", help="--row: also the exact values")
     args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # progress when redirected
+    if args.row:
+        backends = args.backends if "--backends" in sys.argv else ["ivf"]
+        run_row(args.row, args.cache, backends, args.row_exact)
+        return
     if args.summarize:
         recs = [json.loads(line) for line in args.summarize.open()]
         print(HEAD)

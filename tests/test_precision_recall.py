@@ -318,7 +318,7 @@ def test_approx_faiss_close_to_exact_small():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["faiss", "pynndescent"])
+@pytest.mark.parametrize("backend", ["ivf", "faiss", "pynndescent"])
 def test_approx_matches_exact_at_20k(backend):
     """Approximate path within 0.01 of the exact path at N = 20k per side.
 
@@ -342,7 +342,7 @@ def test_approx_matches_exact_at_20k(backend):
 
 @pytest.mark.parametrize(
     "backend",
-    ["faiss", pytest.param("pynndescent", marks=pytest.mark.slow)],  # numba JIT
+    ["ivf", "faiss", pytest.param("pynndescent", marks=pytest.mark.slow)],  # numba JIT
 )
 def test_approx_ties_and_duplicates(backend):
     if backend == "faiss" and not faiss_available():
@@ -398,11 +398,13 @@ def test_engine_choice():
     assert knn_engine(10**7, 10**7, 768) == "exact-blocked"
     assert knn_engine(10**7, 10**7, 768, method="exact", approx_threshold=10) == "exact-blocked"
     # a user-set threshold: approximate strictly above it
-    backend = "faiss" if faiss_available() else "pynndescent"
+    backend = "ivf"  # auto: genmetrics' own inverted file (numpy only)
     assert knn_engine(1000, 1000, 8, approx_threshold=1000) == "exact-blocked"
     assert knn_engine(1001, 3, 8, approx_threshold=1000) == f"approx-{backend}"
     assert knn_engine(5, 5, 8, method="approx") == f"approx-{backend}"
     assert {"exact-dense", "exact-blocked", f"approx-{backend}"} <= set(ENGINES)
+    if faiss_available():
+        assert knn_engine(5, 5, 8, method="approx", approx_backend="faiss") == "approx-faiss"
 
 
 def test_result_and_score_record_state_the_engine():
@@ -414,7 +416,12 @@ def test_result_and_score_record_state_the_engine():
     rng = np.random.default_rng(0)
     small = rng.normal(size=(60, 5)), rng.normal(size=(50, 5))
     res = compute("precision_recall", small[1], small[0], {"pca": False})
-    assert res.extras["knn"] == {"engine": "exact-dense", "exact": True, "max_abs_error": 0.0}
+    assert res.extras["knn"] == {
+        "engine": "exact-dense",
+        "exact": True,
+        "max_abs_error": 0.0,
+        "device": "cpu",
+    }
     big = rng.normal(size=(700, 8)), rng.normal(size=(650, 8))
     rows = [{"id": str(i)} for i in range(650)]
     ref_rows = [{"id": str(i)} for i in range(700)]
@@ -436,7 +443,7 @@ def test_auto_above_a_set_threshold_runs_approx_and_says_so():
     assert exact.extras["knn"]["engine"] == "exact-blocked"
     at = compute("precision_recall", q, p, {"approx_threshold": 1001})
     assert at.values == exact.values and at.extras == exact.extras  # not above: exact
-    res = compute("precision_recall", q, p, {"approx_threshold": 1000})
+    res = compute("precision_recall", q, p, {"approx_threshold": 1000, "approx_backend": "faiss"})
     knn = res.extras["knn"]
     assert knn["engine"] == "approx-faiss" and knn["exact"] is False
     assert knn["max_abs_error"] is None  # no bound is claimed
@@ -462,3 +469,63 @@ def test_approx_errors_go_both_ways_by_construction():
     assert inflated.sum() > exact.sum()  # density up
     dropped = exact & (rng.random(exact.shape) < 0.7)  # a search that misses 30 % of pairs
     assert dropped.any(axis=0).mean() < exact.any(axis=0).mean()  # precision down
+
+
+# ------------------------------------------------------------------ ivf backend
+
+
+def test_ivf_probing_every_list_is_exact():
+    """With every list probed the inverted file misses no pair: the values are the exact
+    ones (float32 blocks, rounding bound, float64 rechecks), for several k and both rules."""
+    from genmetrics.metrics._knn_approx import prdc_ivf
+
+    p, q = _shifted_mixture(3000, 24, seed=1)
+    assert prdc_ivf(p, q, [1, 4], n_probe=10**6) == prdc_exact(p, q, [1, 4])
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 4, size=(300, 3)).astype(np.float64)  # exact ties, duplicates
+    b = rng.integers(0, 5, size=(200, 3)).astype(np.float64)
+    for strict in (True, False):
+        got = prdc_ivf(a, b, [3], n_probe=10**6, strict=strict, n_threads=2)
+        assert got == prdc_exact(a, b, [3], strict=strict)
+
+
+def test_ivf_close_to_exact_and_deterministic():
+    from genmetrics.metrics._knn_approx import ivf_shape, prdc_ivf
+
+    p, q = _shifted_mixture(3000, 24, seed=1)
+    assert ivf_shape(3000, 3000) == (77, 4)  # 4 of 77 lists probed per list
+    exact = prdc_exact(p, q, [4])[4]
+    approx = prdc_ivf(p, q, [4], seed=3)[4]
+    for key in ("precision", "recall", "coverage"):
+        assert approx[key] == pytest.approx(exact[key], abs=0.01), key
+    assert approx["density"] == pytest.approx(exact["density"], abs=0.03)
+    assert prdc_ivf(p, q, [4], seed=3, n_threads=1)[4] == approx  # same seed, same values
+
+
+def test_approx_record_carries_the_subsample_check():
+    """An approximate run states its error measured on a seeded subsample: exact and
+    approximate values there, their difference, the size and the seed (JSON-safe)."""
+    import json
+
+    from genmetrics.metrics._knn_approx import subsample_check
+
+    p, q = _embedding_like(1500, seed=4)
+    params = {"method": "approx", "seed": 7, "pca": False}
+    res = compute("precision_recall", q, p, params)
+    knn = res.extras["knn"]
+    assert knn["engine"] == "approx-ivf" and knn["device"] == "cpu"
+    chk = knn["subsample_check"]
+    assert chk["seed"] == 7 and chk["n_per_side"] == [1500, 1500]
+    assert chk["exact"] == prdc_exact(p, q, [4])[4]  # the whole sets: m >= n
+    for key in KEYS:
+        assert chk["abs_error"][key] == abs(chk["approx"][key] - chk["exact"][key])
+    assert knn["measured_abs_error"] == chk["abs_error"]
+    json.dumps(res.extras, allow_nan=False)
+    # a smaller subsample: m points per side drawn with the run's seed, same share probed
+    small = subsample_check(p, q, 4, strict=True, seed=7, backend="ivf", m=600)
+    rng = np.random.default_rng(7)
+    ip = np.sort(rng.choice(1500, 600, replace=False))
+    iq = np.sort(rng.choice(1500, 600, replace=False))
+    assert small["exact"] == prdc_exact(p[ip], q[iq], [4])[4]
+    assert small["n_per_side"] == [600, 600]
+    assert compute("precision_recall", q, p, params).extras == res.extras  # deterministic

@@ -21,17 +21,40 @@ import numpy as np
 from genmetrics import GenmetricsError
 from genmetrics.metrics._inputs import as_ks, check_pair, check_points
 
-__all__ = ["KnnRadii", "default_threads", "exact_sqdist", "knn_radii_sq", "prdc_exact"]
+__all__ = [
+    "KnnRadii",
+    "as_real",
+    "default_threads",
+    "exact_sqdist",
+    "knn_radii_sq",
+    "prdc_exact",
+    "sq_norms",
+]
 
 _U32 = 2.0**-24  # unit roundoff of float32
 _PAIR_CHUNK = 4096  # pairs per float64 recompute chunk
 
 
+def as_real(x: np.ndarray) -> np.ndarray:
+    """C-contiguous float32 (kept: its float64 values are exact) or float64 (anything else)."""
+    if x.dtype == np.float32:
+        return np.ascontiguousarray(x)
+    return np.ascontiguousarray(x, dtype=np.float64)
+
+
+def sq_norms(x: np.ndarray) -> np.ndarray:
+    """float64 ||x_i||² (float32 rows upcast exactly), without a float64 copy of ``x``."""
+    return np.einsum("ij,ij->i", x, x, dtype=np.float64)
+
+
 def exact_sqdist(a: np.ndarray, b: np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
-    """float64 Σ_l (a[ia]_l − b[ib]_l)² for index pairs, in chunks (0 exactly for equal rows)."""
+    """float64 Σ_l (a[ia]_l − b[ib]_l)² for index pairs, in chunks (0 exactly for equal rows).
+
+    float32 rows are upcast (exactly) before the difference, so a float32 input gives the
+    same numbers as its float64 copy would."""
     out = np.empty(ia.size, dtype=np.float64)
     for s in range(0, ia.size, _PAIR_CHUNK):
-        diff = a[ia[s : s + _PAIR_CHUNK]] - b[ib[s : s + _PAIR_CHUNK]]
+        diff = a[ia[s : s + _PAIR_CHUNK]].astype(np.float64) - b[ib[s : s + _PAIR_CHUNK]]
         out[s : s + _PAIR_CHUNK] = np.einsum("ij,ij->i", diff, diff)
     return out
 
@@ -149,20 +172,17 @@ class KnnRadii:
         xf: np.ndarray | None = None,
         n_threads: int | None = None,
     ) -> None:
-        xd = np.ascontiguousarray(x, dtype=np.float64)
+        xd = as_real(x)
         n, d = xd.shape
         kmax = max(ks)
         if n < kmax + 1:
             raise GenmetricsError(f"k={kmax} needs at least k+1={kmax + 1} points per set, got {n}")
         self.x, self.ks = xd, list(ks)
-        xf = xf if xf is not None else xd.astype(np.float32)
-        norms = np.einsum("ij,ij->i", xd, xd)
-        norms_f = norms.astype(np.float32)[:, None]
-        ones = np.ones((n, 1), np.float32)
+        if xf is None:
+            xf = xd if xd.dtype == np.float32 else xd.astype(np.float32)
+        norms = sq_norms(xd)
         # one GEMM gives t = [x_i, ||x_i||², 1] · [−2x_j, 1, ||x_j||²] ≈ ||x_i − x_j||²
-        xa = np.hstack([xf, norms_f, ones])
-        ya = np.hstack([xf * np.float32(-2.0), ones, norms_f])
-        del norms_f, ones
+        xa, ya = _lifted(xd, xf, norms)
         c = _tol_factor(d)
         nmax = float(norms.max())
         self.tol = c * (norms + nmax)
@@ -181,8 +201,15 @@ class KnnRadii:
             size = a.shape[axis]
             if size < m:
                 return np.full(a.shape[1 - axis], np.inf)
-            bounds = np.linspace(0, size, m + 1).astype(np.int64)[:-1]
-            return np.minimum.reduceat(a, bounds, axis=axis).max(axis=axis)
+            bounds = np.linspace(0, size, m + 1).astype(np.int64)
+            if axis == 1:
+                return np.minimum.reduceat(a, bounds[:-1], axis=1).max(axis=1)
+            # along axis 0, reduceat walks columns with a stride: ~15x slower than m
+            # contiguous row-slice minima
+            out = a[bounds[0] : bounds[1]].min(axis=0)
+            for g in range(1, m):
+                np.maximum(out, a[bounds[g] : bounds[g + 1]].min(axis=0), out=out)
+            return out
 
         def merge(rows: np.ndarray, vals: np.ndarray) -> None:
             """Fold candidate values into the per-row m smallest and tighten thr (locked)."""
@@ -265,6 +292,84 @@ def knn_radii_sq(x: np.ndarray, ks: Sequence[int], *, chunk_size: int = 1 << 22)
     return {k: r.all_exact(k) for k in r.ks}
 
 
+def _lifted(x: np.ndarray, xf: np.ndarray, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """[x, ||x||², 1] and [−2x, 1, ||x||²] (float32): one GEMM of the two gives ||x_i − y_j||²."""
+    n = len(x)
+    nf = norms.astype(np.float32)[:, None]
+    ones = np.ones((n, 1), np.float32)
+    return np.hstack([xf, nf, ones]), np.hstack([xf * np.float32(-2.0), ones, nf])
+
+
+class _Decide:
+    """The decisions of the P×Q pass, shared by the numpy and the torch engines.
+
+    A block of float32 distances h ≈ d²(p_i, q_j) yields candidate pairs (h <= r² + tol);
+    a pair is *sure* inside when h < r² − tol, and every other candidate is settled with
+    the float64 distance Σ(p − q)² against the exact float64 radius. ``tol`` adds the
+    GEMM rounding bound and the bound of the approximate radius, so the decisions are those
+    of a float64 evaluation whichever engine produced h.
+    """
+
+    def __init__(self, pd_, qd, rp: KnnRadii, rq: KnnRadii, strict: bool) -> None:
+        self.pd_, self.qd, self.rp, self.rq = pd_, qd, rp, rq
+        self.c = _tol_factor(pd_.shape[1])
+        self.np_norm = sq_norms(pd_)
+        self.nq_norm = sq_norms(qd)
+        self.nq_max = float(self.nq_norm.max())
+        self.less = np.less if strict else np.less_equal
+
+    def tol_rows(self, s: int, e: int) -> np.ndarray:
+        """Bound for ball A (radius of p_i) on rows [s, e): GEMM bound + radius bound."""
+        return self.c * (self.np_norm[s:e] + self.nq_max) + self.rp.tol[s:e]
+
+    def tol_cols(self, s: int, e: int) -> np.ndarray:
+        """Bound for ball B (radius of q_j) for every column, given rows [s, e)."""
+        return self.c * (float(self.np_norm[s:e].max()) + self.nq_norm) + self.rq.tol
+
+    def _settle(self, sure, ri, cj, radius) -> np.ndarray:
+        amb = ~sure
+        if amb.any():
+            ex = exact_sqdist(self.pd_, self.qd, ri[amb], cj[amb])
+            sure = sure.copy()
+            sure[amb] = self.less(ex, radius(ri[amb], cj[amb]))
+        return sure
+
+    def ball_a(self, k: int, s: int, tol_a, ri, cj, hv) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs (i, j) with q_j inside the ball of p_i, from candidates (rows relative to s)."""
+        sure = hv < (self.rp.approx[k][s:][: len(tol_a)] - tol_a)[ri]
+        ri = ri + s
+        inside = self._settle(sure, ri, cj, lambda i, j: self.rp.exact(k, i))
+        return ri[inside], cj[inside]
+
+    def ball_b(self, k: int, s: int, tol_b, ri, cj, hv) -> np.ndarray:
+        """Rows i with p_i inside the ball of some q_j, from candidates (rows relative to s)."""
+        sure = hv < (self.rq.approx[k] - tol_b)[cj]
+        ri = ri + s
+        inside = self._settle(sure, ri, cj, lambda i, j: self.rq.exact(k, j))
+        return ri[inside]
+
+
+def _summarise(parts: list, ks: Sequence[int], n_p: int, n_q: int) -> dict[int, dict[str, float]]:
+    """P/R/D/C from the per-block pairs inside balls (merged here: no shared counters)."""
+    res = {}
+    for k in ks:
+        rows_a = np.concatenate([part[k][0] for part in parts])
+        cols_a = np.concatenate([part[k][1] for part in parts])
+        rows_b = np.concatenate([part[k][2] for part in parts])
+        count_q = np.bincount(cols_a, minlength=n_q)  # #P-balls holding each q
+        cover = np.zeros(n_p, dtype=bool)
+        cover[rows_a] = True  # the ball of p holds some q
+        recall = np.zeros(n_p, dtype=bool)
+        recall[rows_b] = True  # p lies in some Q-ball
+        res[k] = {
+            "precision": float(np.mean(count_q > 0)),
+            "recall": float(np.mean(recall)),
+            "density": float(np.mean(count_q) / k),
+            "coverage": float(np.mean(cover)),
+        }
+    return res
+
+
 def _prdc_blocks(
     pd_: np.ndarray,
     qd: np.ndarray,
@@ -280,83 +385,140 @@ def _prdc_blocks(
     """One blocked pass over d(P, Q) that evaluates the four statistics for every k.
 
     Sure decisions use float32 distances and approximate radii with the combined rounding
-    bound; undecided pairs are settled with float64 distances and exact radii.
+    bound; undecided pairs are settled with float64 distances and exact radii (:class:`_Decide`).
     """
-    n_p, d = pd_.shape
-    n_q = qd.shape[0]
-    c = _tol_factor(d)
-    np_norm = np.einsum("ij,ij->i", pd_, pd_)
-    nq_norm = np.einsum("ij,ij->i", qd, qd)
-    # one GEMM gives h = [p, ||p||², 1] · [−2q, 1, ||q||²] ≈ ||p − q||²
-    pa = np.hstack([pf, np_norm.astype(np.float32)[:, None], np.ones((n_p, 1), np.float32)])
-    qa = np.hstack(
-        [qf * np.float32(-2.0), np.ones((n_q, 1), np.float32), nq_norm.astype(np.float32)[:, None]]
-    )
-    nq_max = float(nq_norm.max())
-    less = np.less if strict else np.less_equal
-
-    def settle(sure: np.ndarray, ri: np.ndarray, cj: np.ndarray, radius) -> np.ndarray:
-        """Inside flags for candidate pairs: sure ones, the rest by float64 recomputation."""
-        amb = ~sure
-        if amb.any():
-            ex = exact_sqdist(pd_, qd, ri[amb], cj[amb])
-            sure = sure.copy()
-            sure[amb] = less(ex, radius(ri[amb], cj[amb]))
-        return sure
+    n_p, n_q = len(pd_), len(qd)
+    dec = _Decide(pd_, qd, rp, rq, strict)
+    pa, _ = _lifted(pd_, pf, dec.np_norm)
+    _, qa = _lifted(qd, qf, dec.nq_norm)
 
     def block(s: int, e: int, buf: np.ndarray) -> dict[int, tuple[np.ndarray, ...]]:
         h = buf[: e - s]
         np.matmul(pa[s:e], qa.T, out=h)
-        # bound on the float32 distances + bound on the approximate radii
-        tol_a = c * (np_norm[s:e] + nq_max) + rp.tol[s:e]  # per row
-        tol_b = c * (float(np_norm[s:e].max()) + nq_norm) + rq.tol  # per column
+        tol_a, tol_b = dec.tol_rows(s, e), dec.tol_cols(s, e)
         mask = _scratch("mask", e - s, n_q, np.bool_)
         out = {}
         for k in ks:
-            # A: d(p_i, q_j) vs r_k(p_i): candidates h <= r² + tol, sure below r² − tol.
-            r2 = rp.approx[k][s:e]
-            np.less_equal(h, (r2 + tol_a).astype(np.float32)[:, None], out=mask)
+            # A: d(p_i, q_j) vs r_k(p_i): candidates h <= r² + tol
+            np.less_equal(h, (rp.approx[k][s:e] + tol_a).astype(np.float32)[:, None], out=mask)
             ri, cj = _nonzero2d(mask)
-            sure = h[ri, cj] < (r2 - tol_a)[ri]
-            ri += s
-            inside = settle(sure, ri, cj, lambda i, j, k=k: rp.exact(k, i))
-            in_a = (ri[inside], cj[inside])
-            # B: d(p_i, q_j) vs r_k(q_j), thresholds per column.
-            r2 = rq.approx[k]
-            np.less_equal(h, (r2 + tol_b).astype(np.float32)[None, :], out=mask)
+            in_a = dec.ball_a(k, s, tol_a, ri, cj, h[ri, cj])
+            # B: d(p_i, q_j) vs r_k(q_j), thresholds per column
+            np.less_equal(h, (rq.approx[k] + tol_b).astype(np.float32)[None, :], out=mask)
             ri, cj = _nonzero2d(mask)
-            sure = h[ri, cj] < (r2 - tol_b)[cj]
-            ri += s
-            inside = settle(sure, ri, cj, lambda i, j, k=k: rq.exact(k, j))
-            out[k] = (*in_a, ri[inside])
+            out[k] = (*in_a, dec.ball_b(k, s, tol_b, ri, cj, h[ri, cj]))
         return out
 
     parts = _run_blocks(n_p, n_q, chunk_size, n_threads, block)
-    # per-block results are sparse (pairs inside a ball) and merged here: no shared counters
-    acc = {}
-    for k in ks:
-        rows_a = np.concatenate([part[k][0] for part in parts])
-        cols_a = np.concatenate([part[k][1] for part in parts])
-        rows_b = np.concatenate([part[k][2] for part in parts])
-        cover = np.zeros(n_p, dtype=bool)
-        cover[rows_a] = True
-        recall = np.zeros(n_p, dtype=bool)
-        recall[rows_b] = True
-        acc[k] = {
-            "count_q": np.bincount(cols_a, minlength=n_q),  # #P-balls holding each q
-            "cover_p": cover,  # the ball of p holds some q
-            "recall_p": recall,  # p lies in some Q-ball
-        }
-    res = {}
-    for k in ks:
-        a = acc[k]
-        res[k] = {
-            "precision": float(np.mean(a["count_q"] > 0)),
-            "recall": float(np.mean(a["recall_p"])),
-            "density": float(np.mean(a["count_q"]) / k),
-            "coverage": float(np.mean(a["cover_p"])),
-        }
-    return res
+    return _summarise(parts, ks, n_p, n_q)
+
+
+# ---------------------------------------------------------------------------- torch engine
+
+#: float32 elements per distance block on a torch device (256 MiB)
+_TORCH_BLOCK = 1 << 26
+
+
+class _HighestMatmul:
+    """Context: full float32 GEMMs in torch (no TF32), so the rounding bound holds."""
+
+    def __enter__(self):
+        import torch
+
+        self.torch = torch
+        self.prev = torch.get_float32_matmul_precision()
+        self.prev_tf32 = torch.backends.cuda.matmul.allow_tf32
+        torch.set_float32_matmul_precision("highest")
+        torch.backends.cuda.matmul.allow_tf32 = False
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.torch.set_float32_matmul_precision(self.prev)
+        self.torch.backends.cuda.matmul.allow_tf32 = self.prev_tf32
+
+
+def _torch_rows(n_rows: int, n_cols: int, block: int) -> int:
+    return int(max(1, min(n_rows, block // max(n_cols, 1))))
+
+
+def _radii_torch(x: np.ndarray, xf: np.ndarray, ks: Sequence[int], device: str, block: int):
+    """:class:`KnnRadii` from float32 distance blocks on a torch ``device`` (full rows, topk).
+
+    approx[k] = (k+1)-th smallest float32 distance of the row (self included), within
+    tol of the exact value; candidates are the j with t_ij <= approx[kmax] + 2 tol, which
+    contain every j with exact d² <= r²_kmax. Exact radii then come from the numpy
+    float64 recomputation (:meth:`KnnRadii.exact`), so they equal the CPU engine's.
+    """
+    import torch
+
+    n, d = x.shape
+    kmax = max(ks)
+    if n < kmax + 1:
+        raise GenmetricsError(f"k={kmax} needs at least k+1={kmax + 1} points per set, got {n}")
+    norms = sq_norms(x)
+    tol = _tol_factor(d) * (norms + float(norms.max()))
+    xa, ya = (torch.from_numpy(a).to(device) for a in _lifted(x, xf, norms))
+    tol2 = torch.from_numpy(2.0 * tol).to(device)
+    approx = {k: np.empty(n) for k in ks}
+    rows, cols = [], []
+    b = _torch_rows(n, n, block)
+    for s in range(0, n, b):
+        e = min(n, s + b)
+        t = xa[s:e] @ ya.T
+        vals = torch.topk(t, kmax + 1, dim=1, largest=False, sorted=True).values
+        vals_cpu = vals.double().cpu().numpy()
+        for k in ks:
+            approx[k][s:e] = vals_cpu[:, k]
+        lim = (vals[:, kmax].double() + tol2[s:e]).float()
+        ri, cj = torch.nonzero(t <= lim[:, None], as_tuple=True)
+        rows.append(ri.cpu().numpy() + s)
+        cols.append(cj.cpu().numpy())
+        del t
+    r = KnnRadii.__new__(KnnRadii)
+    r.x, r.ks, r.tol, r.approx = x, list(ks), tol, approx
+    rows_all = np.concatenate(rows)
+    r.cand_cols = np.concatenate(cols)  # row-major: grouped by row
+    r.cand_starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows_all, minlength=n), out=r.cand_starts[1:])
+    r._exact = {k: np.full(n, np.nan) for k in ks}
+    return r
+
+
+def _prdc_torch(pd_, qd, pf, qf, ks, strict: bool, device: str, block: int):
+    """The exact P/R/D/C on a torch device: float32 GEMM blocks and candidate masks there,
+    every decision on the CPU (:class:`_Decide`), so the values equal :func:`_prdc_blocks`'."""
+    import torch
+
+    with _HighestMatmul():
+        rp = _radii_torch(pd_, pf, ks, device, block)
+        rq = _radii_torch(qd, qf, ks, device, block)
+        n_p, n_q = len(pd_), len(qd)
+        dec = _Decide(pd_, qd, rp, rq, strict)
+        pa = torch.from_numpy(_lifted(pd_, pf, dec.np_norm)[0]).to(device)
+        qa = torch.from_numpy(_lifted(qd, qf, dec.nq_norm)[1]).to(device)
+        r2q = {k: torch.from_numpy(rq.approx[k]).to(device) for k in ks}
+
+        def pairs(h, mask) -> tuple[np.ndarray, ...]:
+            """Candidate (row, column, float32 distance) triples of a mask, on the CPU."""
+            ri, cj = torch.nonzero(mask, as_tuple=True)
+            return ri.cpu().numpy(), cj.cpu().numpy(), h[ri, cj].cpu().numpy()
+
+        parts = []
+        b = _torch_rows(n_p, n_q, block)
+        for s in range(0, n_p, b):
+            e = min(n_p, s + b)
+            h = pa[s:e] @ qa.T
+            tol_a, tol_b = dec.tol_rows(s, e), dec.tol_cols(s, e)
+            tol_b_t = torch.from_numpy(tol_b).to(device)
+            out = {}
+            for k in ks:
+                lim_a = torch.from_numpy((rp.approx[k][s:e] + tol_a).astype(np.float32))
+                in_a = dec.ball_a(k, s, tol_a, *pairs(h, h <= lim_a.to(device)[:, None]))
+                lim_b = (r2q[k] + tol_b_t).float()
+                out[k] = (*in_a, dec.ball_b(k, s, tol_b, *pairs(h, h <= lim_b[None, :])))
+            parts.append(out)
+            del h
+    return _summarise(parts, ks, n_p, n_q)
 
 
 def prdc_exact(
@@ -367,20 +529,23 @@ def prdc_exact(
     strict: bool = True,
     chunk_size: int = 1 << 22,
     n_threads: int | None = None,
+    device: str | None = None,
 ) -> dict[int, dict[str, float]]:
     """Exact precision/recall/density/coverage for each k in ``ks`` on the given features.
 
     Memory O(chunk_size) floats per block; one distance pass per set for the radii and one
     pass over d(P, Q) shared by all k. Returns {k: {"precision", "recall", "density",
-    "coverage"}}.
+    "coverage"}}. ``device`` None: numpy on the CPU; ``"cuda"`` (or ``"cpu"``, for tests):
+    the torch engine (:func:`_prdc_torch`), whose values are the same.
     """
     ks = as_ks(ks)
     p, q = check_pair(reference, candidate)
     check_points({"reference": len(p), "candidate": len(q)}, max(ks))
-    pd_ = np.ascontiguousarray(p, dtype=np.float64)
-    qd = np.ascontiguousarray(q, dtype=np.float64)
-    pf = pd_.astype(np.float32)
-    qf = qd.astype(np.float32)
+    pd_, qd = as_real(p), as_real(q)
+    pf = pd_ if pd_.dtype == np.float32 else pd_.astype(np.float32)
+    qf = qd if qd.dtype == np.float32 else qd.astype(np.float32)
+    if device is not None:
+        return _prdc_torch(pd_, qd, pf, qf, ks, strict, device, _TORCH_BLOCK)
     rp = KnnRadii(pd_, ks, chunk_size=chunk_size, xf=pf, n_threads=n_threads)
     rq = KnnRadii(qd, ks, chunk_size=chunk_size, xf=qf, n_threads=n_threads)
     return _prdc_blocks(pd_, qd, rp, rq, ks, strict, chunk_size, pf, qf, n_threads)

@@ -25,15 +25,17 @@ the one that ran, :func:`knn_record`):
 * ``exact-dense``: :func:`prdc_dense` below, the reference: full float64 distance matrices,
   used while (n_p + n_q)² · d <= 2²³;
 * ``exact-blocked``: :mod:`._knn_exact` (``prdc_exact``): float32 GEMM blocks with a rounding
-  bound, undecided pairs recomputed in float64 — the same numbers in O(block) memory;
-* ``approx-faiss`` / ``approx-pynndescent``: :mod:`._knn_approx` (``prdc_approx``), only with
-  ``method="approx"`` or a user-set ``approx_threshold``. **Not a bound**, in either
-  direction: a missed self-neighbour makes a radius larger (values go up), a missed ball
-  lowers the values. ``method="auto"`` (default) is exact at every size: on 2 cores and real
-  LM embeddings (benchmarks/bench_knn_approx.py, N up to 100k per side) the approximate
-  engine was never both faster and within 0.005 (faiss: 0.3-0.7x the exact time at 50-100k
-  after PCA, but precision/recall off by 0.02-0.13; pynndescent: within 0.007, 10-54x
-  slower).
+  bound, undecided pairs recomputed in float64 — the same numbers in O(block) memory. When
+  :func:`genmetrics.devices.array_device` is ``cuda`` the blocks run through torch on the GPU
+  (candidate masks there, every decision on the CPU in float64): the same values;
+  ``extras["knn"]["device"]`` says where they ran;
+* ``approx-ivf`` (``approx_backend="auto"``), ``approx-faiss`` / ``approx-pynndescent``:
+  :mod:`._knn_approx` (``prdc_approx``), only with ``method="approx"`` or a user-set
+  ``approx_threshold``. **Not a bound**, in either direction: a missed self-neighbour makes a
+  radius larger (values go up), a missed ball lowers the values. Every approximate run of the
+  metric measures its error on a seeded subsample (exact vs approximate on up to 3,000 points
+  per side, ``extras["knn"]["subsample_check"]``). ``method="auto"`` (default) is exact at
+  every size.
 """
 
 from __future__ import annotations
@@ -54,8 +56,10 @@ from genmetrics.metrics._inputs import (
 from genmetrics.metrics._knn_approx import (
     APPROX_MEASURED,
     APPROX_NOTE,
+    SUBSAMPLE_N,
     prdc_approx,
     resolve_approx_backend,
+    subsample_check,
 )
 from genmetrics.metrics._knn_exact import KnnRadii, knn_radii_sq, prdc_exact
 from genmetrics.metrics._quantize import l2_pca
@@ -81,7 +85,7 @@ __all__ = [
 _DENSE_MAX_WORK = 1 << 23
 
 #: what ``knn_engine`` returns, and a score record states in ``extras["knn"]["engine"]``
-ENGINES = ("exact-dense", "exact-blocked", "approx-faiss", "approx-pynndescent")
+ENGINES = ("exact-dense", "exact-blocked", "approx-ivf", "approx-faiss", "approx-pynndescent")
 
 
 def prdc_dense(
@@ -133,25 +137,50 @@ def knn_engine(
     return "exact-blocked"
 
 
-def knn_record(engine: str, *, reduced: bool = True) -> dict[str, Any]:
+SUBSAMPLE_NOTE = (
+    f"|approx - exact| on a seeded subsample of up to {SUBSAMPLE_N} points per side "
+    "(subsample_check: same seed as the run, the same share of lists probed): an estimate "
+    "for the full sets, not a bound; errors go both ways"
+)
+
+
+def knn_record(
+    engine: str, *, reduced: bool = True, device: str = "cpu", check: dict | None = None
+) -> dict[str, Any]:
     """What a score record states about the engine that ran (``extras["knn"]``).
 
-    Exact engines: ``{"engine", "exact": true, "max_abs_error": 0.0}`` (the float64 values of
-    the definition). Approximate ones: ``max_abs_error`` null (no bound holds) and
+    ``device``: where the distance blocks ran (``cpu``, or ``cuda`` for the torch path of the
+    blocked engine); it is not a parameter, so it changes neither the cache key nor the values.
+    Exact engines: ``{"engine", "exact": true, "max_abs_error": 0.0, "device"}`` (the float64
+    values of the definition). Approximate ones: ``max_abs_error`` null (no bound holds) and
     ``measured_abs_error``, the largest |approx − exact| per value that
     benchmarks/bench_knn_approx.py measured for that backend on PCA-reduced (``reduced``, the
-    default preprocessing) or raw features (``APPROX_MEASURED``), with ``error_note``.
+    default preprocessing) or raw features (``APPROX_MEASURED``), with ``error_note``; for
+    ``approx-ivf`` (no table) it is the error measured on this run's own seeded subsample.
+    ``check`` (:func:`subsample_check`, every approximate run of the metric): exact and
+    approximate values on that subsample, its size and seed, and their |difference|.
     """
     if engine.startswith("exact"):
-        return {"engine": engine, "exact": True, "max_abs_error": 0.0}
-    measured = APPROX_MEASURED[engine.removeprefix("approx-")]["pca" if reduced else "raw"]
-    return {
-        "engine": engine,
-        "exact": False,
-        "max_abs_error": None,
-        "measured_abs_error": dict(measured),
-        "error_note": APPROX_NOTE,
-    }
+        return {"engine": engine, "exact": True, "max_abs_error": 0.0, "device": device}
+    backend = engine.removeprefix("approx-")
+    rec: dict[str, Any] = {"engine": engine, "exact": False, "max_abs_error": None}
+    if backend in APPROX_MEASURED:
+        rec["measured_abs_error"] = dict(APPROX_MEASURED[backend]["pca" if reduced else "raw"])
+        rec["error_note"] = APPROX_NOTE
+    elif check is not None:
+        rec["measured_abs_error"] = dict(check["abs_error"])
+        rec["error_note"] = SUBSAMPLE_NOTE
+    if check is not None:
+        rec["subsample_check"] = check
+    rec["device"] = device
+    return rec
+
+
+def _array_device() -> str:
+    """:func:`genmetrics.devices.array_device`, imported on first use."""
+    from genmetrics.devices import array_device
+
+    return array_device()
 
 
 def _prdc(
@@ -166,8 +195,10 @@ def _prdc(
     approx_neighbors: int | None,
     approx_backend: str,
     chunk_size: int,
-) -> tuple[dict[int, dict[str, float]], str]:
-    """Dispatch on checked parameters (:func:`knn_engine`); return the values and the engine."""
+) -> tuple[dict[int, dict[str, float]], str, str]:
+    """Dispatch on checked parameters (:func:`knn_engine`); return the values, the engine and
+    the device the distance blocks ran on (the blocked engine runs through torch on a GPU
+    when :func:`genmetrics.devices.array_device` says ``cuda``; the values are the same)."""
     engine = knn_engine(
         len(p),
         len(q),
@@ -185,8 +216,11 @@ def _prdc(
         check_points({"reference": len(p), "candidate": len(q)}, max(ks))
         out = prdc_dense(p, q, ks, strict=strict)
     else:
+        if _array_device() == "cuda":
+            out = prdc_exact(p, q, ks, strict=strict, device="cuda")
+            return out, engine, "cuda"
         out = prdc_exact(p, q, ks, strict=strict, chunk_size=chunk_size)
-    return out, engine
+    return out, engine, "cpu"
 
 
 def _reduce(p: np.ndarray, q: np.ndarray, pca: float | bool, seed: int) -> tuple[np.ndarray, ...]:
@@ -248,9 +282,12 @@ def prdc_for_ks(
         ),
         "approx_neighbors": (
             (Interval(int, 1, None), Const(None)),
-            "neighbours per query in the approximate index (null: backend default)",
+            "ivf: lists probed per list; faiss, pynndescent: neighbours per query (null: default)",
         ),
-        "approx_backend": (Options("auto", "faiss", "pynndescent"), "approximate kNN library"),
+        "approx_backend": (
+            Options("auto", "ivf", "faiss", "pynndescent"),
+            "approximate kNN search (auto: ivf, genmetrics' own inverted file)",
+        ),
         "chunk_size": (Interval(int, 1, None), "matrix elements per block of the exact search"),
     },
     min_items=lambda params: (params["k"] + 1, "k"),
@@ -278,14 +315,15 @@ def precision_recall(
     density = mean number of P-balls containing a q divided by k, coverage = share of P-balls
     containing some q. ``pca`` = pr-4-llm's L2 + PCA(0.9) on [q; p] (``false``: raw features);
     ``strict`` = ``<`` as prdc (``false``: ``<=`` as Kynkäänniemi); ``method`` = exact (dense
-    or blocked, the same float64 numbers) | approx (faiss IVF, else pynndescent;
-    ``approx_backend``; neither a lower nor an upper bound) | auto (exact; approximate only
+    or blocked, the same float64 numbers; on a GPU when one is present) | approx (ivf by
+    default, faiss IVF or pynndescent by ``approx_backend``; neither a lower nor an upper
+    bound; the error measured on a seeded subsample is recorded) | auto (exact; approximate only
     above a user-set ``approx_threshold`` points per side). ``extras["knn"]`` records the
     engine that ran and, for an approximate one, its measured error (:func:`knn_record`).
     """
     check_dims(reference, candidate)
     p, q = _reduce(reference, candidate, pca, seed)
-    out, engine = _prdc(
+    out, engine, device = _prdc(
         p,
         q,
         [k],
@@ -297,8 +335,20 @@ def precision_recall(
         approx_backend=approx_backend,
         chunk_size=chunk_size,
     )
+    check = None
+    if engine.startswith("approx"):
+        check = subsample_check(
+            p,
+            q,
+            k,
+            strict=strict,
+            seed=seed,
+            backend=engine.removeprefix("approx-"),
+            n_neighbors=approx_neighbors,
+        )
+    reduced = not (pca is False or pca >= 1)
     return MetricResult(
         values=out[k],
-        extras={"knn": knn_record(engine, reduced=not (pca is False or pca >= 1))},
+        extras={"knn": knn_record(engine, reduced=reduced, device=device, check=check)},
         n={"reference": len(reference), "candidate": len(candidate)},
     )
