@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse
 
 from genmetrics import GenmetricsError
 
@@ -57,6 +55,8 @@ def gram_eigenvalues(phi: Any) -> tuple[np.ndarray, str]:
         m, form = phi.T @ phi, "dual"
     else:
         m, form = phi @ phi.T, "kernel"
+    import scipy.sparse  # here, not at import: loading every metric module stays light
+
     m = m.toarray() if scipy.sparse.issparse(m) else np.asarray(m, dtype=np.float64)
     return _nonzero_spectrum(m / n), form
 
@@ -69,6 +69,8 @@ def kernel_eigenvalues(k: Any) -> np.ndarray:
 
 
 def _nonzero_spectrum(m: np.ndarray) -> np.ndarray:
+    import scipy.linalg  # here, not at import (about 0.2-0.8 s of every process otherwise)
+
     w = scipy.linalg.eigvalsh(m)[::-1]
     tol = max(m.shape) * np.finfo(np.float64).eps * max(float(w[0]), 0.0)
     return w[w > tol]

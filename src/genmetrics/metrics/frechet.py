@@ -24,7 +24,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import linalg
 
 from genmetrics import GenmetricsError
 from genmetrics.metrics._inputs import check_dims, distribution_metric
@@ -49,6 +48,8 @@ def gaussian_stats(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _sqrtm(a: np.ndarray) -> np.ndarray:
     """``scipy.linalg.sqrtm`` without its warning on singular input (its result is checked
     for finiteness by the caller, as pytorch-fid checks it)."""
+    from scipy import linalg  # here, not at import: loading every metric module stays light
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", linalg.LinAlgWarning)
         with np.errstate(all="ignore"):

@@ -43,10 +43,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse
 
 from genmetrics.metrics._kernels import (
     INF,
@@ -58,6 +57,9 @@ from genmetrics.metrics._kernels import (
 from genmetrics.metrics._ngrams import doc_gram_counts, doc_ngrams
 from genmetrics.metrics.registry import HIGHER, MetricResult, register
 from genmetrics.params import Interval, Options
+
+if TYPE_CHECKING:
+    import scipy.sparse
 
 __all__ = ["ngram_features", "ngram_vendi", "score_kernel", "vendi", "vendi_of_eigenvalues"]
 
@@ -109,6 +111,8 @@ def ngram_features(texts: Sequence[str], num_n: int) -> scipy.sparse.csr_matrix:
     """Φ with Φ Φᵀ = the n-gram kernel: per order n = 1..num_n the L2-normalised n-gram
     count vectors of ``text.split()`` (a text with no n-gram of that order: one column for its
     whole token sequence), side by side and scaled by 1/√num_n (so K = mean_n K_n)."""
+    import scipy.sparse  # here, not at import: loading every metric module stays light
+
     docs = [t.split() for t in texts]
     grams = doc_ngrams(docs, num_n)
     blocks = []
