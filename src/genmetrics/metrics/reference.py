@@ -27,6 +27,9 @@ after ``strip()``) gets P = R = F1 = 0, as bert_score sets it, and counts in the
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 
 from genmetrics import GenmetricsError
@@ -175,6 +178,88 @@ def rouge(
     )
 
 
+#: pairs per block of the streamed BERTScore = this many of bert_score's pair batches: memory
+#: holds one block's token embeddings (a few hundred MB at most for 512-token texts), not all
+_BLOCK_BATCHES = 8
+
+
+def _bertscore_blocks(
+    model,
+    tokenizer,
+    idf_dict: Mapping[int, float],
+    candidate: Sequence[str],
+    reference: Sequence[str],
+    *,
+    batch_size: int,
+    block: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``bert_score.utils.bert_cos_score_idf(model, reference, candidate, ...)`` streamed over
+    blocks of ``block`` pairs (a multiple of ``batch_size``): per block, its distinct texts are
+    embedded as bert_score does (sorted by word count, longest first, ``get_bert_embedding`` in
+    batches of ``batch_size``), then its pairs are matched in bert_score's own pair batches
+    (pairs [k·batch_size, (k+1)·batch_size), padded with 2.0 and masked as its
+    ``pad_batch_stats``, scored by its ``greedy_cos_idf``), and only P, R, F1 per pair are
+    kept. Because blocks start at multiples of ``batch_size`` the pair batches — and with them
+    bert_score's padding convention (a padded position matches with similarity 0) — are those of
+    one ``bert_cos_score_idf`` call over all pairs; only the embedding batches differ (a text is
+    padded to the longest of its block's batch, not of the global sort), which moves values by
+    float32 rounding only (attention masks padded positions out). Memory: one block's
+    embeddings, whatever the number of pairs; a text repeated in two blocks is embedded twice.
+
+    Returns ``(prf, lengths)``: float32 [n, 3] (P, R, F1 per pair) and int [n, 2], the word
+    piece counts of candidate and reference with [CLS]/[SEP] (= ``len(sent_encode(...))``)."""
+    import torch
+    from bert_score.utils import get_bert_embedding, greedy_cos_idf
+    from torch.nn.utils.rnn import pad_sequence
+
+    if block % batch_size:
+        raise ValueError(f"block={block} is not a multiple of batch_size={batch_size}")
+    n = len(candidate)
+    device = next(model.parameters()).device
+    prf = np.zeros((n, 3), np.float32)
+    lengths = np.zeros((n, 2), np.int64)
+
+    def pad_batch(sents: Sequence[str], stats: dict) -> tuple:
+        """bert_score's ``pad_batch_stats``: embeddings padded with 2.0, idf with 0, a mask."""
+        emb, w = zip(*(stats[t] for t in sents), strict=True)
+        lens = torch.tensor([e.size(0) for e in emb], dtype=torch.long)
+        emb_pad = pad_sequence([e.to(device) for e in emb], batch_first=True, padding_value=2.0)
+        idf_pad = pad_sequence([x.to(device) for x in w], batch_first=True)
+        base = torch.arange(int(lens.max()), dtype=torch.long).expand(len(lens), -1)
+        return emb_pad, (base < lens.unsqueeze(1)).to(device), idf_pad
+
+    with torch.no_grad():
+        for s in range(0, n, block):
+            cands, refs = list(candidate[s : s + block]), list(reference[s : s + block])
+            # bert_score's dedup_and_sort over this block's texts, ties in first-seen order
+            # (bert_score's set() order changes with PYTHONHASHSEED, and with it the batches)
+            texts = sorted(
+                dict.fromkeys(refs + cands), key=lambda x: len(x.split(" ")), reverse=True
+            )
+            stats: dict[str, tuple] = {}
+            for b in range(0, len(texts), batch_size):
+                batch = texts[b : b + batch_size]
+                embs, masks, idf = get_bert_embedding(
+                    batch, model, tokenizer, idf_dict, device=device
+                )
+                embs, masks, idf = embs.cpu(), masks.cpu(), idf.cpu()
+                for i, t in enumerate(batch):
+                    size = int(masks[i].sum())  # clone: keep the real tokens, not the batch
+                    stats[t] = (embs[i, :size].clone(), idf[i, :size].clone())
+                del embs, masks, idf
+            for m in range(0, len(cands), batch_size):
+                r_stats = pad_batch(refs[m : m + batch_size], stats)
+                c_stats = pad_batch(cands[m : m + batch_size], stats)
+                P, R, F = greedy_cos_idf(*r_stats, *c_stats, False)
+                rows = slice(s + m, s + m + len(P))
+                prf[rows] = torch.stack((P, R, F), dim=-1).cpu().numpy()
+            lengths[s : s + len(cands)] = [
+                (stats[c][0].size(0), stats[r][0].size(0)) for c, r in zip(cands, refs, strict=True)
+            ]
+            del stats
+    return prf, lengths
+
+
 @register(
     "bertscore",
     input="texts",
@@ -224,7 +309,7 @@ def bertscore(
     with baseline rescaling (REALSumm mean F1 0.30, 0.70 here; Spearman 0.80 over 250
     summaries), so they compare with these in rank, not in level."""
     from bert_score import BERTScorer
-    from bert_score.utils import sent_encode
+    from bert_score.utils import get_idf_dict, sent_encode
 
     from genmetrics.metrics.homogenization import bert_score_tokenizer, bertscore_model
 
@@ -237,7 +322,7 @@ def bertscore(
             model_type=model_type,
             num_layers=layer,
             batch_size=batch_size,
-            nthreads=0,  # idf counted in this process (no fork after torch started threads)
+            nthreads=0,
             idf=idf,
             lang=None,
             rescale_with_baseline=False,
@@ -248,19 +333,27 @@ def bertscore(
         raise GenmetricsError(
             f"bertscore: cannot load model={model!r}, num_layers={num_layers!r}: {e}"
         ) from None
-    scorer._tokenizer = tokenizer
-    if idf:
-        scorer.compute_idf(reference)
-    P, R, F = scorer.score(candidate, reference, batch_size=batch_size)
-    encoded = {t: len(sent_encode(tokenizer, t)) for t in {*candidate, *reference}}
-    bare = len(sent_encode(tokenizer, ""))  # [CLS] [SEP]
-    empty = sum(
-        encoded[c] <= bare or encoded[r] <= bare for c, r in zip(candidate, reference, strict=True)
+    if idf:  # bert_score.score's rule: counted over all M references ([CLS]/[SEP] not zeroed)
+        idf_dict = get_idf_dict(reference, tokenizer, nthreads=0)  # no fork after torch threads
+    else:
+        idf_dict = defaultdict(lambda: 1.0)
+        idf_dict[tokenizer.sep_token_id] = 0
+        idf_dict[tokenizer.cls_token_id] = 0
+    prf, lengths = _bertscore_blocks(
+        scorer._model,
+        tokenizer,
+        idf_dict,
+        candidate,
+        reference,
+        batch_size=batch_size,
+        block=_BLOCK_BATCHES * batch_size,
     )
+    bare = len(sent_encode(tokenizer, ""))  # [CLS] [SEP]
+    empty = int(np.sum((lengths[:, 0] <= bare) | (lengths[:, 1] <= bare)))
     per = {
-        "precision": P.double().numpy(),
-        "recall": R.double().numpy(),
-        "f1": F.double().numpy(),
+        "precision": prf[:, 0].astype(np.float64),
+        "recall": prf[:, 1].astype(np.float64),
+        "f1": prf[:, 2].astype(np.float64),
     }
     return MetricResult(
         values={f"bertscore_{k}": float(v.mean()) for k, v in per.items()},
@@ -270,6 +363,7 @@ def bertscore(
             "model": model_type,
             "num_layers": layer,
             "idf": idf,
+            "device": str(next(scorer._model.parameters()).device),
         },
         n={"candidate": len(candidate), "reference": len(reference), "empty_tokens": empty},
     )
