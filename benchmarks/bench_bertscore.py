@@ -136,6 +136,12 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=1, help="runs per size; best time kept")
     ap.add_argument("--batch-size", type=int, default=64, help="bert_score batch size")
     ap.add_argument("--idf", action="store_true", help="idf weights (over the references)")
+    ap.add_argument(
+        "--impl",
+        choices=("both", "ours", "reference"),
+        default="both",
+        help="run one side only (no ratio, no agreement, no goals checked)",
+    )
     ap.add_argument("--child", nargs=3, metavar=("IMPL", "N", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -144,33 +150,41 @@ def main() -> int:
         return 0
     sizes = sorted(set(args.sizes + ([20000] if args.big else [])))
     print(f"# load: {os.getloadavg()}; batch_size={args.batch_size}, idf={args.idf}")
+    impls = ("ours", "reference") if args.impl == "both" else (args.impl,)
     rows: dict[int, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             best: dict[str, dict] = {}
             for _ in range(args.repeats):
-                for impl in ("ours", "reference"):
+                for impl in impls:
                     stats, prf = spawn(impl, n, args, Path(tmp))
                     prev = best.get(impl)
                     if prev is None or stats["time_s"] < prev["time_s"]:
                         best[impl] = {**stats, "prf": prf}
                     best[impl]["growth_mb"] = max(best[impl]["growth_mb"], stats["growth_mb"])
-            diff = np.abs(best["ours"]["prf"] - best["reference"]["prf"]).max(axis=0)
-            rows[n] = {**best, "diff": diff}
-            o, r = best["ours"], best["reference"]
-            print(
-                f"{n:>6} pairs | ours {o['time_s']:7.1f} s, +{o['growth_mb']:7.1f} MB | "
-                f"bert-score {r['time_s']:7.1f} s, +{r['growth_mb']:7.1f} MB | "
-                f"time ratio {o['time_s'] / r['time_s']:.3f} | max|ΔP|={diff[0]:.2e} "
-                f"|ΔR|={diff[1]:.2e} |ΔF1|={diff[2]:.2e} | load {os.getloadavg()[0]:.1f}",
-                flush=True,
-            )
-    ok = True
+            rows[n] = best
+            for impl, b in best.items():
+                print(
+                    f"{n:>6} pairs | {impl:>9}: {b['time_s']:7.1f} s, peak +{b['growth_mb']:7.1f} MB"
+                    f" over {b['base_mb']:.0f} MB | load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
+            if len(best) == 2:
+                o, r = best["ours"], best["reference"]
+                best["diff"] = diff = np.abs(o["prf"] - r["prf"]).max(axis=0)
+                print(
+                    f"{n:>6} pairs | time ours / bert-score = {o['time_s'] / r['time_s']:.3f} | "
+                    f"max|ΔP| = {diff[0]:.2e}, |ΔR| = {diff[1]:.2e}, |ΔF1| = {diff[2]:.2e}",
+                    flush=True,
+                )
     lo, hi = sizes[0], sizes[-1]
+    for impl in impls if hi > lo else ():
+        g = rows[hi][impl]["growth_mb"] - rows[lo][impl]["growth_mb"]
+        print(f"# {impl}: peak growth {lo} → {hi} pairs: {g:+.1f} MB")
+    if len(impls) == 1:
+        return 0
+    ok = True
     if hi > lo:
-        for impl in ("ours", "reference"):
-            g = rows[hi][impl]["growth_mb"] - rows[lo][impl]["growth_mb"]
-            print(f"# {impl}: peak growth {lo} → {hi} pairs: {g:+.1f} MB")
         if lo == 1000 and 4000 in rows:
             flat = rows[4000]["ours"]["growth_mb"] - rows[1000]["ours"]["growth_mb"]
             if flat > GOAL_FLAT_MB:
