@@ -22,7 +22,7 @@ Inputs (``/work/shared/data``, i.e. ``<repo>/../shared/data``): pair i is
 train_sample text i), both cycled to N; a text's k-th repeat (k ≥ 1) ends in `` [k]``, so every
 text is distinct (bert_score embeds each distinct text once: repeats would hide the growth).
 Sizes: ``--sizes`` (default 1,000 and 4,000 pairs); ``--big`` adds 20,000 (the reference's
-run then needs about 3.5 GB; ours stays under 1 GB).
+run then needs about 3.5 GB; the goal for ours is ≤ 1 GB growth).
 
 Printed per size: time and RSS growth of ours and of the reference, the time ratio, and the
 agreement max |ΔP|, |ΔR|, |ΔF1| over pairs; then each implementation's growth from the
