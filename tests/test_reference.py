@@ -200,6 +200,45 @@ def test_bertscore_matches_bert_score(summary_pairs, idf):
     assert 0 < res.values["bertscore_f1"] < 1
 
 
+@pytest.mark.parametrize("idf", [False, True])
+def test_bertscore_streamed_blocks_match_bert_score(summary_pairs, idf, monkeypatch):
+    """Streamed in blocks of pairs (here batch_size=2 and blocks of ≥ 300 word pieces: about
+    a dozen blocks of 1–3 pair batches), with texts repeated across blocks, an empty candidate
+    and an empty reference: the per-pair P/R/F1 of one bert_score ``BERTScorer.score`` call
+    over all pairs (what ``bert_score.score`` runs; its tokenizer given the empty-text method
+    transformers 5 dropped), within 1e-5. bert_score's padding convention (a padded position
+    matches with similarity 0) moves pairs 8 and 11 by ~4e-3 between batch sizes 1 and 2, so
+    the pair batches must be bert_score's own ones for this to hold."""
+    pytest.importorskip("bert_score")
+    from bert_score import BERTScorer
+
+    from genmetrics.metrics import reference as reference_module
+    from genmetrics.metrics.homogenization import bert_score_tokenizer
+
+    monkeypatch.setattr(reference_module, "_BLOCK_TOKENS", 300)
+    hyp, ref = summary_pairs
+    short = ["The cat sat on the mat.", "Stocks fell sharply.", "A b c", "rain"]
+    hyp = [*hyp, *short, *hyp, *short, *hyp][:40]
+    ref = [*ref, *reversed(short), *ref[::-1], *short, *ref][:40]
+    hyp[5], ref[21] = "", "  "
+    res = compute("bertscore", hyp, ref, params={"idf": idf, "batch_size": 2})
+    model = str(res.extras["model"])
+    scorer = BERTScorer(
+        model_type=model, num_layers=6, idf=idf, lang=None, nthreads=0, batch_size=2
+    )
+    scorer._tokenizer = bert_score_tokenizer(model)
+    if idf:
+        scorer.compute_idf(ref)
+    P, R, F = scorer.score(hyp, ref, batch_size=2)
+    for key, want in (("precision", P), ("recall", R), ("f1", F)):
+        np.testing.assert_allclose(res.extras[key], want.double().numpy(), atol=1e-5)
+    unpadded = scorer.score(hyp, ref, batch_size=1)[2].double().numpy()
+    assert np.abs(unpadded - res.extras["f1"]).max() > 1e-3  # the padding convention acts
+    assert res.extras["f1"][5] == res.extras["f1"][21] == 0.0
+    assert res.n["empty_tokens"] == 2
+    assert res.extras["device"] in ("cpu", "cuda:0")
+
+
 def test_bertscore_hand_and_ordering(summary_pairs):
     """Identical texts score 1; each summary scores higher against its own reference than
     against another document's."""
