@@ -30,22 +30,6 @@ else:
     )
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "short"))
 
-# `make test` runs on two pytest-xdist workers with `--dist loadgroup`: every test of a file
-# goes to one worker (its module fixtures are built once), except that the tests sharing one
-# of the heavy workflow runs below are a group of their own, so the two real runs of
-# tests/test_workflow.py (the offline run, the run on real data) go to different workers.
-HEAVY_FIXTURES = ("offline_run", "e2e")
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        heavy = [f for f in HEAVY_FIXTURES if f in getattr(item, "fixturenames", ())]
-        group = item.nodeid.split("::")[0] + (f"::{heavy[0]}" if heavy else "")
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 # One download cache for the test session (assets, wheels, converted models), inside the repo.
 os.environ.setdefault("GENMETRICS_CACHE", str(REPO / ".cache" / "genmetrics"))
 
