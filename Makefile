@@ -4,9 +4,6 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
-# `make test` workers (pytest-xdist, one test file per worker at a time); each may load a
-# model: about 2 GB of memory per worker
-TEST_WORKERS ?= 2
 
 .PHONY: test-run studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
@@ -44,7 +41,7 @@ report: install
 	@echo "Report: results/snakemake_report.html"
 
 test: install-test
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25 -m "not slow and not slurm" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --durations=25 -m "not slow and not slurm" $(PYTEST_ARGS)
 
 # the slow tests, and the fuzz tests (tests/test_fuzz_inputs.py) with the long Hypothesis budget
 test-slow: install-test

