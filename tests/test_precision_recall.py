@@ -477,7 +477,7 @@ def test_approx_errors_go_both_ways_by_construction():
 def test_ivf_probing_every_list_is_exact():
     """With every list probed the inverted file misses no pair: the values are the exact
     ones (float32 blocks, rounding bound, float64 rechecks), for several k and both rules."""
-    from genmetrics.metrics._knn_approx import prdc_ivf
+    from genmetrics.metrics._knn_ivf import prdc_ivf
 
     p, q = _shifted_mixture(3000, 24, seed=1)
     assert prdc_ivf(p, q, [1, 4], n_probe=10**6) == prdc_exact(p, q, [1, 4])
@@ -490,7 +490,7 @@ def test_ivf_probing_every_list_is_exact():
 
 
 def test_ivf_close_to_exact_and_deterministic():
-    from genmetrics.metrics._knn_approx import ivf_shape, prdc_ivf
+    from genmetrics.metrics._knn_ivf import ivf_shape, prdc_ivf
 
     p, q = _shifted_mixture(3000, 24, seed=1)
     assert ivf_shape(3000, 3000) == (77, 4)  # 4 of 77 lists probed per list
