@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_precision_recall import brute_force  # the full-matrix definition, once
 
 from genmetrics.metrics import compute
 from genmetrics.metrics import precision_recall as mod
@@ -12,25 +13,6 @@ from genmetrics.metrics._knn_exact import _prdc_torch, as_real, prdc_exact
 
 torch = pytest.importorskip("torch")
 KEYS = ("precision", "recall", "density", "coverage")
-
-
-def brute_force(p: np.ndarray, q: np.ndarray, k: int, strict: bool) -> dict[str, float]:
-    """Full-matrix float64 definition (self excluded: the (k+1)-th smallest of the row)."""
-    less = np.less if strict else np.less_equal
-
-    def sq(a, b):
-        return ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1)
-
-    rp = np.sort(sq(p, p), axis=1)[:, k]
-    rq = np.sort(sq(q, q), axis=1)[:, k]
-    dpq = sq(p, q)
-    in_p = less(dpq, rp[:, None])
-    return {
-        "precision": float(in_p.any(axis=0).mean()),
-        "recall": float(less(dpq, rq[None, :]).any(axis=1).mean()),
-        "density": float(in_p.sum(axis=0).mean() / k),
-        "coverage": float(in_p.any(axis=1).mean()),
-    }
 
 
 def torch_engine(p, q, ks, strict=True, block=1 << 26):
