@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SRC = REPO_ROOT / "src"
 PACKAGE = "genmetrics"
 #: what a metric may not reach: packages or modules, each with everything under it
 FORBIDDEN = ("genmetrics.features", "genmetrics.models", "genmetrics.generation")
@@ -223,3 +224,30 @@ def test_no_import_cycles():
 def test_metrics_never_reach_features_models_or_generation(module):
     chain = _path_to(REACH, module, FORBIDDEN)
     assert chain is None, f"{module} reaches {chain[-1]}: " + " → ".join(chain)
+
+
+#: what a score job of a text metric must not import before its metric asks for it: every
+#: score job is its own process, and these cost 0.3–2 s each (scipy.stats alone about 1 s,
+#: which every score job paid for its intervals until the import was made lazy)
+HEAVY = ("scipy.stats", "pandas", "torch", "transformers", "sklearn", "matplotlib")
+
+
+def test_a_score_job_imports_nothing_heavy_before_its_metric_runs():
+    """The modules workflow/scripts/score.py imports, plus the interval code and the
+    registry, in a fresh interpreter: none of :data:`HEAVY` is loaded."""
+    import subprocess
+    import sys
+
+    script = (REPO_ROOT / "workflow" / "scripts" / "score.py").read_text()
+    imports = [line for line in script.splitlines() if line.startswith(("from ", "import "))]
+    assert any("score_job" in line for line in imports), imports
+    code = "\n".join(
+        [
+            *imports,
+            "import genmetrics.intervals, genmetrics.metrics.registry, sys",
+            f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))",
+        ]
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == [], f"a score job imports {proc.stdout.split()} up front"

@@ -39,7 +39,6 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 METHODS = ("pearson", "spearman", "kendall")
 
@@ -52,6 +51,14 @@ MIN_CORRELATION_POINTS = 5
 
 #: interval widths at or below this are no interval: every resample gave the same value
 DEGENERATE_WIDTH = 1e-9
+
+
+def _stats():
+    """``scipy.stats``, imported on first use: it takes about 1 s, and every score job
+    imports this module (for its intervals) whether or not it needs ranks or quantiles."""
+    from scipy import stats
+
+    return stats
 
 
 def _check_method(method: str) -> None:
@@ -75,7 +82,7 @@ def snap(x: np.ndarray) -> np.ndarray:
 
 def average_ranks(x: np.ndarray, axis: int) -> np.ndarray:
     """Average ranks (ties share the mean rank) along ``axis`` of the snapped values."""
-    return stats.rankdata(snap(x), axis=axis, method="average")
+    return _stats().rankdata(snap(x), axis=axis, method="average")
 
 
 def nan_mean(per: np.ndarray) -> np.ndarray:
@@ -117,7 +124,7 @@ def pairwise_correlation(x: np.ndarray, method: str) -> np.ndarray:
         return _pearson_pairwise(x, present)
     if method == "spearman":
         if present.all():
-            return _pearson_pairwise(stats.rankdata(x, axis=0), present)
+            return _pearson_pairwise(_stats().rankdata(x, axis=0), present)
         return _spearman_pairwise(x, present)
     return _kendall_pairwise(x, present)
 
@@ -232,7 +239,7 @@ def kendall_columns(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     for k in range(x.shape[1]):
         for c in range(y.shape[1]):
             if np.ptp(x[:, k]) > 0 and np.ptp(y[:, c]) > 0:
-                out[k, c] = stats.kendalltau(x[:, k], y[:, c]).statistic
+                out[k, c] = _stats().kendalltau(x[:, k], y[:, c]).statistic
     return out
 
 
@@ -331,7 +338,7 @@ def fisher_interval(r, n, level: float = 0.95, method: str = "pearson"):
         raise ValueError(f"method: expected 'pearson' or 'spearman', got {method!r}")
     r = np.asarray(r, dtype=float)
     n = np.asarray(n, dtype=float)
-    q = stats.norm.ppf((1 + level) / 2)
+    q = _stats().norm.ppf((1 + level) / 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = 1.0 if method == "pearson" else np.sqrt(1 + r**2 / 2)
         se = scale / np.sqrt(n - 3)
@@ -354,7 +361,7 @@ def t_interval(mean, std, n, level: float = 0.95):
     n = np.asarray(n, dtype=float)
     ok = n >= 2
     with np.errstate(divide="ignore", invalid="ignore"):
-        half = stats.t.ppf((1 + level) / 2, np.where(ok, n - 1, 1.0)) * std / np.sqrt(n)
+        half = _stats().t.ppf((1 + level) / 2, np.where(ok, n - 1, 1.0)) * std / np.sqrt(n)
     half = np.where(ok, half, np.nan)
     low, high = mean - half, mean + half
     if low.ndim == 0:
