@@ -24,6 +24,29 @@ def test_local_folder_source(tmp_path, tiny_model_dir, tiny_lm):
         torch.testing.assert_close(lm(ids).logits, ref(ids).logits)
 
 
+def test_preparing_an_unchanged_model_again_leaves_its_manifest_alone(tmp_path, tiny_model_dir):
+    """The manifest is fetch_model's output in a cache other projects share: preparing the
+    same files again keeps its bytes and date; new weights rewrite it with their hash."""
+    import os
+    import shutil
+
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(tiny_model_dir, ckpt)
+    spec = {"source": {"kind": "local", "path": str(ckpt)}}
+    m = prepare_model("tiny", spec, tmp_path / "models")
+    before = read_manifest(m)
+    os.utime(m, ns=(1_000_000_000, 1_000_000_000))  # an old date, to see any rewrite
+    prepare_model("tiny", spec, tmp_path / "models")
+    assert m.stat().st_mtime_ns == 1_000_000_000 and read_manifest(m) == before
+    weights = ckpt / "model.safetensors"
+    weights.write_bytes(weights.read_bytes() + b" ")  # other bytes: another checkpoint
+    prepare_model("tiny", spec, tmp_path / "models")
+    after = read_manifest(m)
+    assert m.stat().st_mtime_ns > 1_000_000_000
+    assert after["content_sha256"] != before["content_sha256"]
+    assert after["content_stat"] != before["content_stat"]
+
+
 def _wheel(tmp_path, model_dir):
     """Build a wheel `tinymodel-1.0` that carries the model folder under tinymodel/model/."""
     dist = tmp_path / "index"

