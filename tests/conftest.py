@@ -1,9 +1,13 @@
 """Shared fixtures: the real-data folder, a tiny random causal LM with a word-level tokenizer
-(built by :mod:`genmetrics.testing`, the package's own test helper)."""
+(built by :mod:`genmetrics.testing`, the package's own test helper), and the offline run of
+the workflow (``.test/config.yaml``, built once per session: tests/test_workflow.py checks it,
+tests/test_generation_vllm.py switches a copy of it to the vLLM backend)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,28 @@ from genmetrics.testing import WORDS, build_model, build_tokenizer  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+BIN = Path(sys.executable).parent
+TEST_CONFIG = REPO / ".test" / "config.yaml"
+# small jobs on 2 cores: one thread per model job (two jobs at once, no OpenMP contention)
+# and the greedy scheduler (no ILP solve between ~130 short jobs)
+FAST = ("--cores", "2", "--set-threads", "generate=1", "embed=1", "surprisal=1")
+FAST += ("--scheduler", "greedy")
+
+
+def snakemake(
+    *args: str, cwd: Path = REPO, check: bool = True, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """``snakemake -s <checkout>/Snakefile *args`` in ``cwd`` (``env`` added to ours)."""
+    cmd = [str(BIN / "snakemake"), "-s", str(REPO / "Snakefile"), *args]
+    proc = subprocess.run(
+        cmd, cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
+    return proc
+
 
 # Hypothesis budgets (tests/test_fuzz_inputs.py): `short` in `make test`, `long` in
 # `make test-slow` (HYPOTHESIS_PROFILE=long). No deadline: a shared 2-core machine is slow
@@ -93,3 +119,19 @@ def placeholder_checkpoint(folder: Path) -> Path:
     (folder / "config.json").write_text('{"model_type": "placeholder"}')
     (folder / "model.safetensors").write_bytes(b"placeholder weights")
     return folder
+
+
+@pytest.fixture(scope="session")
+def offline_run(tmp_path_factory, _no_slurm_dir):
+    """``.test/config.yaml`` run for real in a fresh folder with a freshly built tiny LM:
+    (folder, env, process). Tests that change files under the folder work on a copy
+    (``shutil.copytree(work, copy, symlinks=True)`` keeps the mtimes: nothing reruns there)."""
+    work = tmp_path_factory.mktemp("offline")
+    model = work / "tiny-model"
+    cmd = [sys.executable, "-m", "genmetrics.testing", "tiny-model", str(model)]
+    subprocess.run(cmd, check=True, capture_output=True)
+    assert (model / "config.json").exists() and (model / "model.safetensors").exists()
+    env = {"GENMETRICS_TINY_MODEL": str(model)}
+    path = {"PATH": f"{_no_slurm_dir}{os.pathsep}{os.environ.get('PATH', '')}"}  # as every test
+    proc = snakemake("--configfile", str(TEST_CONFIG), *FAST, cwd=work, env={**env, **path})
+    return work, env, proc

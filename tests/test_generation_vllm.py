@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, placeholder_checkpoint
+from conftest import REPO, TEST_CONFIG, placeholder_checkpoint, snakemake
 
 from genmetrics import GenmetricsError
 from genmetrics.generation import batch_seed, merge_shards
@@ -458,15 +458,7 @@ def test_real_vllm_writes_the_transformers_file_shape(monkeypatch):
 
 
 def _snakemake(*args: str, cwd: Path, env: dict | None = None) -> str:
-    import os
-    import subprocess
-    import sys
-
-    cmd = [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), *args]
-    proc = subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    proc = snakemake(*args, cwd=cwd, env=env)
     return proc.stdout + proc.stderr
 
 
@@ -491,72 +483,57 @@ def test_a_vllm_model_dry_runs_with_its_generate_jobs(plan_env, tmp_path):
 
 
 @pytest.mark.e2e
-def test_switching_one_model_to_vllm_reruns_only_its_jobs(tmp_path):
-    """A real run (two tiny models on transformers, generations only), then one model on
-    ``backend: vllm``: the dry run schedules only that model's generate and merge jobs, for
-    the changed params; run with the fake engine, its files have the other model's ids, row
-    keys and order, and the merged stats name the backend."""
-    import subprocess
-    import sys
+def test_switching_one_model_to_vllm_reruns_only_its_jobs(offline_run, tmp_path):
+    """A copy of the finished offline run (two tiny models on transformers), then one model
+    on ``backend: vllm``: the dry run schedules only that model's generate and merge jobs,
+    for the changed params; run with the fake engine, its files have the other model's ids,
+    row keys and order, and the merged stats name the backend."""
+    import shutil
 
     from genmetrics.io import read_json, read_jsonl
 
-    model = tmp_path / "tiny-model"
-    cmd = [sys.executable, "-m", "genmetrics.testing", "tiny-model", str(model)]
-    subprocess.run(cmd, check=True, capture_output=True)
-    cfg = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
-    cfg = {
-        "datasets": cfg["datasets"],
-        "checkpoints": cfg["checkpoints"],
-        "models": {
-            "tiny-a": {"checkpoint": "tiny", "sampling": {"temperature": 1.0}},
-            "tiny-b": {"checkpoint": "tiny", "sampling": {"temperature": 1.0}},
-        },
-        "generation": {"seeds": [0], "shards": 2, "words": 12, "batch_size": 8},
-        "metrics": {"ngram_diversity": {}},
-    }
-    targets = [f"results/generations/stories/{m}/seed0.jsonl" for m in ("tiny-a", "tiny-b")]
+    work, env, _ = offline_run
+    copy_ = tmp_path / "project"
+    shutil.copytree(work, copy_, symlinks=True)  # copy2: the same mtimes, nothing to redo
+    cfg = yaml.safe_load(TEST_CONFIG.read_text())
+    targets = [f"results/generations/stories/{m}/seed0.jsonl" for m in ("tiny-pure", "tiny-chat")]
+    model = copy_ / Path(env["GENMETRICS_TINY_MODEL"]).name  # the copy's own checkpoint
     env = {"GENMETRICS_TINY_MODEL": str(model), "GENMETRICS_REPO": str(REPO)}
     triggers = (
         "--rerun-triggers",
         *yaml.safe_load((REPO / "cluster/profile.yaml").read_text())["rerun-triggers"],
     )
-    first = tmp_path / "first.yaml"
-    first.write_text(yaml.safe_dump(cfg))
     # targets first: --rerun-triggers and --configfile take several values
     run = ("--cores", "2", "--set-threads", "generate=1", *triggers)
-    _snakemake(*targets, *run, "--configfile", str(first), cwd=tmp_path, env=env)
-    cfg["models"]["tiny-b"]["backend"] = "vllm"
+    out = _snakemake(*targets, "-n", *run, "--configfile", str(TEST_CONFIG), cwd=copy_, env=env)
+    assert "Nothing to be done" in out
+    cfg["models"]["tiny-chat"]["backend"] = "vllm"
     second = tmp_path / "second.yaml"
     second.write_text(yaml.safe_dump(cfg))
-    out = _snakemake(*targets, "-n", *run, "--configfile", str(second), cwd=tmp_path, env=env)
+    out = _snakemake(*targets, "-n", *run, "--configfile", str(second), cwd=copy_, env=env)
     generate, merge = _blocks(out, "generate"), _blocks(out, "merge_generations")
-    assert len(generate) == 2 and len(merge) == 1, out[-3000:]
-    assert all("model=tiny-b" in b for b in generate + merge)
-    assert "tiny-a" not in "".join(generate + merge)
+    shards = cfg["generation"]["shards"]
+    assert len(generate) == shards and len(merge) == 1, out[-3000:]
+    assert all("model=tiny-chat" in b for b in generate + merge)
+    assert "tiny-pure" not in "".join(generate + merge)
     assert all("backend" in b and "Params have changed" in b for b in generate), generate[0]
     _snakemake(
-        *targets,
-        *run,
-        "--configfile",
-        str(second),
-        cwd=tmp_path,
-        env={**env, ENGINE_ENV: FAKE},
+        *targets, *run, "--configfile", str(second), cwd=copy_, env={**env, ENGINE_ENV: FAKE}
     )
-    res = tmp_path / "results" / "generations" / "stories"
-    a, b = read_jsonl(res / "tiny-a/seed0.jsonl"), read_jsonl(res / "tiny-b/seed0.jsonl")
+    res = copy_ / "results" / "generations" / "stories"
+    a, b = read_jsonl(res / "tiny-pure/seed0.jsonl"), read_jsonl(res / "tiny-chat/seed0.jsonl")
     assert [r["id"] for r in a] == [r["id"] for r in b] and len(a) > 10
     assert all(list(x) == list(y) for x, y in zip(a, b, strict=True))
     a_stats, b_stats = (
-        read_json(res / "tiny-a/seed0.stats.json"),
-        read_json(res / "tiny-b/seed0.stats.json"),
+        read_json(res / "tiny-pure/seed0.stats.json"),
+        read_json(res / "tiny-chat/seed0.stats.json"),
     )
     assert sorted(a_stats) == sorted(b_stats)
     assert a_stats["backend"]["name"] == "transformers"
     assert b_stats["backend"] == {**b_stats["backend"], "name": "vllm", "engine": FAKE}
     assert b_stats["backend"]["load_seconds"] >= 0  # one record, the shards' loads summed
     assert b_stats["provenance"][0]["config"]["generation"]["backend"] == "vllm"
-    out = _snakemake(*targets, "-n", *run, "--configfile", str(second), cwd=tmp_path, env=env)
+    out = _snakemake(*targets, "-n", *run, "--configfile", str(second), cwd=copy_, env=env)
     assert "Nothing to be done" in out
 
 

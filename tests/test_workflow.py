@@ -15,41 +15,28 @@ import math
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, SHARED_DATA, placeholder_checkpoint
+from conftest import (  # noqa: F401 (BIN, FAST and snakemake: other test files import them here)
+    BIN,
+    FAST,
+    REPO,
+    SHARED_DATA,
+    TEST_CONFIG,
+    placeholder_checkpoint,
+    snakemake,
+)
 
-BIN = Path(sys.executable).parent
 CACHE = REPO / ".cache" / "genmetrics"
-TEST_CONFIG = REPO / ".test" / "config.yaml"
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
-# small jobs on 2 cores: one thread per model job (two jobs at once, no OpenMP contention)
-# and the greedy scheduler (no ILP solve between ~130 short jobs)
-FAST = ("--cores", "2", "--set-threads", "generate=1", "embed=1", "surprisal=1")
-FAST += ("--scheduler", "greedy")
 SCORE_COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
 SCORE_COLUMNS += ["scale", "n_candidate", "n_reference"]  # analysis.aggregate.EXTRA_COLUMNS
 SCORE_COLUMNS += ["lower", "upper", "level", "resamples", "interval"]  # and the intervals
 CONFIGS = sorted([*REPO.glob("configs/*.yaml"), TEST_CONFIG, REPO / "config.yaml"])
-
-
-def snakemake(
-    *args: str, cwd: Path = REPO, check: bool = True, env: dict | None = None
-) -> subprocess.CompletedProcess:
-    cmd = [str(BIN / "snakemake"), "-s", str(REPO / "Snakefile"), *args]
-    proc = subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(
-            f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-        )
-    return proc
 
 
 def job_blocks(out: str, rule: str) -> list[str]:
@@ -238,19 +225,6 @@ def test_missing_dataset_file_is_named(tmp_path):
 
 
 # ---------------------------------------------------------------------------- offline run
-
-
-@pytest.fixture(scope="module")
-def offline_run(tmp_path_factory):
-    """``.test/config.yaml`` run for real in a fresh folder with a freshly built tiny LM."""
-    work = tmp_path_factory.mktemp("offline")
-    model = work / "tiny-model"
-    cmd = [sys.executable, "-m", "genmetrics.testing", "tiny-model", str(model)]
-    subprocess.run(cmd, check=True, capture_output=True)
-    assert (model / "config.json").exists() and (model / "model.safetensors").exists()
-    env = {"GENMETRICS_TINY_MODEL": str(model)}
-    proc = snakemake("--configfile", str(TEST_CONFIG), *FAST, cwd=work, env=env)
-    return work, env, proc
 
 
 @pytest.mark.e2e
