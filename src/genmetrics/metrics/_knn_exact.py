@@ -103,28 +103,45 @@ def _scratch(name: str, rows: int, cols: int, dtype: type = np.float32) -> np.nd
     return buf[: rows * cols].reshape(rows, cols)
 
 
-def _run_blocks(n_rows: int, n_cols: int, chunk_size: int, n_threads: int | None, fn) -> list:
-    """Apply ``fn(start, end, buf)`` to consecutive row blocks, in order.
+class _Pool:
+    """Worker threads shared by every pass of one call (radii of P and Q, then P×Q).
 
     With several threads each worker runs single-threaded BLAS on its own blocks, so GEMM and
-    the element-wise passes both use every core; results come back in block order.
+    the element-wise passes both use every core, and one pool (one ``threadpool_limits``)
+    serves the whole call; ``map`` returns results in task order. One thread: the tasks run
+    in the calling thread with the BLAS library's own threads.
     """
+
+    def __init__(self, n_threads: int | None) -> None:
+        self.n = default_threads() if n_threads is None else max(1, int(n_threads))
+        self._ex: ThreadPoolExecutor | None = None
+        self._limits = None
+
+    def __enter__(self) -> _Pool:
+        if self.n > 1:
+            from threadpoolctl import threadpool_limits
+
+            self._limits = threadpool_limits(limits=1, user_api="blas")
+            self._ex = ThreadPoolExecutor(max_workers=self.n)
+        return self
+
+    def map(self, fn, tasks: Sequence[tuple]) -> list:
+        """``[fn(*task) for task in tasks]``, on the workers (in order, as they free up)."""
+        if self._ex is None or len(tasks) == 1:
+            return [fn(*task) for task in tasks]
+        return list(self._ex.map(lambda task: fn(*task), tasks))
+
+    def __exit__(self, *exc) -> None:
+        if self._ex is not None:
+            self._ex.shutdown()
+            self._limits.restore_original_limits()
+        _local.store = {}  # no scratch memory kept alive in the calling thread
+
+
+def _row_blocks(n_rows: int, n_cols: int, chunk_size: int) -> list[tuple[int, int]]:
+    """Consecutive row blocks [s, e) of about ``chunk_size`` elements (at least 8 rows)."""
     b = _block_rows(n_rows, n_cols, chunk_size)
-    starts = list(range(0, n_rows, b))
-    n_threads = default_threads() if n_threads is None else max(1, int(n_threads))
-    if n_threads == 1 or len(starts) == 1:
-        try:
-            return [fn(s, min(n_rows, s + b), _scratch("h", b, n_cols)) for s in starts]
-        finally:
-            _local.store = {}  # do not keep scratch memory alive in the calling thread
-    from threadpoolctl import threadpool_limits
-
-    def run(s: int):
-        return fn(s, min(n_rows, s + b), _scratch("h", b, n_cols))
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        with ThreadPoolExecutor(max_workers=min(n_threads, len(starts))) as ex:
-            return list(ex.map(run, starts))
+    return [(s, min(n_rows, s + b)) for s in range(0, n_rows, b)]
 
 
 def _block_rows(n_rows: int, n_cols: int, chunk_size: int) -> int:
@@ -161,6 +178,9 @@ class KnnRadii:
     as prdc), and ``cand`` holds, per row, every j whose exact squared distance can be
     <= r²_kmax(i). :meth:`exact` recomputes r²_k for given rows in float64 from those
     candidates only, so exact radii cost O(k d) per row actually needed.
+
+    ``norms`` (float64 ||x_i||²) and the lifted float32 rows ``xa`` = [x, ||x||², 1],
+    ``ya`` = [−2x, 1, ||x||²] stay on the object: the P×Q pass reuses them.
     """
 
     def __init__(
@@ -172,99 +192,128 @@ class KnnRadii:
         xf: np.ndarray | None = None,
         n_threads: int | None = None,
     ) -> None:
+        self._setup(x, ks, xf)
+        with _Pool(n_threads) as pool:
+            _radii_passes([self], chunk_size, pool)
+
+    @classmethod
+    def _new(cls, x: np.ndarray, ks: Sequence[int], xf: np.ndarray | None) -> KnnRadii:
+        """Set up, distance pass not run yet (:func:`_radii_passes` runs it)."""
+        self = cls.__new__(cls)
+        self._setup(x, ks, xf)
+        return self
+
+    def _setup(self, x: np.ndarray, ks: Sequence[int], xf: np.ndarray | None) -> None:
         xd = as_real(x)
         n, d = xd.shape
         kmax = max(ks)
         if n < kmax + 1:
             raise GenmetricsError(f"k={kmax} needs at least k+1={kmax + 1} points per set, got {n}")
-        self.x, self.ks = xd, list(ks)
+        self.x, self.ks, self.n = xd, list(ks), n
         if xf is None:
             xf = xd if xd.dtype == np.float32 else xd.astype(np.float32)
-        norms = sq_norms(xd)
+        self.norms = sq_norms(xd)
         # one GEMM gives t = [x_i, ||x_i||², 1] · [−2x_j, 1, ||x_j||²] ≈ ||x_i − x_j||²
-        xa, ya = _lifted(xd, xf, norms)
-        c = _tol_factor(d)
-        nmax = float(norms.max())
-        self.tol = c * (norms + nmax)
+        self.xa, self.ya = _lifted(xd, xf, self.norms)
+        self.tol = _tol_factor(d) * (self.norms + float(self.norms.max()))
+        self.tol2 = 2.0 * self.tol
         self.approx: dict[int, np.ndarray] = {}
-        m = kmax + 1  # the m smallest per row are needed (self included)
-        tol2 = 2.0 * self.tol
+        self.m = kmax + 1  # the m smallest per row are needed (self included)
         # Running upper bound thr[i] of row i's m-th smallest approximate squared distance,
         # kept as the m smallest values seen so far (top[i], sorted) and updated under a lock
-        # after every block, so later blocks admit few candidates.
-        thr = np.full(n, np.inf)
-        top = np.full((n, m), np.inf)
-        lock = threading.Lock()
+        # after every block, so later blocks admit few candidates. rowb[i]: the bound its own
+        # block found on the columns >= its start; min(thr, rowb) bounds the whole row.
+        self.thr = np.full(n, np.inf)
+        self.rowb = np.full(n, np.inf)
+        self.top = np.full((n, self.m), np.inf)
+        self.lock = threading.Lock()
+        self._exact = {k: np.full(n, np.nan) for k in ks}
 
-        def group_bound(a: np.ndarray, axis: int) -> np.ndarray:
-            """Largest of m group minima along ``axis`` (>= the m-th smallest), inf if < m."""
-            size = a.shape[axis]
-            if size < m:
-                return np.full(a.shape[1 - axis], np.inf)
-            bounds = np.linspace(0, size, m + 1).astype(np.int64)
-            if axis == 1:
-                return np.minimum.reduceat(a, bounds[:-1], axis=1).max(axis=1)
-            # along axis 0, reduceat walks columns with a stride: ~15x slower than m
-            # contiguous row-slice minima
-            out = a[bounds[0] : bounds[1]].min(axis=0)
-            for g in range(1, m):
-                np.maximum(out, a[bounds[g] : bounds[g + 1]].min(axis=0), out=out)
-            return out
+    def _group_bound(self, a: np.ndarray, axis: int) -> np.ndarray:
+        """Largest of m group minima along ``axis`` (>= the m-th smallest), inf if < m."""
+        m, size = self.m, a.shape[axis]
+        if size < m:
+            return np.full(a.shape[1 - axis], np.inf)
+        bounds = np.linspace(0, size, m + 1).astype(np.int64)
+        if axis == 1:
+            return np.minimum.reduceat(a, bounds[:-1], axis=1).max(axis=1)
+        # along axis 0, reduceat walks columns with a stride: ~15x slower than m
+        # contiguous row-slice minima
+        out = a[bounds[0] : bounds[1]].min(axis=0)
+        for g in range(1, m):
+            np.maximum(out, a[bounds[g] : bounds[g + 1]].min(axis=0), out=out)
+        return out
 
-        def merge(rows: np.ndarray, vals: np.ndarray) -> None:
-            """Fold candidate values into the per-row m smallest and tighten thr (locked)."""
-            if rows.size == 0:
-                return
-            order = _row_value_order(rows, vals, fast=True)
-            rows, vals = rows[order], vals[order]
-            first = np.r_[0, np.flatnonzero(np.diff(rows)) + 1]
-            counts = np.diff(np.r_[first, rows.size])
-            rank = np.arange(rows.size) - np.repeat(first, counts)
-            sel = rank < m
-            u = rows[first]
-            with lock:
-                merged = np.full((u.size, 2 * m), np.inf)
-                merged[:, :m] = top[u]
-                merged[np.repeat(np.arange(u.size), counts)[sel], m + rank[sel]] = vals[sel]
-                merged.sort(axis=1)
-                top[u] = merged[:, :m]
-                thr[u] = np.minimum(thr[u], merged[:, m - 1])
+    def _merge(self, rows: np.ndarray, vals: np.ndarray) -> None:
+        """Fold candidate values into the per-row m smallest and tighten thr (locked)."""
+        if rows.size == 0:
+            return
+        m = self.m
+        order = _row_value_order(rows, vals, fast=True)
+        rows, vals = rows[order], vals[order]
+        first = np.r_[0, np.flatnonzero(np.diff(rows)) + 1]
+        counts = np.diff(np.r_[first, rows.size])
+        rank = np.arange(rows.size) - np.repeat(first, counts)
+        sel = rank < m
+        u = rows[first]
+        with self.lock:
+            merged = np.full((u.size, 2 * m), np.inf)
+            merged[:, :m] = self.top[u]
+            merged[np.repeat(np.arange(u.size), counts)[sel], m + rank[sel]] = vals[sel]
+            merged.sort(axis=1)
+            self.top[u] = merged[:, :m]
+            self.thr[u] = np.minimum(self.thr[u], merged[:, m - 1])
 
-        def block(s: int, e: int, buf: np.ndarray):
-            # Symmetric: rows [s, e) against columns [s, n) only. Row i of the block gets its
-            # columns >= s here; rows j >= e get columns [s, e) from the transposed part.
-            w = n - s
-            t = buf.reshape(-1)[: (e - s) * w].reshape(e - s, w)
-            np.matmul(xa[s:e], ya[s:].T, out=t)  # t ≈ ||x_i − x_j||²
-            lim = np.minimum(thr[s:e], group_bound(t, 1)) + tol2[s:e]
-            r1, c1 = _nonzero2d(t <= lim.astype(np.float32)[:, None])
-            rows, cols, vals = [r1 + s], [c1 + s], [t[r1, c1].astype(np.float64)]
-            if e < n:
-                tt = t[:, e - s :]  # (i in [s, e), j in [e, n)) seen from row j
-                lim = np.minimum(thr[e:], group_bound(tt, 0)) + tol2[e:]
-                ri, cj = _nonzero2d(tt <= lim.astype(np.float32)[None, :])
-                rows.append(cj + e)
-                cols.append(ri + s)
-                vals.append(tt[ri, cj].astype(np.float64))
-            if e < n:  # only rows still waiting for pieces need a tighter running bound
-                merge(rows[1], vals[1])
-            return np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+    def _block(self, s: int, e: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Candidate (row, column, float32 value) triples of rows [s, e) against columns [s, n).
 
-        parts = _run_blocks(n, n, chunk_size, n_threads, block)
+        Symmetric: row i of the block gets its columns >= s here; rows j >= e get columns
+        [s, e) from the transposed part. A value enters when it is <= the row's running bound
+        of its m-th smallest + 2 tol (float32 thresholds rounded from float64: t <= lim
+        iff t <= fl32(lim) for a float32 t)."""
+        n, w = self.n, self.n - s
+        t = _scratch("h", e - s, w)
+        np.matmul(self.xa[s:e], self.ya[s:].T, out=t)  # t ≈ ||x_i − x_j||²
+        bound = np.minimum(self.thr[s:e], self._group_bound(t, 1))
+        self.rowb[s:e] = bound  # rows [s, e) belong to this block only
+        mask = _scratch("mask", e - s, w, np.bool_)
+        np.less_equal(t, (bound + self.tol2[s:e]).astype(np.float32)[:, None], out=mask)
+        r1, c1 = _nonzero2d(mask)
+        vals = t[r1, c1].astype(np.float64)
+        if e == n:
+            return r1 + s, c1 + s, vals
+        tt = t[:, e - s :]  # (i in [s, e), j in [e, n)) seen from row j
+        lim = np.minimum(self.thr[e:], self._group_bound(tt, 0)) + self.tol2[e:]
+        mask = _scratch("mask", e - s, n - e, np.bool_)
+        np.less_equal(tt, lim.astype(np.float32)[None, :], out=mask)
+        ri, cj = _nonzero2d(mask)
+        v2 = tt[ri, cj].astype(np.float64)
+        rows2 = cj + e
+        self._merge(rows2, v2)  # only rows still waiting for pieces need a tighter bound
+        return np.r_[r1 + s, rows2], np.r_[c1 + s, ri + s], np.r_[vals, v2]
+
+    def _finish(self, parts: list) -> None:
+        """approx radii and the per-row candidate lists from the blocks' triples.
+
+        Triples above min(thr, rowb) + 2 tol of their row (a bound of its m-th smallest
+        approximate value + 2 tol) are dropped before the sort: they are neither among the m
+        smallest nor candidates."""
         rows = np.concatenate([p[0] for p in parts])
         cols = np.concatenate([p[1] for p in parts])
         vals = np.concatenate([p[2] for p in parts])
-        del parts
+        keep = vals <= (np.minimum(self.thr, self.rowb) + self.tol2)[rows]
+        rows, cols, vals = rows[keep], cols[keep], vals[keep]
+        n, kmax = self.n, self.m - 1
         order, starts = _ragged_sorted(rows, vals, n, fast=True)
-        for k in ks:
+        for k in self.ks:
             self.approx[k] = vals[order[starts[:-1] + k]]
         kth = vals[order[starts[:-1] + kmax]]
-        order = order[vals[order] <= (kth + tol2)[rows[order]]]  # sorted by row, then value
+        order = order[vals[order] <= (kth + self.tol2)[rows[order]]]  # by row, then value
         rows = rows[order]
         self.cand_cols = cols[order]  # grouped by row
         self.cand_starts = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n), out=self.cand_starts[1:])
-        self._exact = {k: np.full(n, np.nan) for k in ks}
+        del self.thr, self.rowb, self.top  # pass state, not needed any more
 
     def exact(self, k: int, rows: np.ndarray) -> np.ndarray:
         """Exact float64 r²_k for ``rows`` (computed once per row, then cached)."""
@@ -284,6 +333,27 @@ class KnnRadii:
 
     def all_exact(self, k: int) -> np.ndarray:
         return self.exact(k, np.arange(self.x.shape[0]))
+
+
+def _radii_passes(radii: list[KnnRadii], chunk_size: int, pool: _Pool) -> None:
+    """The distance passes of several sets on one pool.
+
+    Blocks of all sets are interleaved, largest work (e − s)(n − s) first (each set's blocks
+    stay in their order, so its running bounds tighten as before), then each set's
+    candidates are sorted (one task per set)."""
+    tasks = [(r, s, e) for r in radii for s, e in _row_blocks(r.n, r.n, chunk_size)]
+    order = sorted(
+        range(len(tasks)),
+        key=lambda i: -(tasks[i][2] - tasks[i][1]) * (tasks[i][0].n - tasks[i][1]),
+    )
+    out = pool.map(lambda r, s, e: r._block(s, e), [tasks[i] for i in order])
+    results = [None] * len(tasks)
+    for i, res in zip(order, out, strict=True):
+        results[i] = res
+    parts: dict[int, list] = {id(r): [] for r in radii}
+    for (r, _, _), res in zip(tasks, results, strict=True):
+        parts[id(r)].append(res)
+    pool.map(lambda r: r._finish(parts[id(r)]), [(r,) for r in radii])
 
 
 def knn_radii_sq(x: np.ndarray, ks: Sequence[int], *, chunk_size: int = 1 << 22) -> dict:
@@ -313,8 +383,8 @@ class _Decide:
     def __init__(self, pd_, qd, rp: KnnRadii, rq: KnnRadii, strict: bool) -> None:
         self.pd_, self.qd, self.rp, self.rq = pd_, qd, rp, rq
         self.c = _tol_factor(pd_.shape[1])
-        self.np_norm = sq_norms(pd_)
-        self.nq_norm = sq_norms(qd)
+        self.np_norm = rp.norms  # sq_norms of pd_ and qd
+        self.nq_norm = rq.norms
         self.nq_max = float(self.nq_norm.max())
         self.less = np.less if strict else np.less_equal
 
@@ -371,29 +441,25 @@ def _summarise(parts: list, ks: Sequence[int], n_p: int, n_q: int) -> dict[int, 
 
 
 def _prdc_blocks(
-    pd_: np.ndarray,
-    qd: np.ndarray,
     rp: KnnRadii,
     rq: KnnRadii,
     ks: Sequence[int],
     strict: bool,
     chunk_size: int,
-    pf: np.ndarray,
-    qf: np.ndarray,
-    n_threads: int | None = None,
+    pool: _Pool,
 ) -> dict[int, dict[str, float]]:
     """One blocked pass over d(P, Q) that evaluates the four statistics for every k.
 
-    Sure decisions use float32 distances and approximate radii with the combined rounding
-    bound; undecided pairs are settled with float64 distances and exact radii (:class:`_Decide`).
+    h = [p, ||p||², 1] · [−2q, 1, ||q||²] (the lifted rows the radii passes built). Sure
+    decisions use float32 distances and approximate radii with the combined rounding bound;
+    undecided pairs are settled with float64 distances and exact radii (:class:`_Decide`).
     """
-    n_p, n_q = len(pd_), len(qd)
-    dec = _Decide(pd_, qd, rp, rq, strict)
-    pa, _ = _lifted(pd_, pf, dec.np_norm)
-    _, qa = _lifted(qd, qf, dec.nq_norm)
+    n_p, n_q = rp.n, rq.n
+    dec = _Decide(rp.x, rq.x, rp, rq, strict)
+    pa, qa = rp.xa, rq.ya
 
-    def block(s: int, e: int, buf: np.ndarray) -> dict[int, tuple[np.ndarray, ...]]:
-        h = buf[: e - s]
+    def block(s: int, e: int) -> dict[int, tuple[np.ndarray, ...]]:
+        h = _scratch("h", e - s, n_q)
         np.matmul(pa[s:e], qa.T, out=h)
         tol_a, tol_b = dec.tol_rows(s, e), dec.tol_cols(s, e)
         mask = _scratch("mask", e - s, n_q, np.bool_)
@@ -409,7 +475,7 @@ def _prdc_blocks(
             out[k] = (*in_a, dec.ball_b(k, s, tol_b, ri, cj, h[ri, cj]))
         return out
 
-    parts = _run_blocks(n_p, n_q, chunk_size, n_threads, block)
+    parts = pool.map(block, _row_blocks(n_p, n_q, chunk_size))
     return _summarise(parts, ks, n_p, n_q)
 
 
@@ -475,7 +541,7 @@ def _radii_torch(x: np.ndarray, xf: np.ndarray, ks: Sequence[int], device: str, 
         cols.append(cj.cpu().numpy())
         del t
     r = KnnRadii.__new__(KnnRadii)
-    r.x, r.ks, r.tol, r.approx = x, list(ks), tol, approx
+    r.x, r.ks, r.n, r.norms, r.tol, r.approx = x, list(ks), n, norms, tol, approx
     rows_all = np.concatenate(rows)
     r.cand_cols = np.concatenate(cols)  # row-major: grouped by row
     r.cand_starts = np.zeros(n + 1, dtype=np.int64)
@@ -546,6 +612,8 @@ def prdc_exact(
     qf = qd if qd.dtype == np.float32 else qd.astype(np.float32)
     if device is not None:
         return _prdc_torch(pd_, qd, pf, qf, ks, strict, device, _TORCH_BLOCK)
-    rp = KnnRadii(pd_, ks, chunk_size=chunk_size, xf=pf, n_threads=n_threads)
-    rq = KnnRadii(qd, ks, chunk_size=chunk_size, xf=qf, n_threads=n_threads)
-    return _prdc_blocks(pd_, qd, rp, rq, ks, strict, chunk_size, pf, qf, n_threads)
+    with _Pool(n_threads) as pool:
+        # set-up (norms, lifted rows) of P and Q, their radii passes, then P×Q: one pool
+        rp, rq = pool.map(KnnRadii._new, [(pd_, ks, pf), (qd, ks, qf)])
+        _radii_passes([rp, rq], chunk_size, pool)
+        return _prdc_blocks(rp, rq, ks, strict, chunk_size, pool)
