@@ -19,7 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics._inputs import as_ks, check_pair, check_points
+from genmetrics.kinds import validate_embeddings
+from genmetrics.metrics._inputs import as_ks, check_dims, check_pair, check_points
 
 __all__ = [
     "KnnRadii",
@@ -138,9 +139,17 @@ class _Pool:
         _local.store = {}  # no scratch memory kept alive in the calling thread
 
 
-def _row_blocks(n_rows: int, n_cols: int, chunk_size: int) -> list[tuple[int, int]]:
-    """Consecutive row blocks [s, e) of about ``chunk_size`` elements (at least 8 rows)."""
+def _row_blocks(
+    n_rows: int, n_cols: int, chunk_size: int, n_parts: int = 1
+) -> list[tuple[int, int]]:
+    """Consecutive row blocks [s, e) of at most ``chunk_size`` elements (at least 8 rows),
+    their count a multiple of ``n_parts`` where 8-row blocks allow it (equal blocks keep
+    ``n_parts`` workers equally busy to the end)."""
     b = _block_rows(n_rows, n_cols, chunk_size)
+    if n_parts > 1:
+        blocks = -(-n_rows // b)
+        count = -(-blocks // n_parts) * n_parts
+        b = max(8, -(-n_rows // count))
     return [(s, min(n_rows, s + b)) for s in range(0, n_rows, b)]
 
 
@@ -318,13 +327,16 @@ class KnnRadii:
     def exact(self, k: int, rows: np.ndarray) -> np.ndarray:
         """Exact float64 r²_k for ``rows`` (computed once per row, then cached)."""
         cache = self._exact[k]
-        todo = np.unique(rows[np.isnan(cache[rows])])
+        need = np.zeros(cache.size, dtype=bool)
+        need[rows] = True
+        need &= np.isnan(cache)
+        todo = np.flatnonzero(need)  # sorted unique rows still to do (np.unique imports numpy.ma)
         if todo.size:
             lens = self.cand_starts[todo + 1] - self.cand_starts[todo]
             ri = np.repeat(todo, lens)
-            idx = np.concatenate(
-                [np.arange(self.cand_starts[i], self.cand_starts[i + 1]) for i in todo]
-            )
+            # positions cand_starts[i] + 0, 1, ..., lens - 1 of every row i in todo
+            offset = np.repeat(self.cand_starts[todo] - (np.cumsum(lens) - lens), lens)
+            idx = np.arange(ri.size) + offset
             ex = exact_sqdist(self.x, self.x, ri, self.cand_cols[idx])
             order, starts = _ragged_sorted(np.repeat(np.arange(todo.size), lens), ex, todo.size)
             for kk in self.ks:
@@ -462,20 +474,29 @@ def _prdc_blocks(
         h = _scratch("h", e - s, n_q)
         np.matmul(pa[s:e], qa.T, out=h)
         tol_a, tol_b = dec.tol_rows(s, e), dec.tol_cols(s, e)
+        # float32 thresholds per k: A: d(p_i, q_j) vs r_k(p_i), per row; B: vs r_k(q_j), per
+        # column. Candidates of (A or B, any k): one mask pass with the largest thresholds,
+        # then each (ball, k) keeps its own (h <= lim exactly as a mask of its own would).
+        lim_a = {k: (rp.approx[k][s:e] + tol_a).astype(np.float32) for k in ks}
+        lim_b = {k: (rq.approx[k] + tol_b).astype(np.float32) for k in ks}
+        top_a = np.maximum.reduce([lim_a[k] for k in ks])
+        top_b = np.maximum.reduce([lim_b[k] for k in ks])
         mask = _scratch("mask", e - s, n_q, np.bool_)
+        mask_b = _scratch("mask_b", e - s, n_q, np.bool_)
+        np.less_equal(h, top_a[:, None], out=mask)
+        np.less_equal(h, top_b[None, :], out=mask_b)
+        np.logical_or(mask, mask_b, out=mask)
+        ri, cj = _nonzero2d(mask)
+        hv = h[ri, cj]
         out = {}
         for k in ks:
-            # A: d(p_i, q_j) vs r_k(p_i): candidates h <= r² + tol
-            np.less_equal(h, (rp.approx[k][s:e] + tol_a).astype(np.float32)[:, None], out=mask)
-            ri, cj = _nonzero2d(mask)
-            in_a = dec.ball_a(k, s, tol_a, ri, cj, h[ri, cj])
-            # B: d(p_i, q_j) vs r_k(q_j), thresholds per column
-            np.less_equal(h, (rq.approx[k] + tol_b).astype(np.float32)[None, :], out=mask)
-            ri, cj = _nonzero2d(mask)
-            out[k] = (*in_a, dec.ball_b(k, s, tol_b, ri, cj, h[ri, cj]))
+            sel = hv <= lim_a[k][ri]  # candidates h <= r² + tol
+            in_a = dec.ball_a(k, s, tol_a, ri[sel], cj[sel], hv[sel])
+            sel = hv <= lim_b[k][cj]
+            out[k] = (*in_a, dec.ball_b(k, s, tol_b, ri[sel], cj[sel], hv[sel]))
         return out
 
-    parts = pool.map(block, _row_blocks(n_p, n_q, chunk_size))
+    parts = pool.map(block, _row_blocks(n_p, n_q, chunk_size, pool.n))
     return _summarise(parts, ks, n_p, n_q)
 
 
@@ -587,6 +608,23 @@ def _prdc_torch(pd_, qd, pf, qf, ks, strict: bool, device: str, block: int):
     return _summarise(parts, ks, n_p, n_q)
 
 
+def _checked_pair(
+    reference, candidate, ks: list[int], pool: _Pool | None
+) -> tuple[np.ndarray, ...]:
+    """Both sets validated as ``compute()`` does (:func:`check_pair`; on the pool's workers
+    when given: two sets at once), as float arrays and their float32 copies."""
+    if pool is None:
+        p, q = check_pair(reference, candidate)
+    else:
+        p, q = pool.map(validate_embeddings, [(reference, "reference"), (candidate, "candidate")])
+        check_dims(p, q)
+    check_points({"reference": len(p), "candidate": len(q)}, max(ks))
+    pd_, qd = as_real(p), as_real(q)
+    pf = pd_ if pd_.dtype == np.float32 else pd_.astype(np.float32)
+    qf = qd if qd.dtype == np.float32 else qd.astype(np.float32)
+    return pd_, qd, pf, qf
+
+
 def prdc_exact(
     reference: np.ndarray,
     candidate: np.ndarray,
@@ -605,14 +643,11 @@ def prdc_exact(
     the torch engine (:func:`_prdc_torch`), whose values are the same.
     """
     ks = as_ks(ks)
-    p, q = check_pair(reference, candidate)
-    check_points({"reference": len(p), "candidate": len(q)}, max(ks))
-    pd_, qd = as_real(p), as_real(q)
-    pf = pd_ if pd_.dtype == np.float32 else pd_.astype(np.float32)
-    qf = qd if qd.dtype == np.float32 else qd.astype(np.float32)
     if device is not None:
+        pd_, qd, pf, qf = _checked_pair(reference, candidate, ks, None)
         return _prdc_torch(pd_, qd, pf, qf, ks, strict, device, _TORCH_BLOCK)
     with _Pool(n_threads) as pool:
+        pd_, qd, pf, qf = _checked_pair(reference, candidate, ks, pool)
         # set-up (norms, lifted rows) of P and Q, their radii passes, then P×Q: one pool
         rp, rq = pool.map(KnnRadii._new, [(pd_, ks, pf), (qd, ks, qf)])
         _radii_passes([rp, rq], chunk_size, pool)
