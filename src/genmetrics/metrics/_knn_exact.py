@@ -285,21 +285,33 @@ class KnnRadii:
         np.matmul(self.xa[s:e], self.ya[s:].T, out=t)  # t ≈ ||x_i − x_j||²
         bound = np.minimum(self.thr[s:e], self._group_bound(t, 1))
         self.rowb[s:e] = bound  # rows [s, e) belong to this block only
+        lim_r = (bound + self.tol2[s:e]).astype(np.float32)
         mask = _scratch("mask", e - s, w, np.bool_)
-        np.less_equal(t, (bound + self.tol2[s:e]).astype(np.float32)[:, None], out=mask)
-        r1, c1 = _nonzero2d(mask)
-        vals = t[r1, c1].astype(np.float64)
-        if e == n:
-            return r1 + s, c1 + s, vals
-        tt = t[:, e - s :]  # (i in [s, e), j in [e, n)) seen from row j
-        lim = np.minimum(self.thr[e:], self._group_bound(tt, 0)) + self.tol2[e:]
-        mask = _scratch("mask", e - s, n - e, np.bool_)
-        np.less_equal(tt, lim.astype(np.float32)[None, :], out=mask)
+        np.less_equal(t, lim_r[:, None], out=mask)
+        if e < n:
+            # the transposed part t[:, e - s:] (i in [s, e), j in [e, n) seen from row j),
+            # thresholds per column; -inf on the diagonal square keeps the pass contiguous,
+            # and one extraction serves both sides
+            lim_c = np.full(w, -np.inf, dtype=np.float32)
+            bound_c = np.minimum(self.thr[e:], self._group_bound(t[:, e - s :], 0))
+            lim_c[e - s :] = bound_c + self.tol2[e:]  # rounded to float32 as astype would
+            mask_c = _scratch("mask_c", e - s, w, np.bool_)
+            np.less_equal(t, lim_c[None, :], out=mask_c)
+            np.logical_or(mask, mask_c, out=mask)
         ri, cj = _nonzero2d(mask)
-        v2 = tt[ri, cj].astype(np.float64)
-        rows2 = cj + e
+        v = t[ri, cj]
+        if e == n:
+            return ri + s, cj + s, v.astype(np.float64)
+        side_r = v <= lim_r[ri]
+        side_c = v <= lim_c[cj]
+        v1, v2 = v[side_r].astype(np.float64), v[side_c].astype(np.float64)
+        rows2 = cj[side_c] + s
         self._merge(rows2, v2)  # only rows still waiting for pieces need a tighter bound
-        return np.r_[r1 + s, rows2], np.r_[c1 + s, ri + s], np.r_[vals, v2]
+        return (
+            np.r_[ri[side_r] + s, rows2],
+            np.r_[cj[side_r] + s, ri[side_c] + s],
+            np.r_[v1, v2],
+        )
 
     def _finish(self, parts: list) -> None:
         """approx radii and the per-row candidate lists from the blocks' triples.
