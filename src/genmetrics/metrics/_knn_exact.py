@@ -523,114 +523,6 @@ def _prdc_blocks(
     return _summarise(parts, ks, n_p, n_q)
 
 
-# ---------------------------------------------------------------------------- torch engine
-
-#: float32 elements per distance block on a torch device (256 MiB)
-_TORCH_BLOCK = 1 << 26
-
-
-class _HighestMatmul:
-    """Context: full float32 GEMMs in torch (no TF32), so the rounding bound holds."""
-
-    def __enter__(self):
-        import torch
-
-        self.torch = torch
-        self.prev = torch.get_float32_matmul_precision()
-        self.prev_tf32 = torch.backends.cuda.matmul.allow_tf32
-        torch.set_float32_matmul_precision("highest")
-        torch.backends.cuda.matmul.allow_tf32 = False
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.torch.set_float32_matmul_precision(self.prev)
-        self.torch.backends.cuda.matmul.allow_tf32 = self.prev_tf32
-
-
-def _torch_rows(n_rows: int, n_cols: int, block: int) -> int:
-    return int(max(1, min(n_rows, block // max(n_cols, 1))))
-
-
-def _radii_torch(x: np.ndarray, xf: np.ndarray, ks: Sequence[int], device: str, block: int):
-    """:class:`KnnRadii` from float32 distance blocks on a torch ``device`` (full rows, topk).
-
-    approx[k] = (k+1)-th smallest float32 distance of the row (self included), within
-    tol of the exact value; candidates are the j with t_ij <= approx[kmax] + 2 tol, which
-    contain every j with exact d² <= r²_kmax. Exact radii then come from the numpy
-    float64 recomputation (:meth:`KnnRadii.exact`), so they equal the CPU engine's.
-    """
-    import torch
-
-    n, d = x.shape
-    kmax = max(ks)
-    if n < kmax + 1:
-        raise GenmetricsError(f"k={kmax} needs at least k+1={kmax + 1} points per set, got {n}")
-    norms = sq_norms(x)
-    tol = _tol_factor(d) * (norms + float(norms.max()))
-    xa, yt = (torch.from_numpy(a).to(device) for a in _lifted(x, xf, norms))
-    tol2 = torch.from_numpy(2.0 * tol).to(device)
-    approx = {k: np.empty(n) for k in ks}
-    rows, cols = [], []
-    b = _torch_rows(n, n, block)
-    for s in range(0, n, b):
-        e = min(n, s + b)
-        t = xa[s:e] @ yt
-        vals = torch.topk(t, kmax + 1, dim=1, largest=False, sorted=True).values
-        vals_cpu = vals.double().cpu().numpy()
-        for k in ks:
-            approx[k][s:e] = vals_cpu[:, k]
-        lim = (vals[:, kmax].double() + tol2[s:e]).float()
-        ri, cj = torch.nonzero(t <= lim[:, None], as_tuple=True)
-        rows.append(ri.cpu().numpy() + s)
-        cols.append(cj.cpu().numpy())
-        del t
-    r = KnnRadii.__new__(KnnRadii)
-    r.x, r.ks, r.n, r.norms, r.tol, r.approx = x, list(ks), n, norms, tol, approx
-    rows_all = np.concatenate(rows)
-    r.cand_cols = np.concatenate(cols)  # row-major: grouped by row
-    r.cand_starts = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows_all, minlength=n), out=r.cand_starts[1:])
-    r._exact = {k: np.full(n, np.nan) for k in ks}
-    return r
-
-
-def _prdc_torch(pd_, qd, pf, qf, ks, strict: bool, device: str, block: int):
-    """The exact P/R/D/C on a torch device: float32 GEMM blocks and candidate masks there,
-    every decision on the CPU (:class:`_Decide`), so the values equal :func:`_prdc_blocks`'."""
-    import torch
-
-    with _HighestMatmul():
-        rp = _radii_torch(pd_, pf, ks, device, block)
-        rq = _radii_torch(qd, qf, ks, device, block)
-        n_p, n_q = len(pd_), len(qd)
-        dec = _Decide(pd_, qd, rp, rq, strict)
-        pa = torch.from_numpy(_lifted(pd_, pf, dec.np_norm)[0]).to(device)
-        qt = torch.from_numpy(_lifted(qd, qf, dec.nq_norm)[1]).to(device)
-        r2q = {k: torch.from_numpy(rq.approx[k]).to(device) for k in ks}
-
-        def pairs(h, mask) -> tuple[np.ndarray, ...]:
-            """Candidate (row, column, float32 distance) triples of a mask, on the CPU."""
-            ri, cj = torch.nonzero(mask, as_tuple=True)
-            return ri.cpu().numpy(), cj.cpu().numpy(), h[ri, cj].cpu().numpy()
-
-        parts = []
-        b = _torch_rows(n_p, n_q, block)
-        for s in range(0, n_p, b):
-            e = min(n_p, s + b)
-            h = pa[s:e] @ qt
-            tol_a, tol_b = dec.tol_rows(s, e), dec.tol_cols(s, e)
-            tol_b_t = torch.from_numpy(tol_b).to(device)
-            out = {}
-            for k in ks:
-                lim_a = torch.from_numpy((rp.approx[k][s:e] + tol_a).astype(np.float32))
-                in_a = dec.ball_a(k, s, tol_a, *pairs(h, h <= lim_a.to(device)[:, None]))
-                lim_b = (r2q[k] + tol_b_t).float()
-                out[k] = (*in_a, dec.ball_b(k, s, tol_b, *pairs(h, h <= lim_b[None, :])))
-            parts.append(out)
-            del h
-    return _summarise(parts, ks, n_p, n_q)
-
-
 def _checked_pair(
     reference, candidate, ks: list[int], pool: _Pool | None
 ) -> tuple[np.ndarray, ...]:
@@ -656,19 +548,15 @@ def prdc_exact(
     strict: bool = True,
     chunk_size: int = 1 << 22,
     n_threads: int | None = None,
-    device: str | None = None,
 ) -> dict[int, dict[str, float]]:
     """Exact precision/recall/density/coverage for each k in ``ks`` on the given features.
 
     Memory O(chunk_size) floats per block; one distance pass per set for the radii and one
     pass over d(P, Q) shared by all k. Returns {k: {"precision", "recall", "density",
-    "coverage"}}. ``device`` None: numpy on the CPU; ``"cuda"`` (or ``"cpu"``, for tests):
-    the torch engine (:func:`_prdc_torch`), whose values are the same.
+    "coverage"}}. The same computation through torch on a GPU:
+    :func:`genmetrics.metrics._knn_torch.prdc_torch` (the same values).
     """
     ks = as_ks(ks)
-    if device is not None:
-        pd_, qd, pf, qf = _checked_pair(reference, candidate, ks, None)
-        return _prdc_torch(pd_, qd, pf, qf, ks, strict, device, _TORCH_BLOCK)
     with _Pool(n_threads) as pool:
         pd_, qd, pf, qf = _checked_pair(reference, candidate, ks, pool)
         # set-up (norms, lifted rows) of P and Q, their radii passes, then P×Q: one pool
