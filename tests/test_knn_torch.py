@@ -9,7 +9,8 @@ from test_precision_recall import brute_force  # the full-matrix definition, onc
 
 from genmetrics.metrics import compute
 from genmetrics.metrics import precision_recall as mod
-from genmetrics.metrics._knn_exact import _prdc_torch, as_real, prdc_exact
+from genmetrics.metrics._knn_exact import as_real, prdc_exact
+from genmetrics.metrics._knn_torch import _prdc_torch, prdc_torch
 
 torch = pytest.importorskip("torch")
 KEYS = ("precision", "recall", "density", "coverage")
@@ -32,7 +33,7 @@ def test_torch_equals_numpy_random(n_p, n_q, d, dtype, seed):
     q = (centers[rng.integers(0, 3, n_q)] + rng.normal(size=(n_q, d)) * 1.2).astype(dtype)
     for strict in (True, False):
         cpu = prdc_exact(p, q, [1, 4, 9], strict=strict)
-        assert prdc_exact(p, q, [1, 4, 9], strict=strict, device="cpu") == cpu
+        assert prdc_torch(p, q, [1, 4, 9], strict=strict, device="cpu") == cpu
         # several row blocks on the device
         assert torch_engine(p, q, [1, 4, 9], strict, block=50 * max(n_p, n_q)) == cpu
         ref = brute_force(p.astype(np.float64), q.astype(np.float64), 4, strict)
@@ -67,12 +68,12 @@ def test_record_states_the_device(monkeypatch):
     assert cpu.extras["knn"]["device"] == "cpu"
     seen = []
 
-    def fake_exact(*args, device=None, **kw):
+    def fake_torch(*args, device, **kw):
         seen.append(device)
-        return prdc_exact(*args, device="cpu" if device else None, **kw)
+        return prdc_torch(*args, device="cpu", **kw)
 
     monkeypatch.setattr(mod, "_array_device", lambda: "cuda")
-    monkeypatch.setattr(mod, "prdc_exact", fake_exact)
+    monkeypatch.setattr(mod, "_prdc_torch", fake_torch)
     gpu = compute("precision_recall", q, p, {"pca": False})
     assert seen == ["cuda"]
     assert gpu.extras["knn"] == {**cpu.extras["knn"], "device": "cuda"}

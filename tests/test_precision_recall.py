@@ -85,6 +85,33 @@ def test_small_blocks_and_float32_match_prdc():
             assert out[key] == pytest.approx(ref[key], abs=1e-9), (threads, key)
 
 
+def test_threads_blocks_and_several_k_agree_with_brute_force():
+    """One worker pool for the whole call (the radii blocks of P and Q interleaved, sets of
+    different sizes), small blocks and several k from one candidate mask: the same values for
+    1, 2 and 3 threads, equal to the float64 definition, with exact duplicates in P and copies
+    of P points in Q (ties at distance 0)."""
+    rng = np.random.default_rng(21)
+    p = mixture(rng, 230, 6)
+    q = mixture(rng, 170, 6, shift=0.3)
+    p[200:210] = p[3]  # ten copies: r_k(p_3) = 0 for k <= 10
+    q[100:104] = p[5]
+    q[104:106] = p[3]  # at distance 0 from eleven balls of radius 0
+    ks = [1, 3, 6]
+    for strict in (True, False):
+        runs = [
+            prdc_exact(p, q, ks, strict=strict, chunk_size=1000, n_threads=t) for t in (1, 2, 3)
+        ]
+        assert runs[0] == runs[1] == runs[2]
+        for k in ks:
+            ref = brute_force(p, q, k, strict)
+            for key in KEYS:
+                assert runs[0][k][key] == pytest.approx(ref[key], abs=1e-12), (strict, k, key)
+    # the ties are real: under <= the two copies of p_3 lie in the eleven balls of radius 0
+    # (and the copies of p_5 on the boundary of the balls whose 1st neighbour is p_5)
+    loose, strict_ = (prdc_exact(p, q, [1], strict=s, n_threads=2)[1] for s in (False, True))
+    assert loose["density"] - strict_["density"] >= 2 * 11 / 170
+
+
 def test_several_k_in_one_pass_match_prdc():
     rng = np.random.default_rng(11)
     p = mixture(rng, 200, 8)
@@ -252,6 +279,8 @@ def test_nan_and_shape_errors_in_direct_calls():
         prdc_for_ks(p, p, 4, strict="maybe")
     with pytest.raises(GenmetricsError, match="2-D"):
         prdc_exact(p[:, 0], p, 2)
+    with pytest.raises(GenmetricsError, match="^reference: .*NaN"):  # both bad: reference first
+        prdc_exact(bad, inf, 2, n_threads=2)
     with pytest.raises(GenmetricsError, match="dimensions"):
         prdc_exact(p, p[:, :2], 2)
 

@@ -27,7 +27,8 @@ the one that ran, :func:`knn_record`):
 * ``exact-blocked``: :mod:`._knn_exact` (``prdc_exact``): float32 GEMM blocks with a rounding
   bound, undecided pairs recomputed in float64 — the same numbers in O(block) memory. When
   :func:`genmetrics.devices.array_device` is ``cuda`` the blocks run through torch on the GPU
-  (candidate masks there, every decision on the CPU in float64): the same values;
+  (:mod:`._knn_torch`;
+  candidate masks there, every decision on the CPU in float64): the same values;
   ``extras["knn"]["device"]`` says where they ran;
 * ``approx-ivf`` (``approx_backend="auto"``), ``approx-faiss`` / ``approx-pynndescent``:
   :mod:`._knn_approx` (``prdc_approx``), only with ``method="approx"`` or a user-set
@@ -176,6 +177,13 @@ def knn_record(
     return rec
 
 
+def _prdc_torch(p, q, ks, *, strict: bool, device: str) -> dict[int, dict[str, float]]:
+    """:func:`genmetrics.metrics._knn_torch.prdc_torch` (torch imported on first use)."""
+    from genmetrics.metrics._knn_torch import prdc_torch
+
+    return prdc_torch(p, q, ks, strict=strict, device=device)
+
+
 def _array_device() -> str:
     """:func:`genmetrics.devices.array_device`, imported on first use."""
     from genmetrics.devices import array_device
@@ -217,8 +225,7 @@ def _prdc(
         out = prdc_dense(p, q, ks, strict=strict)
     else:
         if _array_device() == "cuda":
-            out = prdc_exact(p, q, ks, strict=strict, device="cuda")
-            return out, engine, "cuda"
+            return _prdc_torch(p, q, ks, strict=strict, device="cuda"), engine, "cuda"
         out = prdc_exact(p, q, ks, strict=strict, chunk_size=chunk_size)
     return out, engine, "cpu"
 
