@@ -163,9 +163,26 @@ def test_readme_snakemake_commands_dry_run_as_written():
     assert not failed, failed
 
 
-def test_readme_genmetrics_commands_run_as_written():
-    """Run from the checkout, as a user would: ``config.yaml`` names the featurizers, the
-    features land in its cache (a second run is warm), outputs under ``results/``."""
+#: texts per examples/ file in ``make test``'s run of the README's genmetrics commands
+EXAMPLE_TEXTS = 20
+
+
+def _project_with_short_examples(folder: Path) -> Path:
+    """A folder laid out as the checkout for the README's genmetrics commands: its
+    ``config.yaml``, ``.cache`` (warm models and features) and ``.venv`` linked, and
+    ``examples/`` with the first :data:`EXAMPLE_TEXTS` texts of each file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("config.yaml", ".cache", ".venv"):
+        if (REPO / name).exists():
+            (folder / name).symlink_to(REPO / name)
+    (folder / "examples").mkdir()
+    for path in (REPO / "examples").glob("*.jsonl"):
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        (folder / "examples" / path.name).write_text("".join(lines[:EXAMPLE_TEXTS]))
+    return folder
+
+
+def _run_genmetrics_commands(cwd: Path) -> None:
     runs = [c for c in readme_commands() if classify(c) == "genmetrics"]
     assert any("--featurizer" in c for c in runs) and any("--evaluator" in c for c in runs)
     failed = []
@@ -173,12 +190,27 @@ def test_readme_genmetrics_commands_run_as_written():
         shell = command if command.startswith(".venv/") else f"{BIN}/{command}"
         if command.startswith("python "):
             shell = f"{sys.executable} {command.removeprefix('python ')}"
-        if command.startswith(".venv/") and not (REPO / ".venv").exists():
+        if command.startswith(".venv/") and not (cwd / ".venv").exists():
             shell = f"{BIN}/{command.removeprefix('.venv/bin/')}"
-        proc = _run(shell, REPO, shell=True)
+        proc = _run(shell, cwd, shell=True)
         if proc.returncode:
             failed.append((command, (proc.stdout + proc.stderr)[-800:]))
     assert not failed, failed
+
+
+def test_readme_genmetrics_commands_run_as_written(tmp_path):
+    """Every genmetrics command as written, in a folder laid out as the checkout with 20
+    texts per examples/ file (SmolLM2's surprisal of each text is most of the cost on 2
+    cores): ``config.yaml`` names the featurizers, the features land in the shared
+    cache, outputs under ``results/``. ``make test-slow`` runs them on the whole files from
+    the checkout itself."""
+    _run_genmetrics_commands(_project_with_short_examples(tmp_path / "project"))
+
+
+@pytest.mark.slow
+def test_readme_genmetrics_commands_run_as_written_from_the_checkout():
+    """As above, from the checkout on the whole examples/ files, as a user runs them."""
+    _run_genmetrics_commands(REPO)
 
 
 def first_screen_outputs(text: str | None = None) -> list[str]:
