@@ -4,8 +4,8 @@ The big config is the repo's ``config.yaml`` with its ``models:`` replaced by ``
 copies of the demo's models (cycled: ``<demo model>-<i>``, each with its own sampling
 temperature so that no two share settings) and ``generation.seeds`` set to
 ``0 .. --seeds - 1`` (the per-model ``seeds`` override dropped): the defaults, 100 models ×
-5 seeds, give 12,609 jobs (one dataset, 33 metric entries, 3 spread entries). The demo config
-itself (185 jobs) is timed too.
+5 seeds, give 17,642 jobs with the current config.yaml (one dataset, 33 metric entries). The
+demo config itself (185 jobs) is timed too.
 
 Each run is a fresh process, ``snakemake -n --cores 2 --quiet rules --snakefile
 <checkout>/Snakefile --directory <tmp> --configfile <tmp>/config.yaml``: nothing is written
@@ -33,7 +33,21 @@ with that checkout's Snakefile and ``src/`` (``PYTHONPATH``), interleaved with o
 baseline, ours, ...), and the ratio baseline / ours of the best times is printed.
 
     .venv/bin/python benchmarks/bench_dry_run.py [--models 100] [--seeds 5] [--repeat 3]
-        [--rules] [--no-demo] [--baseline /work/main]
+        [--rules] [--no-demo] [--baseline /work/main] [--floor] [--phases]
+
+``--floor``: each config's *replay* (``--write-replay``, written from a dry run of the config
+in a fresh process) is timed too, interleaved: a Snakefile with the same rules (output and
+log patterns with their wildcard constraints inlined, threads, conda env, ``script:``) and the
+same jobs (inputs with their names, outputs, logs, param names; ``tests/test_bench_dry_run.py``)
+whose every input/params function is a dict lookup, with no genmetrics code. Its time is
+Snakemake's own cost of the DAG: the floor of any wiring that keeps the jobs. Printed:
+``ours_over_floor`` (wall) and ``ours_minus_floor_cpu_s`` (genmetrics' part in CPU seconds).
+
+``--phases``: every run goes through ``benchmarks/dry_run_phases.py`` (timers around
+Snakemake's phases: DAG edges, needrun, params, ``script:`` checks, printing, resources) and
+the best run's split is printed as ``phases_s``.
+
+On a loaded machine compare CPU seconds and interleaved ratios, not single wall times.
 
 ``--dump-jobs OUT --configfile C [--workdir W]`` instead writes every job of C's dry run (rule,
 wildcards, inputs with their names, outputs, logs, the ``repr`` of every param with its name;
