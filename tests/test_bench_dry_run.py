@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import REPO
 
@@ -45,6 +46,7 @@ def _jobs(path: Path) -> dict[tuple, dict]:
     return out
 
 
+@pytest.mark.slow  # benchmark tooling (three Snakemake starts on a 4 × 2 config): make test-slow
 def test_replay_schedules_the_jobs_of_the_workflow(tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(big_config(4, 2), sort_keys=False))
