@@ -24,6 +24,11 @@ text is distinct (bert_score embeds each distinct text once: repeats would hide 
 Sizes: ``--sizes`` (default 1,000 and 4,000 pairs); ``--big`` adds 20,000 (the reference's
 run then needs about 3.5 GB; the goal for ours is ≤ 1 GB growth).
 
+Printed first, per size: the longest candidate's and reference's word pieces and the total
+(the 4,000-pair set holds longer texts than the 1,000-pair one: 277 against 104 word pieces for
+the longest candidate, so its first forward pass would pad to 277 if the encoder's batches
+were not cut by a word-piece budget; ours cuts them, bert_score does not).
+
 Printed per size: time and RSS growth of ours and of the reference, the time ratio, and the
 agreement max |ΔP|, |ΔR|, |ΔF1| over pairs; then each implementation's growth from the
 smallest to the largest size. Goals (exit 1 if missed): max |ΔF1| ≤ 1e-5 (the agreement
@@ -69,6 +74,23 @@ def pairs(n: int) -> tuple[list[str], list[str]]:
     refs = [r["text"] for r in _rows(DATA / "ag_news" / "test.jsonl")]
     refs += [r["text"] for r in _rows(DATA / "ag_news" / "train_sample.jsonl")]
     return _cycled(cands, n), _cycled(refs, n)
+
+
+def token_counts(sizes: list[int]) -> dict[int, tuple[int, int, int]]:
+    """Per size: (longest candidate, longest reference, all texts) in word pieces with
+    [CLS]/[SEP], as bert_score's ``sent_encode`` counts them (the longest text sets the
+    padded length of the first forward pass, and attention memory grows with its square)."""
+    from bert_score.utils import sent_encode
+
+    from genmetrics.metrics.homogenization import bert_score_tokenizer, bertscore_model
+
+    tokenizer = bert_score_tokenizer(bertscore_model(None, None)[0])
+    cands, refs = pairs(max(sizes))
+    lc = np.array([len(sent_encode(tokenizer, t)) for t in cands])
+    lr = np.array([len(sent_encode(tokenizer, t)) for t in refs])
+    return {
+        n: (int(lc[:n].max()), int(lr[:n].max()), int(lc[:n].sum() + lr[:n].sum())) for n in sizes
+    }
 
 
 def _peak_mb() -> float:
@@ -151,6 +173,8 @@ def main() -> int:
     sizes = sorted(set(args.sizes + ([20000] if args.big else [])))
     print(f"# load: {os.getloadavg()}; batch_size={args.batch_size}, idf={args.idf}")
     impls = ("ours", "reference") if args.impl == "both" else (args.impl,)
+    for n, (lc, lr, tot) in token_counts(sizes).items():
+        print(f"{n:>6} pairs | longest candidate {lc}, reference {lr} word pieces; {tot} in all")
     rows: dict[int, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:

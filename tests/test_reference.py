@@ -239,6 +239,53 @@ def test_bertscore_streamed_blocks_match_bert_score(summary_pairs, idf, monkeypa
     assert res.extras["device"] in ("cpu", "cuda:0")
 
 
+def test_encoder_passes_cut_long_texts_into_fewer_rows():
+    """Hand-computed with batch_size 64 (rows·L ≤ 64·64, rows·L² ≤ 64·2^13): two texts of 512
+    word pieces per pass, six of 277, 32 of 128, 64 of 64 (bert_score's batch); a pass is
+    padded to its first (longest) text; batch_size 1 still makes progress."""
+    from genmetrics.metrics.homogenization import encoder_passes
+
+    lengths = [512] * 3 + [277] * 7 + [128] * 40 + [64] * 70 + [2] * 5
+    assert encoder_passes(lengths, 64) == [(0, 2), (2, 4), (4, 10), (10, 42), (42, 74), (74, 125)]
+    assert encoder_passes([512, 512, 3], 1) == [(0, 1), (1, 2), (2, 3)]
+    assert encoder_passes([60] * 130, 64) == [(0, 64), (64, 128), (128, 130)]
+    assert encoder_passes([], 64) == []
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_bertscore_split_passes_match_bert_score(summary_pairs, idf, monkeypatch):
+    """With a tight word-piece budget per forward pass (rows·L ≤ 4·24, so most texts go alone
+    and short ones two or more to a pass), the per-pair P/R/F1 are still bert_score's own
+    (same pair batches of 4) within 1e-5: how texts are grouped for the encoder moves an
+    embedding by float32 rounding only."""
+    pytest.importorskip("bert_score")
+    import bert_score
+
+    from genmetrics.metrics import homogenization as homogenization_module
+
+    monkeypatch.setattr(homogenization_module, "PASS_TOKENS_PER_ROW", 24)
+    seen: list[int] = []
+    cut = homogenization_module.encoder_passes
+
+    def spy(lengths, batch_size):
+        passes = cut(lengths, batch_size)
+        seen.extend(e - s for s, e in passes)
+        return passes
+
+    monkeypatch.setattr(homogenization_module, "encoder_passes", spy)
+    hyp, ref = summary_pairs
+    short = ["The cat sat on the mat.", "Stocks fell sharply.", "A b c", "rain"]
+    hyp, ref = [*hyp, *short], [*ref, *reversed(short)]
+    res = compute("bertscore", hyp, ref, params={"idf": idf, "batch_size": 4})
+    assert 1 in seen and max(seen) > 1  # long texts alone, short ones together
+    model = str(res.extras["model"])
+    P, R, F = bert_score.score(
+        hyp, ref, model_type=model, num_layers=6, idf=idf, lang=None, nthreads=0, batch_size=4
+    )
+    for key, want in (("precision", P), ("recall", R), ("f1", F)):
+        np.testing.assert_allclose(res.extras[key], want.double().numpy(), atol=1e-5)
+
+
 def test_bertscore_hand_and_ordering(summary_pairs):
     """Identical texts score 1; each summary scores higher against its own reference than
     against another document's."""
