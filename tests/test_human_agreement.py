@@ -7,6 +7,7 @@ case, the config checks, and a real `snakemake agreement` on the five judgment s
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -306,7 +307,8 @@ def test_snakemake_agreement_on_the_judgment_sets(tmp_path):
     path = tmp_path / "agreement.yaml"
     path.write_text(yaml.safe_dump(cfg))
     cmd = [str(BIN / "snakemake"), "-s", str(REPO / "Snakefile"), "agreement", "--cores", "2"]
-    env = {"GENMETRICS_REPO": str(REPO), "PATH": f"{BIN}:/usr/bin:/bin"}
+    # the test's PATH after BIN: it holds the scontrol that fails at once (conftest.py)
+    env = {"GENMETRICS_REPO": str(REPO), "PATH": f"{BIN}:{os.environ['PATH']}"}
     proc = subprocess.run(
         [*cmd, "--configfile", str(path)], cwd=tmp_path, capture_output=True, text=True, env=env
     )

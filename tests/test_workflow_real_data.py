@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import subprocess
 
@@ -19,7 +20,7 @@ from test_workflow import BIN, CACHE, SCORE_COLUMNS, _write, job_counts, snakema
 
 
 @pytest.fixture(scope="module")
-def e2e(tmp_path_factory):
+def e2e(tmp_path_factory, _no_slurm_dir):
     if not SHARED_DATA.exists():
         pytest.skip("../shared/data is not present")
     work = tmp_path_factory.mktemp("e2e")
@@ -27,7 +28,8 @@ def e2e(tmp_path_factory):
     text = text.replace("@CACHE@", str(CACHE)).replace("@DATA@", str(SHARED_DATA))
     cfg_path = work / "e2e.yaml"
     cfg_path.write_text(text)
-    proc = snakemake("--cores", "2", "--configfile", str(cfg_path), cwd=work)
+    path = {"PATH": f"{_no_slurm_dir}{os.pathsep}{os.environ.get('PATH', '')}"}  # as every test
+    proc = snakemake("--cores", "2", "--configfile", str(cfg_path), cwd=work, env=path)
     return work, yaml.safe_load(text), proc
 
 
