@@ -119,8 +119,8 @@ def prepare_model(
     old = _previous_manifest(manifest)
     if stat is None:
         digest = None
-    elif old.get("content_stat") == stat and old.get("content_sha256"):
-        digest = old["content_sha256"]  # the same files (name, size, mtime): the same hash
+    elif (old.get("path"), old.get("path_base"), old.get("content_stat")) == (where, base, stat):
+        digest = old.get("content_sha256") or folder_sha256(Path(path))  # the same files
     else:
         digest = folder_sha256(Path(path))
     record = {
