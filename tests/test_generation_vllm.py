@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, TEST_CONFIG, placeholder_checkpoint, snakemake
+from test_generation import SETTINGS  # the transformers backend's job settings
 
 from genmetrics import GenmetricsError
 from genmetrics.generation import batch_seed, merge_shards
@@ -26,22 +27,6 @@ from genmetrics.generation_vllm import (
 
 FAKE = "genmetrics.testing_vllm"
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
-SETTINGS = {
-    "template": "base",
-    "tokenizer_family": None,
-    "tokens_per_word": 1.0,
-    "instruction": None,
-    "sampling": {"temperature": 1.0},
-    "words": 3,
-    "batch_size": 2,
-    "token_margin": 1.25,
-    "shards": 2,
-    "mode": "prefix",
-    "dtype": "float32",
-    "trust_remote_code": False,
-    "device_map": None,
-    "max_memory": None,
-}
 PROMPTS = [
     {"id": f"q{i}", "prompt": " ".join(["the cat sat on the mat"] * (1 + i % 4))} for i in range(9)
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_mauve import features  # the Gaussian mixtures of the MAUVE tests
 
 from genmetrics import devices
 from genmetrics.metrics import compute
@@ -132,13 +133,6 @@ def test_split_empty_by_hand():
     assert len(donors) == 1
     j = donors[0]
     np.testing.assert_array_equal(c[j], donor_before[j] * [1 - e, 1 + e, 1 - e])
-
-
-def features(seed: int, n: int, d: int = 48, shift: float = 0.0, n_modes: int = 8):
-    rng = np.random.default_rng(seed)
-    centers = np.random.default_rng(100).normal(size=(8, d)) * 3
-    lab = rng.integers(0, n_modes, size=n)
-    return centers[lab] + rng.normal(size=(n, d)) + shift
 
 
 @pytest.fixture(scope="module")
