@@ -39,6 +39,20 @@ def snakemake(
     return proc
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """Under pytest-xdist (``make test``: ``-n 2 --dist loadgroup``) a test file runs on one
+    worker, so its module fixtures (a workflow run, a model) are built once; every test that
+    uses the session's offline run goes with test_workflow.py, where it is built. Runs before
+    xdist's own hook, which reads the ``xdist_group`` marks."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            module = item.nodeid.split("::", 1)[0]
+            if "offline_run" in getattr(item, "fixturenames", ()):
+                module = "tests/test_workflow.py"
+            item.add_marker(pytest.mark.xdist_group(module))
+
+
 # Hypothesis budgets (tests/test_fuzz_inputs.py): `short` in `make test`, `long` in
 # `make test-slow` (HYPOTHESIS_PROFILE=long). No deadline: a shared 2-core machine is slow
 # at times, and a hang shows as a test that does not end, not as a flaky deadline.
@@ -87,6 +101,20 @@ def minilm():
         return minilm_dir()
     except Exception as e:  # offline asset not obtainable here
         pytest.skip(f"MiniLM asset unavailable: {e}")
+
+
+@pytest.fixture(scope="session")
+def smollm2() -> Path:
+    """The real SmolLM2-135M-Instruct of config.yaml (a GGUF in a PyPI wheel, converted once
+    into ``.cache/genmetrics/models``; prepare_model's lock lets test workers share it)."""
+    import yaml
+
+    from genmetrics.models import manifest_folder, prepare_model, read_manifest
+
+    cache = REPO / ".cache" / "genmetrics"
+    spec = yaml.safe_load((REPO / "config.yaml").read_text())["checkpoints"]["smollm2-135m"]
+    manifest = prepare_model("smollm2-135m", spec, cache / "models", cache)
+    return manifest_folder(manifest, read_manifest(manifest))
 
 
 @pytest.fixture(scope="session")

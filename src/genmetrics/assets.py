@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import pickle
 import shutil
 from pathlib import Path
@@ -106,7 +107,7 @@ def nltk_data_dir(cache: Path | None = None) -> Path:
     tagger = final / "taggers" / "averaged_perceptron_tagger_eng"
     if (final / ".complete").exists():
         return final
-    tmp = cache / f".nltk_data.tmp{id(final)}"
+    tmp = cache / f".nltk_data.tmp{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / tagger.relative_to(final)).mkdir(parents=True)
     # 1. POS tagger: the textblob-aptagger pickle is (weights, tagdict, classes) of builtins.
@@ -128,10 +129,12 @@ def nltk_data_dir(cache: Path | None = None) -> Path:
         if (src / sub).exists():
             shutil.copytree(src / sub, tmp / sub, dirs_exist_ok=True, copy_function=shutil.copy2)
     (tmp / ".complete").write_text("ok\n")
-    if final.exists():
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
+    try:
         tmp.rename(final)
+    except OSError:  # another process renamed its complete folder first: keep that one
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not (final / ".complete").exists():
+            raise
     return final
 
 

