@@ -40,10 +40,11 @@ report: install
 	$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --report results/snakemake_report.html
 	@echo "Report: results/snakemake_report.html"
 
-# two pytest-xdist workers; a test file stays on one worker (tests/conftest.py)
+# two pytest-xdist workers; a test file stays on one worker, the slowest start first
+# (tests/conftest.py)
 TEST_WORKERS ?= 2
 test: install-test
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 -m "not slow and not slurm" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25 -m "not slow and not slurm" $(PYTEST_ARGS)
 
 # the slow tests, and the fuzz tests (tests/test_fuzz_inputs.py) with the long Hypothesis budget
 test-slow: install-test

@@ -39,18 +39,55 @@ def snakemake(
     return proc
 
 
-@pytest.hookimpl(tryfirst=True)
+# `make test` runs on two pytest-xdist workers (`-n 2 --dist loadfile`): a test file runs on one
+# worker, so its module fixtures (a workflow run, a model) are built once.
+#: files whose tests use the session's offline run: they go with test_workflow.py, where it is
+#: built (a second worker would build it again)
+WITH_OFFLINE_RUN = {"tests/test_generation_vllm.py": "tests/test_workflow.py"}
+#: the slowest files (`make test --durations`), started first: a worker that starts a workflow
+#: run last keeps the other one idle at the end
+SLOW_FIRST = (
+    "tests/test_workflow_real_data.py",
+    "tests/test_workflow.py",
+    "tests/test_readme_commands.py",
+    "tests/test_faults.py",
+    "tests/test_human_agreement.py",
+    "tests/test_face_chinese.py",
+)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with :data:`WITH_OFFLINE_RUN` and :data:`SLOW_FIRST`."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return WITH_OFFLINE_RUN.get(scope, scope)
+
+        def _assign_work_unit(self, node) -> None:
+            for scope in reversed(SLOW_FIRST):
+                if scope in self.workqueue:
+                    self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
+
+    return Scheduling(config, log)
+
+
 def pytest_collection_modifyitems(config, items) -> None:
-    """Under pytest-xdist (``make test``: ``-n 2 --dist loadgroup``) a test file runs on one
-    worker, so its module fixtures (a workflow run, a model) are built once; every test that
-    uses the session's offline run goes with test_workflow.py, where it is built. Runs before
-    xdist's own hook, which reads the ``xdist_group`` marks."""
+    """A test outside test_workflow.py that uses the offline run must be in a file of
+    :data:`WITH_OFFLINE_RUN`."""
     for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            module = item.nodeid.split("::", 1)[0]
-            if "offline_run" in getattr(item, "fixturenames", ()):
-                module = "tests/test_workflow.py"
-            item.add_marker(pytest.mark.xdist_group(module))
+        where = item.nodeid.split("::", 1)[0]
+        if "offline_run" in getattr(item, "fixturenames", ()) and where != "tests/test_workflow.py":
+            if WITH_OFFLINE_RUN.get(where) != "tests/test_workflow.py":
+                raise pytest.UsageError(
+                    f"{item.nodeid} uses the offline run: add {where} to WITH_OFFLINE_RUN in "
+                    "tests/conftest.py (its tests then run on the worker that builds it)"
+                )
 
 
 # Hypothesis budgets (tests/test_fuzz_inputs.py): `short` in `make test`, `long` in

@@ -60,6 +60,7 @@ def prepare_model(
     a cluster, two test workers) take turns: the second waits on ``{cache}/.{name}.lock`` and
     then finds the converted folder and the manifest in place.
     """
+    _check_gguf_dtype(name, spec)  # refused before anything is written
     with _preparing(Path(cache_dir), name):
         return _prepare(name, spec, cache_dir, download_cache)
 
@@ -83,7 +84,6 @@ def _prepare(
     source = spec.get("source") or {}
     kind = source.get("kind")
     key = f"checkpoints.{name}.source"
-    _check_gguf_dtype(name, spec)
     out_dir = Path(cache_dir) / name
     manifest = out_dir / MANIFEST
     fmt = "hf"
