@@ -12,6 +12,11 @@ from pathlib import Path
 
 import pytest
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # two workers on two cores, one OpenMP thread each: torch's waiting threads spin, so
+    # 2 × 2 threads on 2 cores cost about half again as much CPU (set before torch is imported)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 from genmetrics.testing import WORDS, build_model, build_tokenizer  # noqa: F401 (used by tests)
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ import subprocess
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, SHARED_DATA
+from conftest import FAST, REPO, SHARED_DATA
 from test_workflow import BIN, CACHE, SCORE_COLUMNS, _write, job_counts, snakemake
 
 # ---------------------------------------------------------------------------- real run
@@ -29,7 +29,7 @@ def e2e(tmp_path_factory, _no_slurm_dir):
     cfg_path = work / "e2e.yaml"
     cfg_path.write_text(text)
     path = {"PATH": f"{_no_slurm_dir}{os.pathsep}{os.environ.get('PATH', '')}"}  # as every test
-    proc = snakemake("--cores", "2", "--configfile", str(cfg_path), cwd=work, env=path)
+    proc = snakemake(*FAST, "--configfile", str(cfg_path), cwd=work, env=path)
     return work, yaml.safe_load(text), proc
 
 
