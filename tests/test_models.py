@@ -175,3 +175,47 @@ def test_manifests_survive_a_moved_project_and_a_shared_cache(tmp_path, monkeypa
         "../../pypi/w/m",
         "manifest",
     )
+
+
+def test_a_converted_gguf_is_reused_only_for_the_same_content_and_dtype(tmp_path, monkeypatch):
+    """The converted folder stands for its GGUF's bytes and dtype: a moved cache or a touched
+    file reuse it; other bytes under the same name, or another dtype, convert again."""
+    import json
+
+    import transformers
+
+    from genmetrics.models import _convert_gguf
+
+    class Converted(Exception):
+        pass
+
+    def convert(*args, **kwargs):
+        raise Converted
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", convert)
+    gguf = tmp_path / "wheel" / "m.Q4.gguf"
+    gguf.parent.mkdir()
+    gguf.write_bytes(b"GGUF weights")
+    out = tmp_path / "models" / "m"
+    hf = out / "hf"
+    hf.mkdir(parents=True)
+    (hf / "config.json").write_text('{"dtype": "float32"}')
+    # a marker of an earlier version, written where the project used to be
+    (hf / ".complete").write_text(json.dumps({"gguf": "/old/place/wheel/m.Q4.gguf"}))
+    src, key, f32 = {}, "checkpoints.m.source", {"dtype": "float32"}
+    assert _convert_gguf([gguf], out, f32, src, key) == hf
+    marker = json.loads((hf / ".complete").read_text())
+    assert marker["dtype"] == "float32" and marker["gguf"][0]["name"] == "m.Q4.gguf"
+    assert marker["gguf"][0]["sha256"] == hashlib.sha256(b"GGUF weights").hexdigest()
+    import os
+
+    os.utime(gguf, ns=(1, 1))  # the same bytes with another date: reused
+    assert _convert_gguf([gguf], out, {"dtype": "auto"}, src, key) == hf  # auto: float32
+    with pytest.raises(Converted):  # another dtype
+        _convert_gguf([gguf], out, {"dtype": "bfloat16"}, src, key)
+    gguf.write_bytes(b"GGUF other weights")  # a new file under the same name
+    with pytest.raises(Converted):
+        _convert_gguf([gguf], out, f32, src, key)
+    (hf / ".complete").write_text(json.dumps({"gguf": "/old/place/wheel/other.gguf"}))
+    with pytest.raises(Converted):  # an old marker of another file name
+        _convert_gguf([gguf], out, f32, src, key)

@@ -101,7 +101,8 @@ def _prepare(
                 allow_patterns=[source["gguf"], "*.json", "*.model"],
                 key=key,
             )
-            path = _convert_gguf(_gguf_file(folder, source["gguf"], source, key), out_dir, spec)
+            files = _gguf_matches(folder, source["gguf"], key)
+            path = _convert_gguf(files, out_dir, spec, source, key)
             fmt = "gguf-converted"
         else:
             folder = path = fetch_hub(
@@ -111,7 +112,7 @@ def _prepare(
     elif kind == "local":
         p = resolve(source, dl_cache, key)
         if p.is_file() and p.suffix == ".gguf":
-            path = _convert_gguf(p, out_dir, spec)
+            path = _convert_gguf([p], out_dir, spec, source, key)
             fmt = "gguf-converted"
         elif p.is_dir() and (p / "config.json").exists():
             path = p.resolve()
@@ -131,8 +132,8 @@ def _prepare(
         ]
         fetched = [fetch_record(r) or {} for r in roots]
         if source.get("gguf"):
-            gguf = _gguf_file(roots, source["gguf"], source, key, out_dir)
-            path = _convert_gguf(gguf, out_dir, spec)
+            files = _gguf_matches(roots, source["gguf"], key)
+            path = _convert_gguf(files, out_dir, spec, source, key)
             fmt = "gguf-converted"
         else:
             path = roots[0] / source["path"]
@@ -282,13 +283,8 @@ def model_fingerprint(model: Any) -> str | None:
     return None
 
 
-def _gguf_file(
-    roots: Path | list[Path],
-    pattern: str,
-    source: Mapping[str, Any],
-    key: str,
-    work_dir: Path | None = None,
-) -> Path:
+def _gguf_matches(roots: Path | list[Path], pattern: str, key: str) -> list[Path]:
+    """The GGUF file(s) ``pattern`` matches under ``roots``: one file, or chunks in name order."""
     roots = [roots] if isinstance(roots, Path) else roots
     matches = sorted(
         {Path(m) for r in roots for m in glob.glob(str(r / pattern), recursive=True)},
@@ -298,16 +294,20 @@ def _gguf_file(
         raise GenmetricsError(
             f"{key}.gguf: no file matches {pattern!r} in {[str(r) for r in roots]}"
         )
-    if len(matches) == 1:
-        target = matches[0]
+    return matches
+
+
+def _joined_gguf(files: list[Path], source: Mapping[str, Any], key: str, work_dir: Path) -> Path:
+    """One GGUF file: the only match, or the chunks concatenated into ``work_dir``; checked
+    against ``source.sha256`` when the config gives it."""
+    if len(files) == 1:
+        target = files[0]
     else:  # chunks: concatenate in name order
-        assert work_dir is not None
         target = work_dir / "assembled.gguf"
-        if not target.exists():
-            with atomic_path(target) as tmp, open(tmp, "wb") as out:
-                for m in matches:
-                    with open(m, "rb") as f:
-                        shutil.copyfileobj(f, out, 1 << 24)
+        with atomic_path(target) as tmp, open(tmp, "wb") as out:
+            for m in files:
+                with open(m, "rb") as f:
+                    shutil.copyfileobj(f, out, 1 << 24)
     want = source.get("sha256")
     if want:
         h = hashlib.sha256()
@@ -334,19 +334,85 @@ def _check_gguf_dtype(name: str, spec: Mapping[str, Any]) -> None:
         )
 
 
-def _convert_gguf(gguf: Path, out_dir: Path, spec: Mapping[str, Any]) -> Path:
-    """Dequantize a GGUF with transformers and save it as safetensors in ``out_dir/hf``."""
+def gguf_identity(
+    files: list[Path], dtype: str, known: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """What a converted folder is made from: each GGUF file's name, size, mtime and sha256, and
+    the stored dtype (``auto`` is stored as float32). The sha256 of a file whose (name, size,
+    mtime) ``known`` (an earlier identity) lists is taken from it instead of read again."""
+    seen = {
+        (k["name"], k["size"], k["mtime_ns"]): k["sha256"]
+        for k in (known or {}).get("gguf", [])
+        if isinstance(k, dict)
+    }
+    ids = []
+    for f in files:
+        st = f.stat()
+        digest = seen.get((f.name, st.st_size, st.st_mtime_ns)) or sha256_file(f)
+        ids.append(
+            {"name": f.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
+        )
+    return {"gguf": ids, "dtype": "float32" if dtype == "auto" else dtype}
+
+
+def _same_conversion(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Same GGUF content (names, sizes, sha256) and dtype; dates and folders may differ."""
+
+    def key(x: Mapping[str, Any]) -> Any:
+        return x["dtype"], [(g["name"], g["size"], g["sha256"]) for g in x["gguf"]]
+
+    return key(a) == key(b)
+
+
+def _marker(hf: Path) -> dict[str, Any] | None:
+    try:
+        marker = json.loads((hf / ".complete").read_text())
+    except (OSError, ValueError):
+        return None
+    return marker if isinstance(marker, dict) else None
+
+
+def _legacy_marker_matches(
+    hf: Path, marker: Mapping[str, Any], files: list[Path], dtype: str
+) -> bool:
+    """A marker written before identities were recorded names one GGUF path only: it stands for
+    the same file name (``assembled.gguf`` for chunks) converted to the dtype its config.json
+    states."""
+    want = files[0].name if len(files) == 1 else "assembled.gguf"
+    try:
+        config = json.loads((hf / "config.json").read_text())
+    except (OSError, ValueError):
+        return False
+    stored = config.get("dtype") or config.get("torch_dtype")
+    return Path(str(marker.get("gguf", ""))).name == want and stored == dtype
+
+
+def _convert_gguf(
+    files: list[Path], out_dir: Path, spec: Mapping[str, Any], source: Mapping[str, Any], key: str
+) -> Path:
+    """Dequantize a GGUF with transformers and save it as safetensors in ``out_dir/hf``.
+
+    A folder converted from the same file content to the same dtype is reused (wherever the
+    cache has moved); any other GGUF (a new file under the same name, other chunks) or dtype
+    converts again, so the folder never holds weights other than the config's."""
+    hf = out_dir / "hf"
+    marker = _marker(hf)
+    known = marker if marker and isinstance(marker.get("gguf"), list) else None
+    identity = gguf_identity(files, spec.get("dtype", "float32"), known)
+    reuse = known is not None and _same_conversion(known, identity)
+    if marker and known is None and _legacy_marker_matches(hf, marker, files, identity["dtype"]):
+        reuse = True  # an earlier version's marker: record the identity from now on
+    if reuse:
+        if known != identity:  # the same files with other dates, or an old marker
+            write_json(hf / ".complete", identity)
+        (out_dir / "assembled.gguf").unlink(missing_ok=True)  # left by earlier versions
+        return hf
     import safetensors.torch
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    hf = out_dir / "hf"
-    if (hf / ".complete").exists():
-        return hf
-    # "auto" is the precision of generation, chosen per GPU at load time: store float32
-    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "auto": torch.float32}[
-        spec.get("dtype", "float32")
-    ]
+    gguf = _joined_gguf(files, source, key, out_dir)
+    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[identity["dtype"]]
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=dtype)
     tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     tmp = out_dir / ".hf.tmp"
@@ -359,7 +425,7 @@ def _convert_gguf(gguf: Path, out_dir: Path, spec: Mapping[str, Any]) -> Path:
         model.generation_config.save_pretrained(tmp)
     safetensors.torch.save_model(model, str(tmp / "model.safetensors"))
     tok.save_pretrained(tmp)
-    (tmp / ".complete").write_text(json.dumps({"gguf": str(gguf)}) + "\n")
+    (tmp / ".complete").write_text(json.dumps(identity) + "\n")
     shutil.rmtree(hf, ignore_errors=True)
     tmp.rename(hf)
     assembled = out_dir / "assembled.gguf"
