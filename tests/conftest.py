@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    # two workers on two cores, one OpenMP thread each: torch's waiting threads spin, so
-    # 2 × 2 threads on 2 cores cost about half again as much CPU (set before torch is imported)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    # the cores shared out between the workers (one OpenMP thread each on 2 cores): torch's
+    # waiting threads spin, so 2 × 2 threads on 2 cores cost about half again as much CPU
+    # (set before torch is imported)
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
 
-from genmetrics.testing import WORDS, build_model, build_tokenizer  # noqa: F401 (used by tests)
+from genmetrics.testing import WORDS, build_model, build_tokenizer  # noqa: E402, F401 (tests use them)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -345,3 +345,35 @@ def test_help_and_list_show_plain_text_not_restructuredtext(capsys):
     code, out, _ = run(capsys, "--help")
     assert code == 0
     assert "genmetrics list, genmetrics score METRIC" in out and "``" not in out
+
+
+def test_score_interval_is_the_workflow_records_interval(capsys, tmp_path):
+    """``--interval KEY=VALUE...`` gives the record the interval a score job records with the
+    same settings (resampled over prompts), and its errors name ``--interval``."""
+    from genmetrics.intervals import entry_interval
+    from genmetrics.scoring import score_files
+
+    rng = np.random.default_rng(0)
+    words = "the a cat dog sat ran on under mat log".split()
+    rows = [
+        {"id": f"t{i}", "prompt_id": f"p{i // 2}", "text": " ".join(rng.choice(words, 12))}
+        for i in range(40)
+    ]
+    path = tmp_path / "texts.jsonl"
+    write_jsonl(path, rows)
+    args = ("score", "distinct_n", "--candidate", str(path), "--param", "n=2")
+    code, out, _ = run(capsys, *args, "--interval", "resamples=50", "seed=3")
+    assert code == 0
+    rec = json.loads(out)
+    settings = entry_interval("metrics.d", {"resamples": 50, "seed": 3})
+    want = score_files("distinct_n", path, params={"n": 2}, interval=settings)["interval"]
+    assert rec["interval"] == json.loads(json.dumps(want))
+    assert rec["interval"]["resamples"] == 50 and rec["interval"]["seed"] == 3
+    lo, hi = rec["interval"]["lower"]["distinct_2"], rec["interval"]["upper"]["distinct_2"]
+    assert lo < rec["values"]["distinct_2"] < hi
+    code, out, _ = run(capsys, *args, "--interval")  # the defaults: 200 half-samples, seed 0
+    assert code == 0 and json.loads(out)["interval"]["resamples"] == 200
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "interval" not in json.loads(out)
+    code, _, err = run(capsys, *args, "--interval", "bogus=1")
+    assert code == 2 and err.startswith("genmetrics: error: --interval: unknown key(s) ['bogus']")

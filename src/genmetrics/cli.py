@@ -43,10 +43,10 @@ def _fail(message: str) -> None:
     print(f"genmetrics: error: {text}", file=sys.stderr)
 
 
-def parse_param(text: str) -> tuple[str, Any]:
+def parse_param(text: str, option: str = "--param") -> tuple[str, Any]:
     """``KEY=VALUE`` with the value read as YAML (numbers, true/false, null, lists)."""
     if "=" not in text:
-        raise GenmetricsError(f"--param {text!r}: expected KEY=VALUE")
+        raise GenmetricsError(f"{option} {text!r}: expected KEY=VALUE")
     key, raw = text.split("=", 1)
     try:
         value = yaml.safe_load(raw) if raw != "" else ""
@@ -55,13 +55,14 @@ def parse_param(text: str) -> tuple[str, Any]:
     return key.strip(), value
 
 
-def parse_params(texts: list[str]) -> dict[str, Any]:
-    """Every ``--param``; a key given twice is an error (not silently the last one)."""
+def parse_params(texts: list[str], option: str = "--param") -> dict[str, Any]:
+    """Every ``--param`` (or ``option``); a key given twice is an error (not silently the last
+    one)."""
     out: dict[str, Any] = {}
     for text in texts:
-        key, value = parse_param(text)
+        key, value = parse_param(text, option)
         if key in out:
-            raise GenmetricsError(f"--param {key}: given more than once")
+            raise GenmetricsError(f"{option} {key}: given more than once")
         out[key] = value
     return out
 
@@ -174,6 +175,14 @@ def main(argv: list[str] | None = None) -> int:
         help="what a word is in the texts' mean_words: whitespace words (en, default), jieba "
         "words (zh)",
     )
+    sp.add_argument(
+        "--interval",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help="add the interval over prompts the workflow records (200 seeded half-samples, "
+        "level 0.95, seed 0); KEY=VALUE sets resamples, level, seed or scheme "
+        "(half|replacement), e.g. --interval resamples=1000 seed=1",
+    )
     add_input_options(sp)
     ep = sub.add_parser(
         "embed",
@@ -268,6 +277,15 @@ def main(argv: list[str] | None = None) -> int:
             config=args.config,
             progress=_progress(),
         )
+        interval = None
+        if args.interval is not None:
+            from genmetrics.intervals import entry_interval
+
+            given = parse_params(args.interval, "--interval") or True
+            try:
+                interval = entry_interval("", given)
+            except GenmetricsError as e:  # its messages name ".interval" of a config key
+                raise GenmetricsError(str(e).replace(".interval", "--interval", 1)) from None
         rec = score_texts(
             args.metric,
             args.candidate,
@@ -276,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
             args.pair_by,
             args.language,
             options,
+            interval,
         )
         rec.pop("versions", None)
         _emit(json.dumps(finite_json(rec), allow_nan=False))

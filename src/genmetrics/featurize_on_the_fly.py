@@ -401,9 +401,11 @@ def score_texts(
     pair_by: str = "id",
     language: str = DEFAULT_LANGUAGE,
     options: InputOptions | None = None,
+    interval: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``genmetrics score``: :func:`genmetrics.scoring.score_files` with inputs read by an
-    :class:`InputLoader` (texts featurized on the fly); the record gets ``inputs``."""
+    :class:`InputLoader` (texts featurized on the fly); the record gets ``inputs``, and
+    ``interval`` (:func:`genmetrics.intervals.entry_interval`'s settings) when asked."""
     from genmetrics import scoring
 
     options = options or InputOptions()
@@ -412,7 +414,9 @@ def score_texts(
     kind = metric.input_kind(metric.check_params(params or {}))
     check_options(metric, options, candidate, reference, kind)
     loader = InputLoader(metric, options)
-    rec = scoring.score_files(name, candidate, reference, params, pair_by, language, load=loader)
+    rec = scoring.score_files(
+        name, candidate, reference, params, pair_by, language, load=loader, interval=interval
+    )
     return {**rec, "inputs": loader.inputs}
 
 
