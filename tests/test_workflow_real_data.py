@@ -126,6 +126,13 @@ def test_end_to_end(e2e):
         res / "features/embed/smollm2/agnews/references.npz", allow_pickle=False
     )
     assert emb["emb"].shape == (len(refs), 576) and list(emb["ids"]) == [r["id"] for r in refs]
+    # POS tags keep their texts' prompt links: a POS score's interval resamples prompts
+    tags = [json.loads(line) for line in open(res / "features/pos/agnews/smollm2-pure/seed0.jsonl")]
+    assert [t["prompt_id"] for t in tags] == [r["id"] for r in refs]
+    pos = json.loads(
+        (res / "scores/agnews/smollm2-pure/seed0/pos_compression_ratio.json").read_text()
+    )
+    assert pos["interval"]["lower"] and "without a prompt_id" not in pos["interval"]["method"]
 
 
 @pytest.mark.e2e
