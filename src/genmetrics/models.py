@@ -340,10 +340,11 @@ def gguf_identity(
     """What a converted folder is made from: each GGUF file's name, size, mtime and sha256, and
     the stored dtype (``auto`` is stored as float32). The sha256 of a file whose (name, size,
     mtime) ``known`` (an earlier identity) lists is taken from it instead of read again."""
+    fields = ("name", "size", "mtime_ns", "sha256")
     seen = {
         (k["name"], k["size"], k["mtime_ns"]): k["sha256"]
         for k in (known or {}).get("gguf", [])
-        if isinstance(k, dict)
+        if isinstance(k, dict) and all(f in k for f in fields)
     }
     ids = []
     for f in files:
@@ -361,7 +362,10 @@ def _same_conversion(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     def key(x: Mapping[str, Any]) -> Any:
         return x["dtype"], [(g["name"], g["size"], g["sha256"]) for g in x["gguf"]]
 
-    return key(a) == key(b)
+    try:
+        return key(a) == key(b)
+    except (KeyError, TypeError):  # a damaged marker: convert again
+        return False
 
 
 def _marker(hf: Path) -> dict[str, Any] | None:
