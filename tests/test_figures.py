@@ -33,10 +33,16 @@ def test_sweep_means_average_seeds_and_figure(tmp_path):
         {"source": "a", "sweep": "k", "n": 100, "k": 3, "seed": 0, "precision": 0.5, "recall": 0.2}
     ]
     means = sweep_means(pd.DataFrame(rows))
-    assert list(means.columns) == ["sweep", "source", "value", "precision", "recall"]
+    assert list(means.columns)[:5] == ["sweep", "source", "value", "precision", "recall"]
     n_rows = means[means["sweep"] == "n"]
     assert len(n_rows) == 4 and np.allclose(n_rows["precision"], 0.5)
-    assert means[means["sweep"] == "k"]["value"].tolist() == [3]
+    # the range over the two seeds, their count, and the k the N sweep holds fixed
+    assert np.allclose(n_rows["precision_min"], 0.4) and np.allclose(n_rows["precision_max"], 0.6)
+    assert np.allclose(n_rows["recall_max"], 0.3) and (n_rows["runs"] == 2).all()
+    assert (n_rows["other"] == 5).all()
+    k_rows = means[means["sweep"] == "k"]
+    assert k_rows["value"].tolist() == [3] and k_rows["runs"].tolist() == [1]
+    assert k_rows["other"].tolist() == [100]  # the N of the k sweep
     sweep_figure(means, tmp_path / "sweep.png")
     assert _png(tmp_path / "sweep.png")
 

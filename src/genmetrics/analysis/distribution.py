@@ -426,16 +426,21 @@ def check_orderings(
 def sweep_means(df: Any) -> Any:
     """What the sweep figure shows, from :func:`sweep_table`'s rows: per sweep axis (``n``:
     N grows, k fixed; ``k``: k grows), source and value of N or k, the mean precision and
-    recall over seeds. Columns ``sweep``, ``source``, ``value``, ``precision``, ``recall``."""
+    recall over the runs there (seeds × subsample repeats), their range over those runs
+    (``*_min``, ``*_max``), the number of runs, and the other axis' value (``k`` fixed for
+    ``n``, the largest N for ``k``: ``other``)."""
     import pandas as pd
 
-    parts = [
-        df[df["sweep"] == axis]
-        .groupby(["source", axis])[["precision", "recall"]]
-        .mean()
-        .reset_index()
-        .rename(columns={axis: "value"})
-        .assign(sweep=axis)
-        for axis in ("n", "k")
-    ]
-    return pd.concat(parts, ignore_index=True)[["sweep", "source", "value", "precision", "recall"]]
+    cols = ["sweep", "source", "value", "precision", "recall", "runs", "other"]
+    cols += ["precision_min", "precision_max", "recall_min", "recall_max"]
+    parts = []
+    for axis, other in (("n", "k"), ("k", "n")):
+        g = df[df["sweep"] == axis].groupby(["source", axis])
+        part = g[["precision", "recall"]].mean()
+        for value in ("precision", "recall"):
+            part[f"{value}_min"] = g[value].min()
+            part[f"{value}_max"] = g[value].max()
+        part["runs"] = g.size()
+        part["other"] = g[other].max()
+        parts.append(part.reset_index().rename(columns={axis: "value"}).assign(sweep=axis))
+    return pd.concat(parts, ignore_index=True)[cols]

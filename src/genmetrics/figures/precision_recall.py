@@ -227,12 +227,16 @@ def pr_curves(records: list[dict], path: str | Path) -> None:
 
 def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
     """Precision and recall as functions of N (left) and k (right), one line per source:
-    the means over seeds of :func:`genmetrics.analysis.distribution.sweep_means`."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
+    the means over runs (seeds × subsample repeats) of
+    :func:`genmetrics.analysis.distribution.sweep_means`, shaded over their range where a
+    point has more than one run; the titles give the fixed k, the N of the k sweep and the
+    runs per point."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
     cmap = plt.get_cmap("tab10")
     fig.suptitle(
         "kNN precision and recall against the sample size N and the neighbourhood k "
-        "(Le Bronnec et al. 2024, Fig. 6 / B.1)",
+        "(Le Bronnec et al. 2024, Fig. 6 / B.1)\nlines: the mean over the runs at each point "
+        "(seeds × subsamples); shaded: their range",
         fontsize=10,
     )
     for ax, axis in zip(axes, ("n", "k"), strict=True):
@@ -249,6 +253,9 @@ def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
                     ls=ls,
                     label=f"{src} {value}",
                 )
+                if (g["runs"] > 1).any():
+                    lo, hi = g[f"{value}_min"], g[f"{value}_max"]
+                    ax.fill_between(g["value"], lo, hi, color=cmap(i % 10), alpha=0.12, lw=0)
         ax.set_xlabel("number of texts per side N" if axis == "n" else "neighbours k")
         if axis == "n":
             ax.set_xscale("log")
@@ -258,7 +265,23 @@ def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("kNN precision (solid) / recall (dashed)")
-    axes[0].set_title("P/R as N grows (k fixed)")
-    axes[1].set_title("P/R as k grows (all texts)")
+    axes[0].set_title(f"P/R as N grows (k = {_values(df, 'n', 'other')}; {_runs(df, 'n')})")
+    axes[1].set_title(f"P/R as k grows (N = {_values(df, 'k', 'other')}; {_runs(df, 'k')})")
     axes[1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout(rect=(0, 0, 1, 0.94))  # room for the two-line title
     _save(fig, path)
+
+
+def _values(df: pd.DataFrame, axis: str, column: str) -> str:
+    """The distinct values of ``column`` on one sweep axis, as a short text."""
+    vals = sorted({int(v) for v in df.loc[df["sweep"] == axis, column]})
+    return "/".join(str(v) for v in vals) if vals else "—"
+
+
+def _runs(df: pd.DataFrame, axis: str) -> str:
+    """'R runs per point' (or a range of R) on one sweep axis."""
+    runs = sorted({int(v) for v in df.loc[df["sweep"] == axis, "runs"]})
+    if not runs:
+        return "no runs"
+    text = str(runs[0]) if len(runs) == 1 else f"{runs[0]}–{runs[-1]}"
+    return f"{text} run{'s' if runs[-1] > 1 else ''} per point"
