@@ -29,8 +29,9 @@ def test_sweep_means_average_seeds_and_figure(tmp_path):
         for s in ("a", "b")
         for n in (10, 100)
         for seed, p in ((0, 0.4), (1, 0.6))
-    ] + [
-        {"source": "a", "sweep": "k", "n": 100, "k": 3, "seed": 0, "precision": 0.5, "recall": 0.2}
+    ] + [  # sweep_k's rows carry both set sizes
+        {"source": "a", "sweep": "k", "k": 3, "n_reference": 100, "n_candidate": 90}
+        | {"seed": 0, "precision": 0.5, "recall": 0.2}
     ]
     means = sweep_means(pd.DataFrame(rows))
     assert list(means.columns)[:5] == ["sweep", "source", "value", "precision", "recall"]
@@ -42,7 +43,7 @@ def test_sweep_means_average_seeds_and_figure(tmp_path):
     assert (n_rows["other"] == 5).all()
     k_rows = means[means["sweep"] == "k"]
     assert k_rows["value"].tolist() == [3] and k_rows["runs"].tolist() == [1]
-    assert k_rows["other"].tolist() == [100]  # the N of the k sweep
+    assert k_rows["other"].tolist() == [90]  # the N of the k sweep: the smaller set
     sweep_figure(means, tmp_path / "sweep.png")
     assert _png(tmp_path / "sweep.png")
 

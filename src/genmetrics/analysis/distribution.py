@@ -427,15 +427,18 @@ def sweep_means(df: Any) -> Any:
     """What the sweep figure shows, from :func:`sweep_table`'s rows: per sweep axis (``n``:
     N grows, k fixed; ``k``: k grows), source and value of N or k, the mean precision and
     recall over the runs there (seeds × subsample repeats), their range over those runs
-    (``*_min``, ``*_max``), the number of runs, and the other axis' value (``k`` fixed for
-    ``n``, the largest N for ``k``: ``other``)."""
+    (``*_min``, ``*_max``), the number of runs, and the other axis' value (``other``: the
+    fixed k of the N sweep; the N of the k sweep, the smaller set's size)."""
     import pandas as pd
 
     cols = ["sweep", "source", "value", "precision", "recall", "runs", "other"]
     cols += ["precision_min", "precision_max", "recall_min", "recall_max"]
     parts = []
     for axis, other in (("n", "k"), ("k", "n")):
-        g = df[df["sweep"] == axis].groupby(["source", axis])
+        d = df[df["sweep"] == axis]
+        if other == "n" and "n_reference" in d:  # sweep_k's rows: the smaller set's size
+            d = d.assign(n=d[["n_reference", "n_candidate"]].min(axis=1))
+        g = d.groupby(["source", axis])
         part = g[["precision", "recall"]].mean()
         for value in ("precision", "recall"):
             part[f"{value}_min"] = g[value].min()

@@ -274,7 +274,7 @@ def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
 
 def _values(df: pd.DataFrame, axis: str, column: str) -> str:
     """The distinct values of ``column`` on one sweep axis, as a short text."""
-    vals = sorted({int(v) for v in df.loc[df["sweep"] == axis, column]})
+    vals = sorted({int(v) for v in df.loc[df["sweep"] == axis, column] if pd.notna(v)})
     return "/".join(str(v) for v in vals) if vals else "—"
 
 
