@@ -355,7 +355,10 @@ def test_make_demo_writes_the_snakemake_report():
     demo = re.search(r"^demo: .*\n((?:\t.*\n)+)", make, re.M)
     assert demo, "no `demo` target"
     lines = [line.strip() for line in demo.group(1).splitlines()]
-    run = "$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --rerun-incomplete"
+    run = (
+        "$(BIN)/snakemake --cores $(CORES) $(LOCAL_THREADS) --configfile config.yaml "
+        "--rerun-incomplete"
+    )
     report = (
         "$(BIN)/snakemake --cores $(CORES) --configfile config.yaml "
         "--report results/snakemake_report.html"
