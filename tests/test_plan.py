@@ -635,6 +635,10 @@ def test_a_missing_local_checkpoint_stops_the_dry_run_naming_its_key(monkeypatch
     monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(tmp_path / "not-there"))
     with pytest.raises(GenmetricsError, match=r"^checkpoints\.tiny\.source\.path: .*not-there"):
         plan_of(cfg)
+    # a name the file system cannot even look up (found by tests/test_fuzz_inputs.py)
+    monkeypatch.setenv("GENMETRICS_TINY_MODEL", "a" * 300)
+    with pytest.raises(GenmetricsError, match=r"^checkpoints\.tiny\.source\.path: a+ cannot be"):
+        plan_of(cfg)
 
 
 def test_a_local_checkpoint_s_content_is_in_its_fetch_params(monkeypatch, tmp_path):

@@ -257,12 +257,17 @@ def load_plan(
 
 def _checkpoint(name: str, c: Mapping[str, Any]) -> Checkpoint:
     source = c.get("source") or {}
-    if source.get("kind") == "local" and not Path(source.get("path", "")).exists():
-        raise GenmetricsError(
-            f"checkpoints.{name}.source.path: {source.get('path')} does not exist (a local "
-            "checkpoint must be there before the run: its content decides every job that "
-            "loads it)"
-        )
+    if source.get("kind") == "local":
+        try:
+            why = None if Path(source.get("path", "")).exists() else "does not exist"
+        except OSError as e:  # a name too long for the file system, ...
+            why = f"cannot be looked up ({e.strerror})"
+        if why:
+            raise GenmetricsError(
+                f"checkpoints.{name}.source.path: {source.get('path')} {why} (a local "
+                "checkpoint must be there before the run: its content decides every job that "
+                "loads it)"
+            )
     spec = {k: v for k, v in c.items() if k not in _JOB_KEYS}
     # fetch_model converts a GGUF once, to float32 unless bfloat16 is asked; "auto" is the
     # precision of generation, chosen per GPU at load time
