@@ -23,6 +23,8 @@ torch = pytest.importorskip("torch")
 from genmetrics.metrics._kmeans_torch import (  # noqa: E402
     _Data,
     kmeans_torch,
+    nearest_among,
+    nearest_float64,
     rand_perm_head,
     split_empty,
 )
@@ -102,6 +104,25 @@ def test_assign_is_float64_argmin_with_ties():
     assert np.array_equal(_Data(y, "cpu").assign(c).numpy(), brute)
 
 
+def test_nearest_among_candidates_is_the_full_argmin():
+    """The near-tie recheck over candidate pairs only (every row keeps its true nearest and
+    some others, grouped by row) gives nearest_float64's labels, the first index on a tie."""
+    rng = np.random.default_rng(5)
+    c = rng.normal(size=(40, 6))
+    c[7] = c[3]  # an exact tie: 3 must win over 7
+    x = np.vstack([rng.normal(size=(200, 6)), c[[3, 3, 12]] + 1e-3])
+    full = nearest_float64(x, c)
+    assert full[200] == 3
+    rows, cols = [], []
+    for r, best in enumerate(full):
+        others = rng.choice(40, size=int(rng.integers(0, 6)), replace=False)
+        keep = sorted({int(best), *map(int, others)} | ({7} if best == 3 else set()))
+        rows += [r] * len(keep)
+        cols += keep
+    got = nearest_among(x, c, np.array(rows), np.array(cols), block=37)
+    assert np.array_equal(got, full)
+
+
 def test_centroids_are_exact_means():
     """Fixed-point sums: the mean of 1/3, 1/3 + 2^-20, … is the exactly rounded float64 mean,
     whatever the order of the rows."""
@@ -141,9 +162,10 @@ def pq():
 
 
 @pytest.mark.skipif(not faiss_available(), reason="compares with faiss")
-def test_torch_kmeans_mauve_equals_faiss_to_001(pq):
+def test_torch_kmeans_mauve_equals_faiss_to_001(pq, monkeypatch):
     """The torch k-means (device=cpu) against faiss: MAUVE and FI within 0.01 (on these inputs
     the histograms were identical, NOTES-mauve.md); the record says which k-means ran."""
+    monkeypatch.setattr(devices, "array_device", lambda: "cpu")  # also on a machine with a GPU
     p, q = pq
     ref = compute("mauve", q, p, {"kmeans": "faiss"})
     res = compute("mauve", q, p, {"kmeans": "torch"})

@@ -64,6 +64,7 @@ def test_record_states_the_device(monkeypatch):
     values are those of the CPU engine (here the torch code runs on "cpu")."""
     rng = np.random.default_rng(0)
     p, q = rng.normal(size=(700, 8)), rng.normal(size=(650, 8))
+    monkeypatch.setattr(mod, "_array_device", lambda: "cpu")  # also on a machine with a GPU
     cpu = compute("precision_recall", q, p, {"pca": False})
     assert cpu.extras["knn"]["device"] == "cpu"
     seen = []

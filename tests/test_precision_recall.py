@@ -304,6 +304,7 @@ def test_only_small_inputs_take_the_dense_path(monkeypatch):
     import genmetrics.metrics.precision_recall as mod
 
     calls = []
+    monkeypatch.setattr(mod, "_array_device", lambda: "cpu")  # the CPU engine, also on a GPU box
     monkeypatch.setattr(mod, "prdc_exact", lambda *a, **kw: calls.append(1) or {4: {}})
     rng = np.random.default_rng(0)
     compute("precision_recall", rng.normal(size=(90, 8)), rng.normal(size=(100, 8)))

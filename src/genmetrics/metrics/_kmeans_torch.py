@@ -106,6 +106,22 @@ def nearest_float64(x: np.ndarray, centroids: np.ndarray, block: int = 64) -> np
     return out
 
 
+def nearest_among(
+    x: np.ndarray, centroids: np.ndarray, rows: np.ndarray, cols: np.ndarray, block: int = 4096
+) -> np.ndarray:
+    """For each row r of ``x``: argmin of Σ (x_r − c_j)² in float64 over the candidate pairs
+    (``rows`` [r], ``cols`` [j], grouped by row, every r present), the first j on a tie: the
+    value of :func:`nearest_float64` when the candidates hold every j that can be nearest."""
+    values = np.empty(len(rows))
+    for s in range(0, len(rows), block):
+        diff = x[rows[s : s + block]] - centroids[cols[s : s + block]]
+        values[s : s + block] = np.einsum("ij,ij->i", diff, diff)
+    order = np.lexsort((cols, values, rows))  # by row, then distance, then index
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = rows[order[1:]] != rows[order[:-1]]
+    return cols[order[first]]
+
+
 class _Data:
     """The points on the device: float32 rows, their squared norms, int64 fixed-point rows."""
 
@@ -149,10 +165,16 @@ class _Data:
             second = torch.topk(dist, 2, dim=1, largest=False).values[:, 1]
             cmax = float(torch.sqrt((c64 * c64).sum(dim=1)).max())
             bound = (self.d + 16) * 2.0**-23 * (self.row_scale + cmax) ** 2
-            near = torch.nonzero(second - best.values <= 2.0 * bound).flatten().cpu().numpy()
+            near = torch.nonzero(second - best.values <= 2.0 * bound).flatten()
             if len(near):
-                fixed = torch.from_numpy(nearest_float64(self.host64[near], centroids))
-                fixed = fixed.to(labels.device)
+                # the exact nearest is within 2 bounds of the float32 best: recheck only those
+                lim = best.values[near] + 2.0 * bound[near]
+                ri, cj = torch.nonzero(dist[near] <= lim[:, None], as_tuple=True)
+                near = near.cpu().numpy()
+                fixed = nearest_among(
+                    self.host64[near], centroids, ri.cpu().numpy(), cj.cpu().numpy()
+                )
+                fixed = torch.from_numpy(fixed).to(labels.device)
                 labels = labels.clone()
                 labels[torch.from_numpy(near).to(labels.device)] = fixed
         return labels
@@ -217,4 +239,4 @@ def kmeans_torch(
         torch.set_float32_matmul_precision(old_precision)
 
 
-__all__ = ["kmeans_torch", "rand_perm_head", "split_empty"]
+__all__ = ["kmeans_torch", "nearest_among", "nearest_float64", "rand_perm_head", "split_empty"]

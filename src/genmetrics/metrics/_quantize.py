@@ -195,9 +195,13 @@ def faiss_kmeans_labels(
     r)`` and the one of lowest final objective (float32, strict <, the first on a tie) is
     kept. Here each restart is its own ``Clustering(nredo=1, seed=seed + 15486557 r)`` on ONE
     thread (OpenMP and BLAS), and the restarts run side by side on ``workers`` threads (the
-    process' CPUs; faiss releases the GIL). faiss' own multi-threading nests OpenMP over an
-    OpenMP BLAS on these small GEMMs (4000 × 200 × 322): on 2 cores it took 4–10 s where
-    this takes 0.7–1.9 s, with identical centroids and labels (tests/test_kmeans_torch.py).
+    process' CPUs; faiss releases the GIL), with identical centroids and labels
+    (tests/test_kmeans_torch.py). faiss' own threads synchronise at every step, which costs
+    where another process shares the cores, as in a workflow running jobs side by side:
+    with one of 2 cores busy, 4000-8000 rows took faiss 0.41-1.67 s and this 0.23-0.97 s
+    (1.7-2.6× faster; ``benchmarks/bench_kmeans_threads.py``). On idle cores faiss' threads
+    win: 0.9× on 2 cores, 0.4-0.5× on 16 (20,000 rows: 6.3 s against 13.0 s). Those runs
+    go to the GPU path (``kmeans_torch``) where a GPU is present.
     Falls back to the plain call where the restarts are not separable that way: when faiss
     subsamples (n > 256 k: the subsample uses ``seed``) or a seed overflows faiss' int.
     """
