@@ -16,6 +16,7 @@ from genmetrics.analysis.overlap import (
     overlap_matrix,
 )
 from genmetrics.analysis.pr_plane import (
+    PR_PLANE_BOUNDS,
     PR_PLANE_COLUMNS,
     covariance_ellipse,
     ellipse_radius,
@@ -288,3 +289,40 @@ def test_overlap_markdown_cells_and_empty_case():
     empty = overlap_long(_scores(SEEDS))  # only human-reference scores
     assert empty.empty and list(empty.columns) == OVERLAP_COLUMNS
     assert NO_SCORES in overlap_markdown(empty)
+
+
+def test_seed_points_carry_their_interval_and_the_figure_draws_it(tmp_path, monkeypatch):
+    """A seed's P/R rows' lower/upper (its interval over prompts) reach the points table and
+    the figure draws them as whiskers through the seed point; resamples and rows without an
+    interval get none (NaN, no whiskers)."""
+    from matplotlib.collections import LineCollection
+
+    scores = _scores(SEEDS)
+    pr = scores["metric"] == "precision_recall"
+    scores["lower"] = np.where(pr & (scores["model"] == "a"), scores["value"] - 0.05, np.nan)
+    scores["upper"] = np.where(pr & (scores["model"] == "a"), scores["value"] + 0.03, np.nan)
+    figs = _drawn(monkeypatch)
+    points, table = plane_tables(scores, SPREADS)
+    a = points[(points["model"] == "a") & (points["kind"] == "seed")].sort_values("seed")
+    np.testing.assert_allclose(a["recall_lower"], [0.55, 0.65, 0.60])
+    np.testing.assert_allclose(a["precision_upper"], [0.83, 0.78, 0.88])
+    assert points[points["kind"] == "resample"][PR_PLANE_BOUNDS].isna().all().all()
+    assert points[points["model"] == "b"][PR_PLANE_BOUNDS].isna().all().all()
+    pr_scatter(points, table, tmp_path / "pr.png")
+    ax = figs[0].axes[0]
+    drawn = [c for c in ax.collections if isinstance(c, LineCollection) and c.get_gid()]
+    assert {c.get_gid() for c in drawn} == {"whiskers:a"}
+    segs = [np.asarray(s) for c in drawn for s in c.get_segments()]
+    # 3 horizontal (recall) and 3 vertical (precision) segments, one pair per seed
+    horizontal = np.array(sorted(tuple(s[:, 0]) for s in segs if s[0, 1] == s[1, 1]))
+    vertical = np.array(sorted(tuple(s[:, 1]) for s in segs if s[0, 0] == s[1, 0]))
+    np.testing.assert_allclose(horizontal, [(0.55, 0.63), (0.6, 0.68), (0.65, 0.73)])
+    np.testing.assert_allclose(vertical, [(0.7, 0.78), (0.75, 0.83), (0.8, 0.88)])
+    texts = [t.get_text() for leg in ax.findobj(Legend) for t in leg.get_texts()]
+    assert any(t.startswith("whiskers: that seed's interval") for t in texts)
+    # without lower/upper columns (scores written before intervals): no bounds, no whiskers
+    figs.clear()
+    points, table = plane_tables(_scores(SEEDS), SPREADS)
+    assert points[PR_PLANE_BOUNDS].isna().all().all()
+    pr_scatter(points, table, tmp_path / "pr2.png")
+    assert not [c for c in figs[0].axes[0].collections if (c.get_gid() or "").startswith("wh")]

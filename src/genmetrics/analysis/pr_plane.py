@@ -17,7 +17,17 @@ import pandas as pd
 
 PR_VALUES = ("precision", "recall")
 PR_PLANE_KEYS = ["dataset", "entry", "reference", "model"]
-PR_PLANE_COLUMNS = [*PR_PLANE_KEYS, "kind", "seed", "resample", "recall", "precision"]
+#: a seed point's interval over prompts (its score row's ``lower``/``upper``; NaN without one)
+PR_PLANE_BOUNDS = ["recall_lower", "recall_upper", "precision_lower", "precision_upper"]
+PR_PLANE_COLUMNS = [
+    *PR_PLANE_KEYS,
+    "kind",
+    "seed",
+    "resample",
+    "recall",
+    "precision",
+    *PR_PLANE_BOUNDS,
+]
 
 
 def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd.DataFrame:
@@ -26,7 +36,8 @@ def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd
 
     * ``kind="seed"``: one per generation seed, the ``precision_recall`` scores of
       ``scores`` (the tidy ``results/scores.csv``): that seed's texts against the whole
-      reference set;
+      reference set, with the interval over prompts of its rows (``lower``/``upper`` as
+      ``recall_lower`` ... ``precision_upper``; NaN where a row has none);
     * ``kind="resample"``: one per reference resample of a spread record
       (:func:`genmetrics.analysis.distribution.spread_analysis`, the ``vary="reference"``
       runs): the model's first seed against a random ``fraction`` of the reference set
@@ -44,6 +55,16 @@ def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd
         index=[*PR_PLANE_KEYS, "seed"], columns="name", values="value", aggfunc="first"
     ).reset_index()
     wide = wide.assign(kind="seed", resample=pd.NA)
+    index = [*PR_PLANE_KEYS, "seed"]
+    for bound in ("lower", "upper"):
+        names = {n: f"{n}_{bound}" for n in PR_VALUES}
+        if bound in d.columns:
+            b = d.groupby(index + ["name"])[bound].first().unstack("name")
+            b = b.reindex(columns=list(PR_VALUES)).rename(columns=names).reset_index()
+            b.columns.name = None
+            wide = wide.merge(b, on=index, how="left")
+        else:
+            wide = wide.assign(**{c: np.nan for c in names.values()})
     keys = zip(d["dataset"], d["entry"], strict=True)
     refs = dict(zip(keys, d["reference"], strict=True))
     rows = []
@@ -58,6 +79,7 @@ def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd
             key = (rec["dataset"], rec["entry"], ref, rec["model"])
             rows.append(dict(zip(PR_PLANE_KEYS, key, strict=True)))
             rows[-1].update(kind="resample", seed=pd.NA, resample=i, precision=p, recall=r)
+            rows[-1].update(dict.fromkeys(PR_PLANE_BOUNDS, np.nan))
     out = pd.concat([wide, pd.DataFrame(rows)], ignore_index=True) if rows else wide
     out["seed"] = out["seed"].astype("Int64")
     out["resample"] = out["resample"].astype("Int64")

@@ -8,7 +8,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from genmetrics.analysis.pr_plane import ELLIPSE_LEVEL, MIN_ELLIPSE_POINTS, ellipse_radius
+from genmetrics.analysis.pr_plane import (
+    ELLIPSE_LEVEL,
+    MIN_ELLIPSE_POINTS,
+    PR_PLANE_BOUNDS,
+    ellipse_radius,
+)
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import OKABE_ITO, plt
 
@@ -69,6 +74,7 @@ def pr_scatter(
         sub = table[(table["dataset"] == ds) & (table["entry"] == entry)]
         sub = sub[sub["reference"] == ref]
         lo, hi = np.array([1.0, 1.0]), np.array([0.0, 0.0])
+        whiskers = False
         for r in sub.itertuples(index=False):
             c = colours[r.model]
             pts = points[
@@ -77,6 +83,27 @@ def pr_scatter(
                 & (points["reference"] == ref)
                 & (points["model"] == r.model)
             ]
+            seeds = pts[pts["kind"] == "seed"]
+            bounds = seeds[PR_PLANE_BOUNDS].to_numpy(float)
+            has = np.isfinite(bounds).all(axis=1)
+            if has.any():  # each seed's interval over prompts (its score rows' bounds)
+                x, y = seeds["recall"].to_numpy(float)[has], seeds["precision"].to_numpy(float)[has]
+                rl, ru, pl, pu = bounds[has].T
+                ax.errorbar(
+                    x,
+                    y,
+                    xerr=[np.maximum(x - rl, 0), np.maximum(ru - x, 0)],
+                    yerr=[np.maximum(y - pl, 0), np.maximum(pu - y, 0)],
+                    fmt="none",
+                    ecolor=c,
+                    elinewidth=0.8,
+                    alpha=0.5,
+                    zorder=2,
+                    gid=f"whiskers:{r.model}",
+                )
+                whiskers = True
+                lo = np.minimum(lo, [rl.min(), pl.min()])
+                hi = np.maximum(hi, [ru.max(), pu.max()])
             for kind, marker, size in (("seed", "o", 16), ("resample", "x", 22)):
                 p = pts[pts["kind"] == kind]
                 ax.scatter(
@@ -143,6 +170,19 @@ def pr_scatter(
         resample_key = "one reference resample (first seed)"
         keys = [
             Line2D([], [], color="0.3", marker="o", ls="", ms=4, label="one generation seed"),
+            *(
+                [
+                    Line2D(
+                        [],
+                        [],
+                        color="0.3",
+                        lw=0.8,
+                        label="whiskers: that seed's interval\nover prompts (its scores' CI)",
+                    )
+                ]
+                if whiskers
+                else []
+            ),
             *(
                 [Line2D([], [], color="0.3", marker="x", ls="", ms=5, label=resample_key)]
                 if sub["n_resamples"].sum()
