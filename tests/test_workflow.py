@@ -685,7 +685,8 @@ def test_offline_omniinput(offline_run):
     assert val["space_size"] == 1000 and sum(val["exact_counts"]) == 1000
     assert set(val["proposals"]) == {"uniform", "gradient", "monte_carlo"}
     # At a 4,000-evaluation budget a walk's error depends on float32 last bits: the toy's
-    # exact bin edges moved by 1e-6 between two runs (MKL's GEMM rounding), and over 12 seeds
+    # exact bin edges moved by 1e-6 between two runs (same weights: float32 rounding of the
+    # forward pass differed; cause not pinned down), and over 12 seeds
     # × those two edge sets a uniform walk ended at 0.26-1.42, a gradient walk at 0.19-0.85,
     # Monte Carlo (seed 0) at 0.21-0.22 in both runs. The bounds say "converging"; accuracy is
     # test_omniinput_toy.py's (60,000 evaluations, < 0.35).
