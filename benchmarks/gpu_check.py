@@ -2,6 +2,12 @@
 on the same inputs and prints one JSON line; the last line sums up (``"failed": [...]``).
 
     python benchmarks/gpu_check.py [--n 8000] [--big 50000] [--mauve-n 2000 10000] [--out F]
+        [--device cpu]   (a dry run of the script on a machine without a GPU)
+        [--profile]      (cProfile of prdc_big and our MAUVE instead, and faiss' threads)
+
+On the device machine of this project's sessions (python3 with torch and CUDA), the packages
+it lacks travel as wheels: jsonschema (+ referencing, rpds-py, jsonschema-specifications),
+faiss-cpu, prdc, mauve-text; ``PYTHONPATH=<wheels>:src:tests``.
 
 1. ``env``: torch, the GPU, ``genmetrics.devices.array_device()`` (must say ``cuda``).
 2. ``prdc``: exact P/R/D/C (k = 1, 4, 9) of the bench_precision_recall inputs (``--n`` per side,
