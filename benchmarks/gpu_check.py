@@ -3,7 +3,8 @@ on the same inputs and prints one JSON line; the last line sums up (``"failed": 
 
     python benchmarks/gpu_check.py [--n 8000] [--big 50000] [--mauve-n 2000 10000] [--out F]
         [--device cpu]   (a dry run of the script on a machine without a GPU)
-        [--profile]      (cProfile of prdc_big and our MAUVE instead, and faiss' threads)
+        [--profile]      (cProfile of prdc_big and of our MAUVE instead; faiss' threads by
+                          CPU count: benchmarks/bench_kmeans_threads.py)
 
 On the device machine of this project's sessions (python3 with torch and CUDA), the packages
 it lacks travel as wheels: jsonschema (+ referencing, rpds-py, jsonschema-specifications),
@@ -299,25 +300,6 @@ def profile(label: str, fn) -> None:
     print("\n".join(out.getvalue().splitlines()[6:]), flush=True)
 
 
-def faiss_threads(n: int) -> None:
-    """MAUVE's faiss k-means (restarts side by side) with one OpenMP thread per restart
-    against CPUs // restarts threads each: time and labels."""
-    from genmetrics.devices import available_cpus
-    from genmetrics.metrics._quantize import faiss_kmeans_labels, l2_pca
-
-    p, q = l2_pca(mixture(n, seed=1), mixture(n, seed=2, shift=0.1, weights_seed=1), 0.9)
-    x = np.vstack([q, p]).astype(np.float32)
-    k = max(2, len(x) // 10 // 2)
-    times, labels = {}, {}
-    for threads in (1, None):
-        out, t = timed(faiss_kmeans_labels, x, k, 27, 5, 500, threads=threads)
-        key = threads or max(1, available_cpus() // 5)
-        times.setdefault(key, []).append(round(t, 2))
-        labels[key] = out
-    same = all(np.array_equal(v, labels[1]) for v in labels.values())
-    report("faiss_threads", same, n=n, k=k, cpus=available_cpus(), seconds=times)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=8000)
@@ -339,7 +321,6 @@ def main(argv=None) -> int:
             q = mixture(n, seed=2, shift=0.1, weights_seed=1)
             compute("mauve", q[:300], p[:300])  # warm-up
             profile(f"mauve {n} (ours, k-means auto)", lambda p=p, q=q: compute("mauve", q, p))
-            faiss_threads(n)
         return 0
     checks = [
         ("env", check_env),
