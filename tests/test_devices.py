@@ -1,6 +1,9 @@
-"""GPUs on a workstation: each GPU job claims its own (genmetrics.devices)."""
+"""GPUs and CPUs on a workstation: each GPU job claims its own, each job keeps to its threads
+(genmetrics.devices)."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -65,3 +68,34 @@ def test_array_device_is_cpu_without_a_gpu_and_obeys_the_environment(monkeypatch
         with pytest.raises(GenmetricsError, match="no usable GPU"):
             devices.array_device()
     devices.array_device.cache_clear()
+
+
+def test_available_cpus_keeps_to_the_jobs_threads(monkeypatch):
+    """Snakemake sets OMP_NUM_THREADS to a script job's threads: the cap below the affinity."""
+    from genmetrics.devices import available_cpus
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert available_cpus() == 8
+    for env, want in (("3", 3), ("1", 1), ("16", 8), ("0", 8), ("two", 8), ("", 8)):
+        monkeypatch.setenv("OMP_NUM_THREADS", env)
+        assert available_cpus() == want, env
+
+
+def test_omniinput_jobs_set_torch_to_the_jobs_threads(monkeypatch):
+    """An OmniInput job's torch threads follow the job's threads, not every core."""
+    import torch
+
+    from genmetrics.omniinput import jobs
+
+    before = torch.get_num_threads()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    try:
+        monkeypatch.setenv("OMP_NUM_THREADS", "1")
+        jobs._threads()
+        assert torch.get_num_threads() == 1
+        monkeypatch.setenv("OMP_NUM_THREADS", "3")
+        jobs._threads()
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)

@@ -82,3 +82,21 @@ def test_zeros_in_the_spectra_follow_scipy_conventions():
         want = facescore_distances(a[i], b[i])
         for key, v in want.items():
             assert got[key][i] == pytest.approx(v, abs=1e-12, rel=1e-12), (i, key)
+
+
+def test_batch_distances_do_not_depend_on_the_thread_count(monkeypatch):
+    """Blocks of rows run on the job's threads (OMP_NUM_THREADS): 1 and 3 threads give the
+    same numbers, bit for bit."""
+    import os
+
+    from genmetrics.metrics._spectra import BLOCK, batch_distances
+
+    rng = np.random.default_rng(5)
+    a, b = rng.gamma(2.0, 1.0, size=(2, 3 * BLOCK + 7, 200))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    got = {}
+    for threads in ("1", "3"):
+        monkeypatch.setenv("OMP_NUM_THREADS", threads)
+        got[threads] = batch_distances(a, b)
+    for key, v in got["1"].items():
+        assert np.array_equal(v, got["3"][key]), key

@@ -104,11 +104,18 @@ def release_gpus() -> None:
 
 
 def available_cpus() -> int:
-    """CPUs this process may run on (its affinity: a SLURM job's or taskset's share)."""
+    """CPUs this process should use: its affinity (a SLURM job's or taskset's share), capped by
+    ``OMP_NUM_THREADS`` when that is a positive integer. Snakemake sets ``OMP_NUM_THREADS``
+    to a job's ``threads`` for every script job, so a job on a workstation keeps to the
+    threads it was scheduled with instead of sharing every core with the jobs beside it."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        n = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        n = os.cpu_count() or 1
+    env = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        n = min(n, int(env))
+    return max(1, n)
 
 
 ARRAY_DEVICE_ENV = "GENMETRICS_ARRAY_DEVICE"
