@@ -100,12 +100,13 @@ def validate_embeddings(x: Any, what: str) -> np.ndarray:
         raise GenmetricsError(f"{what}: features must be real numbers, got {a.dtype}")
     step = max(1, _CHECK_BLOCK // a.shape[1])
     bad, big, top = [], [], 0.0
+    native = a.dtype in (np.float32, np.float64)  # checked as they are: no float64 copy
     for s in range(0, a.shape[0], step):
-        blk = np.asarray(a[s : s + step], dtype=np.float64)
+        blk = a[s : s + step] if native else np.asarray(a[s : s + step], dtype=np.float64)
         finite = np.isfinite(blk).all(axis=1)
         bad.append(np.flatnonzero(~finite) + s)
         with np.errstate(over="ignore"):
-            sq = np.einsum("ij,ij->i", blk, blk)
+            sq = np.einsum("ij,ij->i", blk, blk, dtype=np.float64)  # float32 upcast exactly
         large = finite & ~(sq <= MAX_FEATURE_SQNORM)
         if large.any():
             big.append(np.flatnonzero(large) + s)
