@@ -11,7 +11,6 @@ relative). Row blocks run on ``default_threads()`` threads with single-threaded 
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from genmetrics import GenmetricsError
+from genmetrics.devices import available_cpus
 from genmetrics.kinds import validate_embeddings
 from genmetrics.metrics._inputs import as_ks, check_dims, check_pair, check_points
 
@@ -78,16 +78,9 @@ def _nonzero2d(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def default_threads() -> int:
-    """CPU cores this process may use (affinity-aware; ``OMP_NUM_THREADS`` when set, as the
-    workflow sets it to the job's threads), capped at 8."""
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        n = os.cpu_count() or 1
-    env = os.environ.get("OMP_NUM_THREADS", "")
-    if env.isdigit() and int(env) > 0:
-        n = min(n, int(env))
-    return max(1, min(8, n))
+    """The engine's worker threads: :func:`genmetrics.devices.available_cpus` (the affinity,
+    capped by ``OMP_NUM_THREADS``: a Snakemake job's threads), at most 8."""
+    return min(8, available_cpus())
 
 
 _local = threading.local()
