@@ -5,9 +5,11 @@ tests/test_generation_vllm.py switches a copy of it to the vLLM backend)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -31,14 +33,44 @@ FAST = ("--cores", "2", "--set-threads", "generate=1", "embed=1", "surprisal=1")
 FAST += ("--scheduler", "greedy")
 
 
+#: the lock of :func:`scripts_as_checked_out` (``.cache`` is not tracked)
+SCRIPTS_LOCK = REPO / ".cache" / "workflow-scripts.lock"
+_scripts_held = threading.local()
+
+
+@contextlib.contextmanager
+def scripts_as_checked_out(*, touching: bool = False):
+    """Between the test that touches the checkout's workflow scripts (``touching``: an
+    exclusive lock; it puts their mtimes back after) and dry runs on the other worker (a
+    shared lock): Snakemake's default ``code`` trigger reruns a job whose script is newer
+    than its outputs, so a dry run there during the touch would schedule jobs. Reentrant
+    (a dry run inside the touching test takes no second lock)."""
+    if getattr(_scripts_held, "on", False):
+        yield
+        return
+    import fcntl
+
+    SCRIPTS_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with open(SCRIPTS_LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX if touching else fcntl.LOCK_SH)
+        _scripts_held.on = True
+        try:
+            yield
+        finally:
+            _scripts_held.on = False
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def snakemake(
     *args: str, cwd: Path = REPO, check: bool = True, env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    """``snakemake -s <checkout>/Snakefile *args`` in ``cwd`` (``env`` added to ours)."""
+    """``snakemake -s <checkout>/Snakefile *args`` in ``cwd`` (``env`` added to ours); a dry
+    run holds :func:`scripts_as_checked_out`."""
     cmd = [str(BIN / "snakemake"), "-s", str(REPO / "Snakefile"), *args]
-    proc = subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
-    )
+    with scripts_as_checked_out() if "-n" in args else contextlib.nullcontext():
+        proc = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
+        )
     if check and proc.returncode != 0:
         raise AssertionError(
             f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"

@@ -28,6 +28,7 @@ from conftest import (  # noqa: F401 (BIN, FAST and snakemake: other test files 
     SHARED_DATA,
     TEST_CONFIG,
     placeholder_checkpoint,
+    scripts_as_checked_out,
     snakemake,
 )
 
@@ -376,9 +377,17 @@ def test_offline_run_unchanged_or_touched_code_reruns_nothing(offline_run):
     """A `git pull` that changes nothing but timestamps (scripts, library code) reruns nothing."""
     work, env, _ = offline_run
     now = __import__("time").time()
-    for f in [*REPO.glob("workflow/scripts/*.py"), *REPO.glob("src/genmetrics/**/*.py")]:
-        os.utime(f, (now, now))
-    assert _scheduled(_dry(work, env, TEST_CONFIG)) == {}
+    files = [*REPO.glob("workflow/scripts/*.py"), *REPO.glob("src/genmetrics/**/*.py")]
+    with scripts_as_checked_out(touching=True):  # the other worker's dry runs wait
+        before = {f: f.stat() for f in files}
+        try:
+            for f in files:
+                os.utime(f, (now, now))
+            out = _dry(work, env, TEST_CONFIG)
+        finally:  # as checked out again: later runs of the default triggers see no change
+            for f, st in before.items():
+                os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _scheduled(out) == {}
 
 
 @pytest.mark.e2e
