@@ -267,6 +267,43 @@ def test_sampling_values_resolve_as_transformers_does():
     assert sampling_values({"typical_p": 1.0})["top_k"] == 50
     with pytest.raises(GenmetricsError, match="typical_p"):
         sampling_values({"typical_p": 0.9})
+    with pytest.raises(GenmetricsError, match="typical_p"):
+        sampling_values({"typical_p": 0.9, "do_sample": False})
+
+
+def test_transformers_record_states_the_decoding_that_ran(tiny_model_dir, tmp_path):
+    """``backend.sampling`` of a transformers job is what ``generate`` ran: the checkpoint's
+    generation config sets top_k 2, and the texts are those of an explicit ``top_k: 2``
+    (another top-k gives other texts); ``top_k: 0`` in the config wins and is recorded as 0;
+    with nothing setting it, top_k is transformers' 50."""
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, folder)
+    gen_config = folder / "generation_config.json"
+    config = json.loads(gen_config.read_text()) if gen_config.exists() else {}
+    gen_config.write_text(json.dumps({**config, "top_k": 2}))
+
+    def run(model, sampling):
+        rows, _, stats, _ = _run(model, "transformers", sampling=sampling, words=6)
+        return [r["continuation"] for r in rows], stats[0]["backend"]["sampling"]
+
+    texts, record = run(folder, {"temperature": 1.0})
+    assert record == {
+        "do_sample": True,
+        "temperature": 1.0,
+        "top_k": 2,  # from the checkpoint's generation_config.json
+        "top_p": 1.0,
+        "repetition_penalty": 1.0,
+        "typical_p": 1.0,
+    }
+    assert texts == run(tiny_model_dir, {"temperature": 1.0, "top_k": 2})[0]
+    assert texts != run(tiny_model_dir, {"temperature": 1.0, "top_k": 5})[0]
+    free, record = run(folder, {"temperature": 1.0, "top_k": 0})
+    assert record["top_k"] == 0 and free != texts
+    assert run(tiny_model_dir, {"temperature": 1.0})[1]["top_k"] == 50
+    greedy = run(folder, {"do_sample": False, "repetition_penalty": 1.1})[1]
+    assert greedy == {"do_sample": False, "repetition_penalty": 1.1}
 
 
 def test_cut_counts_tokens_as_the_transformers_backend():

@@ -131,7 +131,9 @@ def generate_shard_by_backend(
     """One generate job on the backend its settings name (what ``workflow/scripts/generate.py``
     calls): :func:`genmetrics.generation.generate_shard` for transformers, :func:`generate_shard`
     here for vLLM. Both return the same rows and statistics; ``stats["backend"]`` names the
-    engine and its version."""
+    engine and its version, and its ``sampling`` the decoding that ran (for transformers
+    :func:`resolved_sampling`: the config's keys over the checkpoint's generation config over
+    transformers' defaults, so an unset ``top_k`` shows as the 50 it is)."""
     backend, gen = split_backend(settings)
     if backend["backend"] == "vllm":
         return generate_shard(
@@ -145,13 +147,18 @@ def generate_shard_by_backend(
             progress_path=progress_path,
         )
     from genmetrics.generation import generate_shard as transformers_shard
+    from genmetrics.models import _model_path
     from genmetrics.provenance import package_versions
 
     rows, stats = transformers_shard(
         prompts, model, gen, seed=seed, shard=shard, progress=progress, progress_path=progress_path
     )
     version = package_versions(("transformers",)).get("transformers")
-    return rows, {**stats, "backend": {"name": "transformers", "version": version}}
+    s = GenerationSettings.of(gen)
+    path, revision = _model_path(model)  # the decoding generate() ran, for the record
+    values = resolved_sampling(s.sampling, _generation_config(path, revision, s.trust_remote_code))
+    backend = {"name": "transformers", "version": version, "sampling": values}
+    return rows, {**stats, "backend": backend}
 
 
 def merge_backends(stats: Sequence[Mapping[str, Any]]) -> dict[str, Any] | list[Any]:
@@ -206,29 +213,43 @@ def engine_version(module: Any) -> str | None:
     return getattr(module, "__version__", None)
 
 
-def sampling_values(
-    sampling: Mapping[str, Any], generation_config: Any = None
-) -> dict[str, float | int]:
-    """The sampling keys transformers' ``generate`` would use: ``sampling`` (the config's,
-    after presets) over the checkpoint's generation config (attributes not ``None``) over
-    :data:`TRANSFORMERS_DEFAULTS`; ``do_sample: false`` gives ``temperature`` 0 (greedy, and
-    vLLM then ignores the other keys). ``typical_p`` other than 1 is an error (vLLM has none)."""
+def resolved_sampling(sampling: Mapping[str, Any], generation_config: Any = None) -> dict[str, Any]:
+    """The decoding transformers' ``generate`` runs, as the job calls it: ``do_sample`` (true
+    unless the config says false) and ``sampling`` (the config's, after presets) over the
+    checkpoint's generation config (attributes not ``None``) over
+    :data:`TRANSFORMERS_DEFAULTS`. Greedy keeps ``repetition_penalty`` only (``generate``
+    drops the other keys). ``top_k`` 0: no top-k filter."""
     out: dict[str, Any] = dict(TRANSFORMERS_DEFAULTS)
     for k in TRANSFORMERS_DEFAULTS:
         v = getattr(generation_config, k, None) if generation_config is not None else None
         if v is not None:
             out[k] = v
     out.update({k: v for k, v in sampling.items() if k in TRANSFORMERS_DEFAULTS})
-    if float(out.pop("typical_p")) != 1.0:
-        raise GenmetricsError("backend vllm: typical_p sampling does not exist in vLLM")
-    if not sampling.get("do_sample", True):  # greedy: transformers drops these keys too
-        out.update(temperature=0.0, top_k=0, top_p=1.0)
+    if not sampling.get("do_sample", True):
+        return {"do_sample": False, "repetition_penalty": float(out["repetition_penalty"])}
     return {
+        "do_sample": True,
         "temperature": float(out["temperature"]),
-        "top_k": int(out["top_k"] or 0),  # 0: every token (vLLM: 0 or -1 disable top-k)
+        "top_k": int(out["top_k"] or 0),
         "top_p": float(out["top_p"]),
         "repetition_penalty": float(out["repetition_penalty"]),
+        "typical_p": float(out["typical_p"]),
     }
+
+
+def sampling_values(
+    sampling: Mapping[str, Any], generation_config: Any = None
+) -> dict[str, float | int]:
+    """:func:`resolved_sampling` as vLLM takes it: ``do_sample: false`` gives ``temperature``
+    0 (greedy, and vLLM then ignores the other keys); ``typical_p`` other than 1 is an error
+    (vLLM has none)."""
+    typical = resolved_sampling({**sampling, "do_sample": True}, generation_config)["typical_p"]
+    if typical != 1.0:
+        raise GenmetricsError("backend vllm: typical_p sampling does not exist in vLLM")
+    out = resolved_sampling(sampling, generation_config)
+    if not out["do_sample"]:
+        out = {**out, "temperature": 0.0, "top_k": 0, "top_p": 1.0}
+    return {k: out[k] for k in ("temperature", "top_k", "top_p", "repetition_penalty")}
 
 
 def _engine_sampling(values: Mapping[str, Any]) -> dict[str, Any]:

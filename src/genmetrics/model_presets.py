@@ -26,7 +26,14 @@ pr4llm-pythia              pythia{6.9b,12b}.yaml           1.0    1.0          b
 
 (pythia: wikipedia_bio and creative only.) ``<preset>-creative`` is the same model on the
 creative-writing task, where every model samples with top_p 1.0, temperature 1.0
-(``configs/generation/creative/*.yaml``). Tokenizer families: ``llama2`` (Vicuna v1.5 is
+(``configs/generation/creative/*.yaml``).
+
+**top_k: the paper's text and its code differ.** The authors' configs set no ``top_k``, so
+their ``generate`` calls ran transformers' default, top-50 sampling; the paper's Table B.3
+gives top_p and temperature only (top_p 1.0, temperature 1.0 reads as sampling from the
+whole vocabulary). The presets leave ``top_k`` unset, as the code ran them (top-50, recorded
+as ``backend.sampling.top_k`` 50 in each generation's stats); for the text's reading add
+``sampling: {top_k: 0}`` to the model (its own keys win over the preset's). Tokenizer families: ``llama2`` (Vicuna v1.5 is
 Llama 2 fine-tuned, with its 32,000-token SentencePiece vocabulary), ``mistral``, ``pythia``:
 the rows of Table B.1 in ``resources/tokens_per_word.tsv``.
 
