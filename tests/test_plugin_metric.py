@@ -80,6 +80,39 @@ def test_a_plugin_that_cannot_be_imported_is_named(monkeypatch):
         get("bleu")
 
 
+def test_get_imports_the_metric_s_own_module_first():
+    """``get`` in a fresh process: a metric in the module named after it imports that module
+    (and what it needs) only; a metric registered elsewhere, or an unknown name, imports every
+    module, so the error lists every metric."""
+    import json
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from genmetrics.metrics.registry import get\n"
+        "get(sys.argv[1])\n"
+        "import json\n"
+        "print(json.dumps([m for m in sys.modules if m.startswith('genmetrics.metrics.')]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env.pop(PLUGIN_ENV, None)
+
+    def loaded(name: str) -> set[str]:
+        out = subprocess.run(
+            [sys.executable, "-c", code, name], env=env, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        return set(json.loads(out.stdout))
+
+    alone = loaded("precision_recall")
+    assert "genmetrics.metrics.precision_recall" in alone
+    assert not alone & {"genmetrics.metrics.face", "genmetrics.metrics.mauve"}
+    every = loaded("distinct_n")  # registered in genmetrics.metrics.repetition
+    assert {"genmetrics.metrics.face", "genmetrics.metrics.repetition"} <= every
+    with pytest.raises(GenmetricsError, match="known metrics: .*precision_recall"):
+        get("no_such_metric")
+
+
 def test_plugin_metric_reaches_the_plan(plugin):
     plan = load_plan(CONFIG, SCHEMA)
     assert plan.entries["toy"].metric == "toy_vowels"

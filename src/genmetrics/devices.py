@@ -14,9 +14,6 @@ import fcntl
 import functools
 import logging
 import os
-import shutil
-import subprocess
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -42,6 +39,9 @@ def gpus_requested(resources: Mapping[str, Any]) -> int:
 
 def count_gpus() -> int:
     """GPUs on this machine (``nvidia-smi -L``; 0 without it), without initialising CUDA."""
+    import shutil
+    import subprocess  # here: a CPU job that never asks pays no import (bench_precision_recall)
+
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return 0
@@ -69,6 +69,8 @@ def claim_gpus(
         return None
     if n > total:
         raise GenmetricsError(f"the job asks {n} GPUs but this machine has {total}")
+    import tempfile
+
     folder = Path(lock_dir or Path(tempfile.gettempdir()) / "genmetrics-gpus")
     folder.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_s
