@@ -9,7 +9,9 @@ rule fetch_model:
         RESULTS.log("fetch_model/{checkpoint}.log"),
     conda:
         "../envs/generate.yaml"
-    threads: 2
+    # one core: the GGUF dequantization is single-threaded, and 2 made a second conversion
+    # (or any 1-thread job's neighbour) wait for both cores of a workstation
+    threads: 1
     params:
         spec=per_job(PLAN.checkpoint_spec),
     script:
