@@ -218,7 +218,9 @@ def resolved_sampling(sampling: Mapping[str, Any], generation_config: Any = None
     unless the config says false) and ``sampling`` (the config's, after presets) over the
     checkpoint's generation config (attributes not ``None``) over
     :data:`TRANSFORMERS_DEFAULTS`. Greedy keeps ``repetition_penalty`` only (``generate``
-    drops the other keys). ``top_k`` 0: no top-k filter."""
+    drops the other keys). ``top_k`` 0: no top-k filter. Only the keys a config can set are
+    resolved: other logits settings a checkpoint's ``generation_config.json`` may carry
+    (``min_p``, ``no_repeat_ngram_size``, ...) are not in the record."""
     out: dict[str, Any] = dict(TRANSFORMERS_DEFAULTS)
     for k in TRANSFORMERS_DEFAULTS:
         v = getattr(generation_config, k, None) if generation_config is not None else None
