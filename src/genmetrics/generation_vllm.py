@@ -245,12 +245,11 @@ def sampling_values(
     """:func:`resolved_sampling` as vLLM takes it: ``do_sample: false`` gives ``temperature``
     0 (greedy, and vLLM then ignores the other keys); ``typical_p`` other than 1 is an error
     (vLLM has none)."""
-    typical = resolved_sampling({**sampling, "do_sample": True}, generation_config)["typical_p"]
-    if typical != 1.0:
+    out = resolved_sampling({**sampling, "do_sample": True}, generation_config)
+    if out["typical_p"] != 1.0:
         raise GenmetricsError("backend vllm: typical_p sampling does not exist in vLLM")
-    out = resolved_sampling(sampling, generation_config)
-    if not out["do_sample"]:
-        out = {**out, "temperature": 0.0, "top_k": 0, "top_p": 1.0}
+    if not sampling.get("do_sample", True):
+        out.update(temperature=0.0, top_k=0, top_p=1.0)
     return {k: out[k] for k in ("temperature", "top_k", "top_p", "repetition_penalty")}
 
 
