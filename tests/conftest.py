@@ -239,3 +239,18 @@ def offline_run(tmp_path_factory, _no_slurm_dir):
     path = {"PATH": f"{_no_slurm_dir}{os.pathsep}{os.environ.get('PATH', '')}"}  # as every test
     proc = snakemake("--configfile", str(TEST_CONFIG), *FAST, cwd=work, env={**env, **path})
     return work, env, proc
+
+
+@pytest.fixture(autouse=True)
+def _torch_threads_kept(request):
+    """A test (or the code it calls) must leave torch's thread count as it found it: the
+    worker's later tests would run on more threads than its share of the cores (numba's omp
+    layer once did this: on 2 busy cores torch's waiting threads made the OmniInput toy's
+    tests 8x slower). Checked where torch was already imported."""
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    yield
+    if before is not None and torch.get_num_threads() != before:
+        n = torch.get_num_threads()
+        torch.set_num_threads(before)
+        pytest.fail(f"{request.node.nodeid} left torch on {n} threads (it found {before})")

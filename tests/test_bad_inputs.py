@@ -636,5 +636,7 @@ def test_a_decoder_tokenizer_with_a_maximum_length_is_accepted(tiny_model_dir):
     from genmetrics.metrics.homogenization import check_encoder_tokenizer
 
     check_encoder_tokenizer(SimpleNamespace(model_max_length=1024), str(tiny_model_dir), "m")
-    with pytest.raises(GenmetricsError, match=r"^m='.*' cannot be BERTScore's encoder"):
-        check_encoder_tokenizer(SimpleNamespace(model_max_length=int(1e30)), "x", "m")
+    # (a local folder: a hub name would wait for the hub's timeouts here)
+    unset = SimpleNamespace(model_max_length=int(1e30))
+    with pytest.raises(GenmetricsError, match=r"^m='.*' cannot be BERTScore's encoder.*a decoder"):
+        check_encoder_tokenizer(unset, str(tiny_model_dir), "m")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from shared_texts import shared_texts
@@ -172,3 +174,28 @@ def test_the_unicode_tokenizer_equals_rouge_score_on_ascii_text():
         ascii_texts = [t for t in texts if t.isascii()]
         assert rouge_tokenize(ascii_texts, stem, "unicode") == rouge_tokenize(ascii_texts, stem)
     assert rouge_tokenize(["Ça été naïve"], tokenizer="unicode") == [["ça", "été", "naïve"]]
+
+
+@pytest.mark.parametrize("torch_first", [True, False])
+def test_rougel_leaves_torch_s_threads_as_they_were(torch_first):
+    """numba's omp layer sets OpenMP's thread count (shared with torch: one libgomp) when it
+    launches the ROUGE-L kernel on 2 threads; a job on 1 thread keeps 1 for torch after it,
+    whether torch was imported before the kernel ran or after."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("numba")
+    code = ("import torch\n" if torch_first else "") + (
+        "from genmetrics.metrics.homogenization import rougel_pair_sums\n"
+        "import numba\n"
+        "rougel_pair_sums(['a b c d', 'a b d e', 'c d e f'], n_jobs=2)\n"
+        "import torch\n"
+        "print(numba.threading_layer(), torch.get_num_threads())\n"
+    )
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "2"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    if out[0] != "omp":
+        pytest.skip(f"numba's threading layer here is {out[0]}, not OpenMP")
+    assert out[1] == "1"

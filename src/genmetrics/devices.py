@@ -10,12 +10,13 @@ the first ``n`` GPUs that no other job holds, each by an exclusive ``flock`` on
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,38 @@ def available_cpus() -> int:
     if env.isdigit() and int(env) > 0:
         n = min(n, int(env))
     return max(1, n)
+
+
+def _libgomp():
+    """GNU OpenMP, where this process has already loaded it (torch's wheel bundles it, numba's
+    ``omp`` threading layer loads it); None otherwise (and off Linux)."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL("libgomp.so.1", mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    except (OSError, AttributeError):
+        return None
+
+
+@contextlib.contextmanager
+def openmp_threads_kept() -> Iterator[None]:
+    """Put OpenMP's thread count (``omp_get_max_threads``) back as it was after the block.
+    numba's ``omp`` threading layer calls ``omp_set_num_threads`` when it launches a parallel
+    kernel and leaves it there; in a process that also holds torch (one libgomp, one
+    setting) that silently changes ``torch.get_num_threads()``, e.g. a job's one thread to
+    every core. Where OpenMP was not loaded before the block, the value put back is
+    OpenMP's own default (``OMP_NUM_THREADS``, else the process's CPUs)."""
+    lib = _libgomp()
+    before = lib.omp_get_max_threads() if lib is not None else None
+    try:
+        yield
+    finally:
+        lib = lib or _libgomp()
+        if lib is not None:
+            if before is None:
+                env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+                before = int(env) if env.isdigit() and int(env) > 0 else available_cpus()
+            lib.omp_set_num_threads(before)
 
 
 ARRAY_DEVICE_ENV = "GENMETRICS_ARRAY_DEVICE"

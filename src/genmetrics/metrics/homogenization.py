@@ -37,6 +37,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from genmetrics import GenmetricsError
+from genmetrics.devices import openmp_threads_kept
 from genmetrics.metrics.registry import LOWER, MetricResult, register
 from genmetrics.params import BOOL, STRING, Const, Interval, Options
 
@@ -197,12 +198,14 @@ def rougel_pair_sums(
     np.cumsum(lens[order], out=off[1:])
     threads = _n_threads(n_jobs)
     kernel = _compiled_kernel()
-    prev = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
-        sums_sorted = kernel(tok, off, max(len(vocab), 1), threads)
-    finally:
-        numba.set_num_threads(prev)
+    # numba's omp layer leaves OpenMP's thread count (torch's too) at its own: put it back
+    with openmp_threads_kept():
+        prev = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            sums_sorted = kernel(tok, off, max(len(vocab), 1), threads)
+        finally:
+            numba.set_num_threads(prev)
     sums = np.empty(len(docs))
     sums[order] = sums_sorted
     return sums
