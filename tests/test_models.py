@@ -184,7 +184,7 @@ def test_a_converted_gguf_is_reused_only_for_the_same_content_and_dtype(tmp_path
 
     import transformers
 
-    from genmetrics.models import _convert_gguf
+    from genmetrics.gguf_conversion import convert_gguf
 
     class Converted(Exception):
         pass
@@ -203,19 +203,52 @@ def test_a_converted_gguf_is_reused_only_for_the_same_content_and_dtype(tmp_path
     # a marker of an earlier version, written where the project used to be
     (hf / ".complete").write_text(json.dumps({"gguf": "/old/place/wheel/m.Q4.gguf"}))
     src, key, f32 = {}, "checkpoints.m.source", {"dtype": "float32"}
-    assert _convert_gguf([gguf], out, f32, src, key) == hf
+    assert convert_gguf([gguf], out, f32, src, key) == hf
     marker = json.loads((hf / ".complete").read_text())
     assert marker["dtype"] == "float32" and marker["gguf"][0]["name"] == "m.Q4.gguf"
     assert marker["gguf"][0]["sha256"] == hashlib.sha256(b"GGUF weights").hexdigest()
     import os
 
     os.utime(gguf, ns=(1, 1))  # the same bytes with another date: reused
-    assert _convert_gguf([gguf], out, {"dtype": "auto"}, src, key) == hf  # auto: float32
+    assert convert_gguf([gguf], out, {"dtype": "auto"}, src, key) == hf  # auto: float32
     with pytest.raises(Converted):  # another dtype
-        _convert_gguf([gguf], out, {"dtype": "bfloat16"}, src, key)
+        convert_gguf([gguf], out, {"dtype": "bfloat16"}, src, key)
     gguf.write_bytes(b"GGUF other weights")  # a new file under the same name
     with pytest.raises(Converted):
-        _convert_gguf([gguf], out, f32, src, key)
+        convert_gguf([gguf], out, f32, src, key)
     (hf / ".complete").write_text(json.dumps({"gguf": "/old/place/wheel/other.gguf"}))
     with pytest.raises(Converted):  # an old marker of another file name
-        _convert_gguf([gguf], out, f32, src, key)
+        convert_gguf([gguf], out, f32, src, key)
+
+
+def test_a_conversion_reads_each_gguf_once(tmp_path):
+    """Inside the conversion one GGUFReader per file and one tensor-name map per
+    (architecture, layers) are shared (transformers would build them again for the config,
+    the tokenizer, the weights, each submodule); the shared reader reads the same fields and
+    tensors, and gguf's own functions are back afterwards."""
+    gguf = pytest.importorskip("gguf")
+    import numpy as np
+
+    from genmetrics.gguf_conversion import _gguf_read_once
+
+    path = tmp_path / "t.gguf"
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_block_count(2)
+    w.add_token_list(["a", "b", "c"])
+    w.add_tensor("token_embd.weight", np.arange(12, dtype=np.float32).reshape(3, 4))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    reader, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    plain = reader(path)
+    with _gguf_read_once():
+        first = gguf.GGUFReader(str(path))
+        assert gguf.GGUFReader(path) is first  # str or Path, the same file: one parse
+        assert gguf.GGUFReader(str(path), "r+") is not first  # a writable map is its own
+        arch = gguf.MODEL_ARCH.LLAMA
+        assert gguf.get_tensor_name_map(arch, 2) is gguf.get_tensor_name_map(arch, 2)
+    assert list(first.fields) == list(plain.fields)
+    np.testing.assert_array_equal(first.tensors[0].data, plain.tensors[0].data)
+    assert gguf.GGUFReader is reader and gguf.get_tensor_name_map is name_map
+    assert gguf.GGUFReader(path) is not gguf.GGUFReader(path)

@@ -15,14 +15,14 @@ import glob
 import hashlib
 import json
 import os
-import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.io import atomic_path, write_json
+from genmetrics.gguf_conversion import check_gguf_dtype, convert_gguf
+from genmetrics.io import write_json
 from genmetrics.paths import portable_path
 from genmetrics.sources import (
     fetch_hub,
@@ -34,8 +34,6 @@ from genmetrics.sources import (
 )
 
 MANIFEST = "model.json"
-#: dtypes a GGUF checkpoint is dequantized to (once, when it is converted)
-GGUF_DTYPES = ("float32", "bfloat16")
 
 
 def prepare_model(
@@ -60,7 +58,7 @@ def prepare_model(
     a cluster, two test workers) take turns: the second waits on ``{cache}/.{name}.lock`` and
     then finds the converted folder and the manifest in place.
     """
-    _check_gguf_dtype(name, spec)  # refused before anything is written
+    check_gguf_dtype(name, spec)  # refused before anything is written
     with _preparing(Path(cache_dir), name):
         return _prepare(name, spec, cache_dir, download_cache)
 
@@ -102,7 +100,7 @@ def _prepare(
                 key=key,
             )
             files = _gguf_matches(folder, source["gguf"], key)
-            path = _convert_gguf(files, out_dir, spec, source, key)
+            path = convert_gguf(files, out_dir, spec, source, key)
             fmt = "gguf-converted"
         else:
             folder = path = fetch_hub(
@@ -112,7 +110,7 @@ def _prepare(
     elif kind == "local":
         p = resolve(source, dl_cache, key)
         if p.is_file() and p.suffix == ".gguf":
-            path = _convert_gguf([p], out_dir, spec, source, key)
+            path = convert_gguf([p], out_dir, spec, source, key)
             fmt = "gguf-converted"
         elif p.is_dir() and (p / "config.json").exists():
             path = p.resolve()
@@ -133,7 +131,7 @@ def _prepare(
         fetched = [fetch_record(r) or {} for r in roots]
         if source.get("gguf"):
             files = _gguf_matches(roots, source["gguf"], key)
-            path = _convert_gguf(files, out_dir, spec, source, key)
+            path = convert_gguf(files, out_dir, spec, source, key)
             fmt = "gguf-converted"
         else:
             path = roots[0] / source["path"]
@@ -295,147 +293,6 @@ def _gguf_matches(roots: Path | list[Path], pattern: str, key: str) -> list[Path
             f"{key}.gguf: no file matches {pattern!r} in {[str(r) for r in roots]}"
         )
     return matches
-
-
-def _joined_gguf(files: list[Path], source: Mapping[str, Any], key: str, work_dir: Path) -> Path:
-    """One GGUF file: the only match, or the chunks concatenated into ``work_dir``; checked
-    against ``source.sha256`` when the config gives it."""
-    if len(files) == 1:
-        target = files[0]
-    else:  # chunks: concatenate in name order
-        target = work_dir / "assembled.gguf"
-        with atomic_path(target) as tmp, open(tmp, "wb") as out:
-            for m in files:
-                with open(m, "rb") as f:
-                    shutil.copyfileobj(f, out, 1 << 24)
-    want = source.get("sha256")
-    if want:
-        h = hashlib.sha256()
-        with open(target, "rb") as f:
-            for block in iter(lambda: f.read(1 << 24), b""):
-                h.update(block)
-        if h.hexdigest() != want.lower():
-            raise GenmetricsError(
-                f"{key}.sha256: the joined GGUF {target} has sha256 {h.hexdigest()}, "
-                f"expected {want}"
-            )
-    return target
-
-
-def _check_gguf_dtype(name: str, spec: Mapping[str, Any]) -> None:
-    """A GGUF checkpoint is dequantized to one of :data:`GGUF_DTYPES`; refuse others early."""
-    source = spec.get("source") or {}
-    is_gguf = bool(source.get("gguf")) or str(source.get("path", "")).endswith(".gguf")
-    dtype = spec.get("dtype", "float32")
-    if is_gguf and dtype not in (*GGUF_DTYPES, "auto"):
-        raise GenmetricsError(
-            f"checkpoints.{name}.dtype: {dtype!r} is not available for a GGUF checkpoint "
-            f"(it is dequantized once, to {' or '.join(GGUF_DTYPES)})"
-        )
-
-
-def gguf_identity(
-    files: list[Path], dtype: str, known: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """What a converted folder is made from: each GGUF file's name, size, mtime and sha256, and
-    the stored dtype (``auto`` is stored as float32). The sha256 of a file whose (name, size,
-    mtime) ``known`` (an earlier identity) lists is taken from it instead of read again."""
-    fields = ("name", "size", "mtime_ns", "sha256")
-    seen = {
-        (k["name"], k["size"], k["mtime_ns"]): k["sha256"]
-        for k in (known or {}).get("gguf", [])
-        if isinstance(k, dict) and all(f in k for f in fields)
-    }
-    ids = []
-    for f in files:
-        st = f.stat()
-        digest = seen.get((f.name, st.st_size, st.st_mtime_ns)) or sha256_file(f)
-        ids.append(
-            {"name": f.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
-        )
-    return {"gguf": ids, "dtype": "float32" if dtype == "auto" else dtype}
-
-
-def _same_conversion(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Same GGUF content (names, sizes, sha256) and dtype; dates and folders may differ."""
-
-    def key(x: Mapping[str, Any]) -> Any:
-        return x["dtype"], [(g["name"], g["size"], g["sha256"]) for g in x["gguf"]]
-
-    try:
-        return key(a) == key(b)
-    except (KeyError, TypeError):  # a damaged marker: convert again
-        return False
-
-
-def _marker(hf: Path) -> dict[str, Any] | None:
-    try:
-        marker = json.loads((hf / ".complete").read_text())
-    except (OSError, ValueError):
-        return None
-    return marker if isinstance(marker, dict) else None
-
-
-def _legacy_marker_matches(
-    hf: Path, marker: Mapping[str, Any], files: list[Path], dtype: str
-) -> bool:
-    """A marker written before identities were recorded names one GGUF path only: it stands for
-    the same file name (``assembled.gguf`` for chunks) converted to the dtype its config.json
-    states."""
-    want = files[0].name if len(files) == 1 else "assembled.gguf"
-    try:
-        config = json.loads((hf / "config.json").read_text())
-    except (OSError, ValueError):
-        return False
-    stored = config.get("dtype") or config.get("torch_dtype")
-    return Path(str(marker.get("gguf", ""))).name == want and stored == dtype
-
-
-def _convert_gguf(
-    files: list[Path], out_dir: Path, spec: Mapping[str, Any], source: Mapping[str, Any], key: str
-) -> Path:
-    """Dequantize a GGUF with transformers and save it as safetensors in ``out_dir/hf``.
-
-    A folder converted from the same file content to the same dtype is reused (wherever the
-    cache has moved); any other GGUF (a new file under the same name, other chunks) or dtype
-    converts again, so the folder never holds weights other than the config's."""
-    hf = out_dir / "hf"
-    marker = _marker(hf)
-    known = marker if marker and isinstance(marker.get("gguf"), list) else None
-    identity = gguf_identity(files, spec.get("dtype", "float32"), known)
-    reuse = known is not None and _same_conversion(known, identity)
-    if marker and known is None and _legacy_marker_matches(hf, marker, files, identity["dtype"]):
-        reuse = True  # an earlier version's marker: record the identity from now on
-    if reuse:
-        if known != identity:  # the same files with other dates, or an old marker
-            write_json(hf / ".complete", identity)
-        (out_dir / "assembled.gguf").unlink(missing_ok=True)  # left by earlier versions
-        return hf
-    import safetensors.torch
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    gguf = _joined_gguf(files, source, key, out_dir)
-    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[identity["dtype"]]
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=dtype)
-    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    tmp = out_dir / ".hf.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    model.config.save_pretrained(tmp)
-    if model.generation_config is not None:
-        model.generation_config.save_pretrained(tmp)
-    safetensors.torch.save_model(model, str(tmp / "model.safetensors"))
-    tok.save_pretrained(tmp)
-    (tmp / ".complete").write_text(json.dumps(identity) + "\n")
-    shutil.rmtree(hf, ignore_errors=True)
-    tmp.rename(hf)
-    assembled = out_dir / "assembled.gguf"
-    if assembled.exists():
-        assembled.unlink()  # the converted folder is what we keep
-    return hf
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
