@@ -14,6 +14,7 @@ The graph is built by walking ``src/genmetrics``, so modules added or moved late
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -181,15 +182,23 @@ def _path_to(graph: dict[str, set[str]], start: str, bad: tuple[str, ...]) -> li
     return None
 
 
-GRAPH = import_graph()
-REACH = import_graph(parents=True)
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """:func:`import_graph` of the checkout, built on first use (not at collection: every
+    xdist worker collects this file)."""
+    return import_graph()
+
+
+@functools.cache
+def reach() -> dict[str, set[str]]:
+    return import_graph(parents=True)
 
 
 def test_graph_sees_the_package():
     """The walk finds the package and its imports (guards the test against finding nothing)."""
-    assert "genmetrics.metrics.registry" in GRAPH
-    assert "genmetrics.kinds" in GRAPH["genmetrics.metrics.registry"]
-    assert len(GRAPH) > 30
+    assert "genmetrics.metrics.registry" in graph()
+    assert "genmetrics.kinds" in graph()["genmetrics.metrics.registry"]
+    assert len(graph()) > 30 and set(graph()) == set(_modules())
 
 
 def test_resolution_of_relative_and_from_imports(tmp_path, monkeypatch):
@@ -201,14 +210,14 @@ def test_resolution_of_relative_and_from_imports(tmp_path, monkeypatch):
     (pkg / "sub" / "__init__.py").write_text("from . import c\n")
     (pkg / "sub" / "c.py").write_text("from ..a import f\n")
     monkeypatch.setattr(__import__(__name__), "SRC", tmp_path)
-    graph = import_graph()
-    assert graph["genmetrics.a"] == {"genmetrics.sub.c"}
-    assert graph["genmetrics.sub"] == {"genmetrics.sub.c"}
-    assert graph["genmetrics.sub.c"] == {"genmetrics.a"}
-    assert _cycles(graph) == [["genmetrics.a", "genmetrics.sub.c", "genmetrics.a"]]
-    reach = import_graph(parents=True)
-    assert reach["genmetrics.a"] == {"genmetrics", "genmetrics.sub", "genmetrics.sub.c"}
-    assert _path_to(reach, "genmetrics.sub.c", ("genmetrics.sub",)) == [
+    toy = import_graph()
+    assert toy["genmetrics.a"] == {"genmetrics.sub.c"}
+    assert toy["genmetrics.sub"] == {"genmetrics.sub.c"}
+    assert toy["genmetrics.sub.c"] == {"genmetrics.a"}
+    assert _cycles(toy) == [["genmetrics.a", "genmetrics.sub.c", "genmetrics.a"]]
+    toy_reach = import_graph(parents=True)
+    assert toy_reach["genmetrics.a"] == {"genmetrics", "genmetrics.sub", "genmetrics.sub.c"}
+    assert _path_to(toy_reach, "genmetrics.sub.c", ("genmetrics.sub",)) == [
         "genmetrics.sub.c",
         "genmetrics.a",
         "genmetrics.sub",
@@ -216,13 +225,13 @@ def test_resolution_of_relative_and_from_imports(tmp_path, monkeypatch):
 
 
 def test_no_import_cycles():
-    cycles = _cycles(GRAPH)
+    cycles = _cycles(graph())
     assert not cycles, "import cycles:\n" + "\n".join(" → ".join(c) for c in cycles)
 
 
-@pytest.mark.parametrize("module", sorted(m for m in GRAPH if _under(m, METRIC_SIDE)))
+@pytest.mark.parametrize("module", sorted(m for m in _modules() if _under(m, METRIC_SIDE)))
 def test_metrics_never_reach_features_models_or_generation(module):
-    chain = _path_to(REACH, module, FORBIDDEN)
+    chain = _path_to(reach(), module, FORBIDDEN)
     assert chain is None, f"{module} reaches {chain[-1]}: " + " → ".join(chain)
 
 
