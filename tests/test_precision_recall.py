@@ -559,3 +559,28 @@ def test_approx_record_carries_the_subsample_check():
     assert small["exact"] == prdc_exact(p[ip], q[iq], [4])[4]
     assert small["n_per_side"] == [600, 600]
     assert compute("precision_recall", q, p, params).extras == res.extras  # deterministic
+
+
+@pytest.mark.slow  # pynndescent compiles with numba first (~30-60 s)
+def test_the_pynndescent_backend_leaves_torch_s_threads_as_they_were():
+    """pynndescent's numba kernels (omp layer) set OpenMP's thread count, which torch shares;
+    a process on one thread keeps one for torch after an NN-descent graph and its query."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("pynndescent")
+    code = (
+        "import numpy as np, numba, torch\n"
+        "from genmetrics.metrics._knn_approx import _PynndescentIndex\n"
+        "x = np.random.default_rng(0).standard_normal((300, 8)).astype(np.float32)\n"
+        "_PynndescentIndex(x, 5, 0).query(x[:5], 3)\n"
+        "print(numba.threading_layer(), torch.get_num_threads())\n"
+    )
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "2"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    if out[0] != "omp":
+        pytest.skip(f"numba's threading layer here is {out[0]}, not OpenMP")
+    assert out[1] == "1"

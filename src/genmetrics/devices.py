@@ -139,7 +139,8 @@ def openmp_threads_kept() -> Iterator[None]:
     kernel and leaves it there; in a process that also holds torch (one libgomp, one
     setting) that silently changes ``torch.get_num_threads()``, e.g. a job's one thread to
     every core. Where OpenMP was not loaded before the block, the value put back is
-    OpenMP's own default (``OMP_NUM_THREADS``, else the process's CPUs)."""
+    :func:`available_cpus` (OpenMP's own default, ``OMP_NUM_THREADS`` else the CPUs, within
+    the process's affinity)."""
     lib = _libgomp()
     before = lib.omp_get_max_threads() if lib is not None else None
     try:
@@ -147,10 +148,7 @@ def openmp_threads_kept() -> Iterator[None]:
     finally:
         lib = lib or _libgomp()
         if lib is not None:
-            if before is None:
-                env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-                before = int(env) if env.isdigit() and int(env) > 0 else available_cpus()
-            lib.omp_set_num_threads(before)
+            lib.omp_set_num_threads(available_cpus() if before is None else before)
 
 
 ARRAY_DEVICE_ENV = "GENMETRICS_ARRAY_DEVICE"

@@ -33,9 +33,11 @@ their ``generate`` calls ran transformers' default, top-50 sampling; the paper's
 gives top_p and temperature only (top_p 1.0, temperature 1.0 reads as sampling from the
 whole vocabulary). The presets leave ``top_k`` unset, as the code ran them (top-50, recorded
 as ``backend.sampling.top_k`` 50 in each generation's stats); for the text's reading add
-``sampling: {top_k: 0}`` to the model (its own keys win over the preset's). Tokenizer families: ``llama2`` (Vicuna v1.5 is
-Llama 2 fine-tuned, with its 32,000-token SentencePiece vocabulary), ``mistral``, ``pythia``:
-the rows of Table B.1 in ``resources/tokens_per_word.tsv``.
+``sampling: {top_k: 0}`` to the model (its own keys win over the preset's).
+
+Tokenizer families: ``llama2`` (Vicuna v1.5 is Llama 2 fine-tuned, with its 32,000-token
+SentencePiece vocabulary), ``mistral``, ``pythia``: the rows of Table B.1 in
+``resources/tokens_per_word.tsv``.
 
 The authors wrap chat prompts as ``[INST] … [/INST]`` (Llama-2-chat, Mistral-Instruct) and
 ``USER: … \\n\\nASSISTANT:`` (Vicuna) by hand; genmetrics' ``template: chat`` uses the

@@ -47,6 +47,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from genmetrics import GenmetricsError
+from genmetrics.devices import openmp_threads_kept
 from genmetrics.metrics._inputs import as_ks, check_pair, check_points
 from genmetrics.metrics._knn_exact import exact_sqdist
 from genmetrics.metrics._knn_ivf import ivf_shape, prdc_ivf
@@ -103,23 +104,25 @@ class _PynndescentIndex:
         from pynndescent import NNDescent
 
         self.n = len(x)
-        self.index = NNDescent(
-            x,
-            n_neighbors=min(self.n - 1, max(k_graph, _GRAPH_NEIGHBORS)),
-            metric="euclidean",
-            random_state=seed,
-            low_memory=True,
-        )
+        with openmp_threads_kept():  # numba's omp layer would leave torch on its threads
+            self.index = NNDescent(
+                x,
+                n_neighbors=min(self.n - 1, max(k_graph, _GRAPH_NEIGHBORS)),
+                metric="euclidean",
+                random_state=seed,
+                low_memory=True,
+            )
         self._prepared = False
 
     def self_knn(self, k: int) -> np.ndarray:
         return self.index.neighbor_graph[0][:, :k]
 
     def query(self, y: np.ndarray, k: int) -> np.ndarray:
-        if not self._prepared:
-            self.index.prepare()
-            self._prepared = True
-        idx, _ = self.index.query(y, k=min(k, self.n), epsilon=_EPSILON)
+        with openmp_threads_kept():
+            if not self._prepared:
+                self.index.prepare()
+                self._prepared = True
+            idx, _ = self.index.query(y, k=min(k, self.n), epsilon=_EPSILON)
         return idx
 
 
