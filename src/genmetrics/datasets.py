@@ -175,10 +175,20 @@ def _read_jsonl(
 
 
 def _read_txt(path: Path) -> list[dict[str, Any]]:
+    """One text per line, without its line end (one ``\n`` or ``\r\n``: a ``\r`` that is
+    part of the text stays)."""
     return [
-        {"id": str(lineno), "text": line.rstrip("\r\n"), "_line": lineno, SYNTHETIC_ID: True}
+        {"id": str(lineno), "text": _line_end_dropped(line), "_line": lineno, SYNTHETIC_ID: True}
         for lineno, line in _decode_lines(path)
     ]
+
+
+def _line_end_dropped(line: str) -> str:
+    if line.endswith("\n"):
+        line = line[:-1]
+        if line.endswith("\r"):
+            line = line[:-1]
+    return line
 
 
 def _read_csv(
