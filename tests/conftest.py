@@ -241,6 +241,21 @@ def offline_run(tmp_path_factory, _no_slurm_dir):
     return work, env, proc
 
 
+def torch_threads_after_numba(code: str) -> int:
+    """torch's thread count after ``code`` (numba kernels of ours) in a fresh process on one
+    OpenMP thread with ``NUMBA_NUM_THREADS=2``; skips where numba's threading layer is not
+    OpenMP (the leak :func:`genmetrics.devices.openmp_threads_kept` guards against needs it)."""
+    pytest.importorskip("numba")
+    code += "import numba, torch\nprint(numba.threading_layer(), torch.get_num_threads())\n"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "2"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    if out[0] != "omp":
+        pytest.skip(f"numba's threading layer here is {out[0]}, not OpenMP")
+    return int(out[1])
+
+
 @pytest.fixture(autouse=True)
 def _torch_threads_kept(request):
     """A test (or the code it calls) must leave torch's thread count as it found it: the

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
+from conftest import torch_threads_after_numba
 from shared_texts import shared_texts
 
 from genmetrics import GenmetricsError
@@ -181,21 +180,8 @@ def test_rougel_leaves_torch_s_threads_as_they_were(torch_first):
     """numba's omp layer sets OpenMP's thread count (shared with torch: one libgomp) when it
     launches the ROUGE-L kernel on 2 threads; a job on 1 thread keeps 1 for torch after it,
     whether torch was imported before the kernel ran or after."""
-    import subprocess
-    import sys
-
-    pytest.importorskip("numba")
     code = ("import torch\n" if torch_first else "") + (
         "from genmetrics.metrics.homogenization import rougel_pair_sums\n"
-        "import numba\n"
         "rougel_pair_sums(['a b c d', 'a b d e', 'c d e f'], n_jobs=2)\n"
-        "import torch\n"
-        "print(numba.threading_layer(), torch.get_num_threads())\n"
     )
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "2"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    ).stdout.split()
-    if out[0] != "omp":
-        pytest.skip(f"numba's threading layer here is {out[0]}, not OpenMP")
-    assert out[1] == "1"
+    assert torch_threads_after_numba(code) == 1

@@ -7,6 +7,7 @@ import io
 
 import numpy as np
 import pytest
+from conftest import torch_threads_after_numba
 
 from genmetrics import GenmetricsError
 from genmetrics.metrics import compute, get
@@ -565,22 +566,11 @@ def test_approx_record_carries_the_subsample_check():
 def test_the_pynndescent_backend_leaves_torch_s_threads_as_they_were():
     """pynndescent's numba kernels (omp layer) set OpenMP's thread count, which torch shares;
     a process on one thread keeps one for torch after an NN-descent graph and its query."""
-    import os
-    import subprocess
-    import sys
-
     pytest.importorskip("pynndescent")
     code = (
-        "import numpy as np, numba, torch\n"
+        "import numpy as np, torch\n"
         "from genmetrics.metrics._knn_approx import _PynndescentIndex\n"
         "x = np.random.default_rng(0).standard_normal((300, 8)).astype(np.float32)\n"
         "_PynndescentIndex(x, 5, 0).query(x[:5], 3)\n"
-        "print(numba.threading_layer(), torch.get_num_threads())\n"
     )
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "2"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    ).stdout.split()
-    if out[0] != "omp":
-        pytest.skip(f"numba's threading layer here is {out[0]}, not OpenMP")
-    assert out[1] == "1"
+    assert torch_threads_after_numba(code) == 1
