@@ -63,7 +63,7 @@ test-all: install-test
 # The offline test run by hand (the run `make test` checks): .test/config.yaml on 32 texts with a
 # tiny random LM, no download -> results/test/. Its numbers mean nothing; a few minutes.
 test-run: install
-	$(BIN)/python -m genmetrics.testing tiny-model results/test/tiny-model
+	$(BIN)/python -m genmetrics.testing.tiny_lm tiny-model results/test/tiny-model
 	GENMETRICS_TINY_MODEL=$(CURDIR)/results/test/tiny-model $(BIN)/snakemake --cores $(CORES) --set-threads generate=1 embed=1 surprisal=1 --scheduler greedy --configfile .test/config.yaml --config results_dir=results/test
 
 dry-run: install

@@ -109,7 +109,7 @@ def child(impl: str, n: int, batch_size: int, idf: bool, out: Path) -> None:
     else:
         import bert_score
 
-        from genmetrics.assets import minilm_dir
+        from genmetrics.data.assets import minilm_dir
 
         model = str(minilm_dir())
 

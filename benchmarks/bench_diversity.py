@@ -26,7 +26,7 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def load_diversity(name: str):
-    from genmetrics.analysis.runtime_scores import package_module
+    from genmetrics.studies.shaib_diversity.runtime_scores import package_module
 
     mod = package_module(name)  # the module file alone, as the runtime study loads it
     if mod is None:

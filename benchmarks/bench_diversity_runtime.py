@@ -9,7 +9,7 @@ each cell is the median of ``--repeats`` runs (one run once a cell's runs take
 reference's rounding (3 decimals; unrounded scores within 1e-9): exit 1 if not.
 
 Which reference each score has (the package's, a stand-in, or none offline) is in
-:mod:`genmetrics.analysis.runtime_scores` and in the outputs' ``reference`` column.
+:mod:`genmetrics.studies.shaib_diversity.runtime_scores` and in the outputs' ``reference`` column.
 
 Run: ``.venv/bin/python benchmarks/bench_diversity_runtime.py [--out results/runtime]``
 Writes ``runtime.{csv,md,json,png}`` into ``--out``.
@@ -61,14 +61,15 @@ def main(argv: list[str] | None = None) -> int:
 
     import numpy as np
 
-    from genmetrics.analysis.runtime import (
+    from genmetrics.figures.runtime import runtime_figure
+    from genmetrics.studies.shaib_diversity.runtime import (
         agreement_failures,
         machine,
         runtime_sweep,
         sample_texts,
         write_runtime,
     )
-    from genmetrics.analysis.runtime_scores import FIGURE_NOTES, shaib_scores
+    from genmetrics.studies.shaib_diversity.runtime_scores import FIGURE_NOTES, shaib_scores
 
     data = Path(args.data)
     texts = sample_texts(data, max(args.ns), args.seed)
@@ -114,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": where,
         "mean_words": float(words),
     }
-    paths = write_runtime(table, stops, args.out, title, settings, note)
+    paths = write_runtime(table, stops, args.out, title, settings)
+    runtime_figure(table, paths["png"], title, note)
     print("wrote", ", ".join(str(p) for p in paths.values()))
     bad = agreement_failures(table, specs)
     if len(bad):

@@ -4,7 +4,7 @@ and the cost of the generate job's progress log.
 Prints one JSON summary with:
 
 * ``batched`` / ``one_at_a_time`` / ``batched_speedup``: tokens/s of batched sampling vs one
-  prompt at a time (``genmetrics.generation.generate``, same prompts, same token budget);
+  prompt at a time (``genmetrics.generation.transformers_backend.generate``, same prompts, same token budget);
 * ``embed`` / ``surprisal``: tokens/s of embedding and surprisal featurization;
 * ``progress_log``: ``generate_shard`` on the same prompts and settings with
   ``progress_path=None`` vs with a fresh progress file in a temporary directory (deleted
@@ -40,14 +40,14 @@ from typing import Any
 
 import torch
 
-from genmetrics.clean import clean_rows
-from genmetrics.datasets import load_dataset
+from genmetrics.data.clean import clean_rows
+from genmetrics.data.datasets import load_dataset
+from genmetrics.data.prompts import make_prompts, max_new_tokens
 from genmetrics.features.embed import embed_texts
 from genmetrics.features.surprisal import surprisal_texts
-from genmetrics.generation import generate, generate_shard
-from genmetrics.models import load_causal_lm, prepare_model
-from genmetrics.progress import ProgressLog, drop
-from genmetrics.prompts import make_prompts, max_new_tokens
+from genmetrics.generation.progress import ProgressLog, drop
+from genmetrics.generation.transformers_backend import generate, generate_shard
+from genmetrics.models.checkpoints import load_causal_lm, prepare_model
 
 REPO = Path(__file__).resolve().parents[1]
 CKPT = {

@@ -1,4 +1,4 @@
-"""The intervals over prompts (genmetrics.intervals): how wide they are against the true
+"""The intervals over prompts (genmetrics.scoring.intervals): how wide they are against the true
 sampling spread, and what they cost.
 
     .venv/bin/python benchmarks/bench_intervals.py [--texts FILE] [--runs 40] [--results DIR]
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from genmetrics.intervals import DEFAULTS
-from genmetrics.scoring import score_loaded
+from genmetrics.scoring.from_files import score_loaded
+from genmetrics.scoring.intervals import DEFAULTS
 
 REPO = Path(__file__).resolve().parents[1]
 FEATURE_METRICS = [
@@ -136,7 +136,7 @@ def cost(results: Path, config: Path, entries: list[str] | None = None) -> None:
     import yaml
 
     from genmetrics.plan.load import load_plan
-    from genmetrics.score_job import score_entry
+    from genmetrics.scoring.job import score_entry
 
     os.environ.setdefault("GENMETRICS_REPO", str(REPO))
     plan = load_plan(

@@ -108,7 +108,7 @@ def embed(cache: Path, data_dir: Path, n_max: int, batch: int = 64) -> None:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from genmetrics.assets import minilm_dir
+    from genmetrics.data.assets import minilm_dir
 
     cache.mkdir(parents=True, exist_ok=True)
     human, model = collect_sentences(data_dir)

@@ -1,6 +1,6 @@
 """Generation throughput of the vLLM backend (ours) against the transformers backend (the
 reference) on the same prompts, settings and seed: one generate job's shard through
-:func:`genmetrics.generation_vllm.generate_shard_by_backend`, as the workflow runs it.
+:func:`genmetrics.generation.vllm_backend.generate_shard_by_backend`, as the workflow runs it.
 
 Prints one JSON summary: per backend the best-of-``--repeats`` generation seconds (the
 engine's or model's load excluded; both backends' ``stats["seconds"]``), tokens generated,
@@ -21,7 +21,7 @@ Sizes (defaults in brackets):
 * ``--model``: a manifest (``model.json``), an HF folder or a hub id [the SmolLM2-135M
   manifest of ``.cache/genmetrics`` if an e2e run fetched it, else the tiny random test model
   built in a temporary folder];
-* ``--engine`` [vllm]: ``fake`` uses :mod:`genmetrics.testing_vllm` (CPU; then the numbers
+* ``--engine`` [vllm]: ``fake`` uses :mod:`genmetrics.testing.fake_vllm` (CPU; then the numbers
   are the backend's own overhead around an engine that runs no model, not vLLM's speed).
 
 On a GPU node: ``pip install vllm`` in the generate environment, then
@@ -61,7 +61,7 @@ def _default_model(tmp: Path) -> str:
     for manifest in sorted((REPO / ".cache" / "genmetrics").glob("**/model.json")):
         if "smollm2" in manifest.read_text().lower():
             return str(manifest)
-    from genmetrics.testing import save_tiny_model
+    from genmetrics.testing.tiny_lm import save_tiny_model
 
     return str(save_tiny_model(tmp / "tiny"))
 
@@ -105,10 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if args.engine == "fake":
-        os.environ["GENMETRICS_VLLM_MODULE"] = "genmetrics.testing_vllm"
+        os.environ["GENMETRICS_VLLM_MODULE"] = "genmetrics.testing.fake_vllm"
     import torch
 
-    from genmetrics.generation_vllm import generate_shard_by_backend
+    from genmetrics.generation.vllm_backend import generate_shard_by_backend
     from genmetrics.provenance import package_versions
 
     prompts = _prompts(args.n, args.prompt_words)

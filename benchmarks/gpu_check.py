@@ -21,7 +21,7 @@ faiss-cpu, prdc, mauve-text; ``PYTHONPATH=<wheels>:src:tests``.
 4. ``mauve``: ``compute("mauve")`` with k-means auto (torch on the GPU) against k-means faiss
    (CPU) and mauve-text: the four values within 0.01; times of each.
 5. ``kmeans_labels``: the torch k-means on the GPU gives the CPU's labels, label for label.
-6. ``generate``: a tiny seeded Llama (genmetrics.testing) on the GPU: the same seed gives the
+6. ``generate``: a tiny seeded Llama (genmetrics.testing.tiny_lm) on the GPU: the same seed gives the
    same rows twice, the rows have the CPU rows' keys and counts; ``resolve_dtype("auto")`` is
    bfloat16 on compute capability >= 8; ``describe_device`` names the GPU.
 7. ``features``: embeddings and surprisal of that model on the GPU against the CPU (float32):
@@ -217,9 +217,9 @@ PROMPTS = [
 def check_generate(tmp: Path) -> None:
     import torch
 
-    from genmetrics.generation import generate
-    from genmetrics.models import describe_device, load_causal_lm, resolve_dtype
-    from genmetrics.testing import save_tiny_model, tiny_lm
+    from genmetrics.generation.transformers_backend import generate
+    from genmetrics.models.checkpoints import describe_device, load_causal_lm, resolve_dtype
+    from genmetrics.testing.tiny_lm import save_tiny_model, tiny_lm
 
     kw = dict(
         template="base",

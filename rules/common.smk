@@ -15,7 +15,7 @@ from genmetrics import GenmetricsError
 from genmetrics.config import check_config_file
 from genmetrics.plan import load_plan, names_pattern
 from genmetrics.plan import timing
-from genmetrics.rerun_reasons import install as name_changed_params
+from genmetrics.plan.rerun_reasons import install as name_changed_params
 
 if timing.ENABLED:
     timing.add("import", time.perf_counter() - _start)

@@ -1,5 +1,5 @@
 # Aggregation and figures: the only rules that depend on every model.
-from genmetrics.captions import caption_files
+from genmetrics.report.captions import caption_files
 
 
 rule aggregate:
@@ -140,7 +140,7 @@ rule html_report:
         headline=RESULTS.headline_table,
         stats=TARGETS.generation_stats,
         # workflow/report/*.rst of the figures and the headline table: the page shows the
-        # captions of the Snakemake report (genmetrics.captions)
+        # captions of the Snakemake report (genmetrics.report.captions)
         captions=caption_files(workflow.basedir),
     output:
         RESULTS.report,

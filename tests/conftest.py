@@ -1,5 +1,5 @@
 """Shared fixtures: the real-data folder, a tiny random causal LM with a word-level tokenizer
-(built by :mod:`genmetrics.testing`, the package's own test helper), and the offline run of
+(built by :mod:`genmetrics.testing.tiny_lm`, the package's own test helper), and the offline run of
 the workflow (``.test/config.yaml``, built once per session: tests/test_workflow.py checks it,
 tests/test_generation_vllm.py switches a copy of it to the vLLM backend)."""
 
@@ -21,7 +21,7 @@ if _WORKERS > 1:
     # (set before torch is imported)
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
 
-from genmetrics.testing import WORDS, build_model, build_tokenizer  # noqa: E402, F401 (tests use them)
+from genmetrics.testing.tiny_lm import WORDS, build_model, build_tokenizer  # noqa: E402, F401 (tests use them)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -172,7 +172,7 @@ def _no_slurm_controller(request, monkeypatch, _no_slurm_dir):
 def minilm():
     """The offline MiniLM sentence encoder's folder (skip where it cannot be obtained)."""
     try:
-        from genmetrics.assets import minilm_dir
+        from genmetrics.data.assets import minilm_dir
 
         return minilm_dir()
     except Exception as e:  # offline asset not obtainable here
@@ -185,7 +185,7 @@ def smollm2() -> Path:
     into ``.cache/genmetrics/models``; prepare_model's lock lets test workers share it)."""
     import yaml
 
-    from genmetrics.models import manifest_folder, prepare_model, read_manifest
+    from genmetrics.models.checkpoints import manifest_folder, prepare_model, read_manifest
 
     cache = REPO / ".cache" / "genmetrics"
     spec = yaml.safe_load((REPO / "config.yaml").read_text())["checkpoints"]["smollm2-135m"]
@@ -232,7 +232,7 @@ def offline_run(tmp_path_factory, _no_slurm_dir):
     (``shutil.copytree(work, copy, symlinks=True)`` keeps the mtimes: nothing reruns there)."""
     work = tmp_path_factory.mktemp("offline")
     model = work / "tiny-model"
-    cmd = [sys.executable, "-m", "genmetrics.testing", "tiny-model", str(model)]
+    cmd = [sys.executable, "-m", "genmetrics.testing.tiny_lm", "tiny-model", str(model)]
     subprocess.run(cmd, check=True, capture_output=True)
     assert (model / "config.json").exists() and (model / "model.safetensors").exists()
     env = {"GENMETRICS_TINY_MODEL": str(model)}

@@ -43,7 +43,7 @@ def _embed_local(texts: list[str], model_dir) -> np.ndarray:
 
 
 def embed(texts: list[str]) -> np.ndarray:
-    from genmetrics.assets import minilm_dir
+    from genmetrics.data.assets import minilm_dir
 
     model_dir = minilm_dir()
     try:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from genmetrics import GenmetricsError, assets
+from genmetrics import GenmetricsError
+from genmetrics.data import assets
 
 
 def test_failed_build_leaves_no_staging_folder(tmp_path, monkeypatch):

@@ -30,7 +30,7 @@ import pytest
 from genmetrics import GenmetricsError
 from genmetrics.cli import main, parse_param
 from genmetrics.io import write_jsonl
-from genmetrics.kinds import KINDS
+from genmetrics.metrics.kinds import KINDS
 from genmetrics.metrics.registry import all_metrics
 from genmetrics.npz import ragged_to_arrays, save_npz
 from genmetrics.params import BOOL, STRING, Const, Interval, Options, Param

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from genmetrics import GenmetricsError
-from genmetrics.clean import clean_rows, normalize_text, truncate_words
-from genmetrics.datasets import load_dataset
+from genmetrics.data.clean import clean_rows, normalize_text, truncate_words
+from genmetrics.data.datasets import load_dataset
 
 
 def test_normalize_whitespace_and_unicode():
@@ -121,7 +121,7 @@ def test_a_sample_larger_than_what_cleaning_kept_is_refused():
 
 
 def test_check_sizes_names_the_entry_and_its_parameter():
-    from genmetrics.clean import check_sizes
+    from genmetrics.data.clean import check_sizes
 
     needs = [
         {"entry": "pr", "key": "metrics.pr.params.k", "needs": 5, "why": "k=4 needs at least 5"},

@@ -200,12 +200,12 @@ def test_parameters_are_checked_before_files_are_read(capsys, tmp_path):
 
 
 def test_unexpected_failures_are_one_line_with_exit_1(capsys, monkeypatch, tmp_path):
-    import genmetrics.scoring
+    import genmetrics.scoring.from_files
 
     def broken(*args, **kwargs):
         raise TypeError("boom\nsecond line")
 
-    monkeypatch.setattr(genmetrics.scoring, "score_files", broken)
+    monkeypatch.setattr(genmetrics.scoring.from_files, "score_files", broken)
     code, out, err = run(capsys, "score", "ttr", "--candidate", "x.jsonl")
     assert code == 1 and out == "" and err.count("\n") == 1
     assert "internal error" in err and "TypeError: boom\\nsecond line" in err
@@ -216,7 +216,7 @@ def test_unexpected_failures_are_one_line_with_exit_1(capsys, monkeypatch, tmp_p
     def denied(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(tmp_path / "x.jsonl"))
 
-    monkeypatch.setattr(genmetrics.scoring, "score_files", denied)
+    monkeypatch.setattr(genmetrics.scoring.from_files, "score_files", denied)
     code, _, err = run(capsys, "score", "ttr", "--candidate", "x.jsonl")
     assert code == 2 and err == f"genmetrics: error: {tmp_path / 'x.jsonl'}: Permission denied\n"
 
@@ -338,7 +338,7 @@ def test_help_and_list_show_plain_text_not_restructuredtext(capsys):
     assert plain_text("as ``diversity.compression_ratio`` (see :func:`~a.b.score`)") == (
         "as diversity.compression_ratio (see score)"
     )
-    assert plain_text(":mod:`genmetrics.words` and ``x``") == "genmetrics.words and x"
+    assert plain_text(":mod:`genmetrics.data.words` and ``x``") == "genmetrics.data.words and x"
     code, out, _ = run(capsys, "list")
     assert code == 0 and "self_bleu" in out
     assert "``" not in out and ":func:`" not in out and ":mod:`" not in out
@@ -350,8 +350,8 @@ def test_help_and_list_show_plain_text_not_restructuredtext(capsys):
 def test_score_interval_is_the_workflow_records_interval(capsys, tmp_path):
     """``--interval KEY=VALUE...`` gives the record the interval a score job records with the
     same settings (resampled over prompts), and its errors name ``--interval``."""
-    from genmetrics.intervals import entry_interval
-    from genmetrics.scoring import score_files
+    from genmetrics.scoring.from_files import score_files
+    from genmetrics.scoring.intervals import entry_interval
 
     rng = np.random.default_rng(0)
     words = "the a cat dog sat ran on under mat log".split()

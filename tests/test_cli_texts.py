@@ -87,7 +87,7 @@ def library_embeddings(texts, minilm):
 def test_mauve_and_precision_recall_of_two_jsonl_files_equal_the_library(capsys, work, minilm):
     from genmetrics.features.cache import FeatureCache, settings_digest
     from genmetrics.metrics import compute
-    from genmetrics.models import folder_sha256
+    from genmetrics.models.checkpoints import folder_sha256
 
     cand = library_embeddings(texts_of(work / "gen.jsonl"), minilm)
     ref = library_embeddings(texts_of(work / "ref.jsonl"), minilm)
@@ -143,9 +143,9 @@ def test_the_workflow_embed_job_and_the_cli_share_cache_entries(capsys, work):
     the cache the CLI reads: no text is embedded twice; and the rule's feature file scores
     against texts embedded on the fly by the same featurizer."""
     from genmetrics.features.embed import embed_source
-    from genmetrics.featurize_on_the_fly import load_config_plan, ready_checkpoint
     from genmetrics.npz import save_npz, with_provenance
     from genmetrics.provenance import record
+    from genmetrics.scoring.on_the_fly import load_config_plan, ready_checkpoint
 
     plan = load_config_plan("config.yaml")
     manifest = ready_checkpoint(plan, "minilm")
@@ -208,7 +208,7 @@ def test_embed_then_score_the_npz_gives_the_same_value(capsys, work, minilm):
 
 
 def test_a_txt_folder_and_a_csv_column_give_the_texts_of_the_jsonl(capsys, work):
-    from genmetrics.text_inputs import read_text_rows
+    from genmetrics.scoring.text_inputs import read_text_rows
 
     rows = read_jsonl(work / "gen.jsonl")
     folder = work / "gen_txt"
@@ -245,8 +245,8 @@ def test_a_txt_folder_and_a_csv_column_give_the_texts_of_the_jsonl(capsys, work)
 
 
 def test_help_states_every_metrics_input_kind_with_an_example(capsys):
-    from genmetrics.kinds import FROM_TEXTS
     from genmetrics.metrics import all_metrics
+    from genmetrics.metrics.kinds import FROM_TEXTS
 
     code, out, _ = run(capsys, "score", "--help")
     assert code == 0

@@ -80,7 +80,7 @@ def _manual(net, tok, records) -> list[float]:
 
 def _logprob(folder, records, batch_size, prepend):
     from genmetrics.features.surprisal import surprisal_texts
-    from genmetrics.kinds import part_texts
+    from genmetrics.metrics.kinds import part_texts
 
     kept, conts = part_texts(records, "continuation", "gen")
     by_id = {r["id"]: r for r in records}
@@ -112,7 +112,7 @@ def test_logprob_matches_manual_loop(tmp_path, kind, with_bos):
 def test_logprob_errors(tmp_path):
     with pytest.raises(GenmetricsError, match="no text has a scored token"):
         compute("coherence_logprob", [np.zeros(0), np.zeros(0)])
-    from genmetrics.kinds import part_texts
+    from genmetrics.metrics.kinds import part_texts
 
     with pytest.raises(GenmetricsError, match="has no string 'continuation'"):
         part_texts([{"id": "a", "prompt": "a", "text": "b"}], "continuation", "gen")

@@ -263,7 +263,7 @@ def test_count_or_fraction_keeps_its_type():
 
 
 def test_metrics_declare_the_offline_assets_they_need():
-    from genmetrics.assets import ASSETS
+    from genmetrics.data.assets import ASSETS
 
     m = all_metrics()
     assert m["distinct_n"].assets(m["distinct_n"].defaults) == ("gpt2_bpe",)

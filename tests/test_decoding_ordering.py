@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from genmetrics.analysis.length import truncate_to_shortest
 from genmetrics.metrics import all_metrics, compute
+from genmetrics.scoring.length_control import truncate_to_shortest
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gpt2_generations"
 SETTINGS = ("t1", "topk40", "t07")  # expected order: most → least diverse

@@ -31,7 +31,7 @@ README = [
 
 
 def _diversity_module(name: str):
-    from genmetrics.analysis.runtime_scores import package_module
+    from genmetrics.studies.shaib_diversity.runtime_scores import package_module
 
     mod = package_module(name)  # the module file alone (the package's __init__ needs spaCy...)
     if mod is None:
@@ -197,7 +197,7 @@ def test_pos_compression_ratio_equals_compression_of_tags(tmp_path):
     assert ours.extras["original_bytes"] == len(" ".join(joined).encode())
     # the CLI tags a .jsonl of raw texts on the fly (the pos kind's loader): same value
     from genmetrics.io import write_jsonl
-    from genmetrics.scoring import score_files
+    from genmetrics.scoring.from_files import score_files
 
     path = tmp_path / "t.jsonl"
     write_jsonl(path, [{"id": str(i), "text": t} for i, t in enumerate(texts)])

@@ -14,13 +14,13 @@ from conftest import REPO, placeholder_checkpoint
 from scipy import stats
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.diversity_study import (
+from genmetrics.plan import load_plan
+from genmetrics.studies.shaib_diversity.tables import (
     diversity_markdown,
     diversity_table,
     length_correlations,
     stability,
 )
-from genmetrics.plan import load_plan
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -202,7 +202,7 @@ def test_shortest_models_cuts_each_response_to_the_shortest_response(tmp_path):
     """Hand-made: two models answer two instructions; the (longer) instructions take no part
     in the cut, so each response becomes as long as the shorter response to its instruction."""
     from genmetrics.io import write_jsonl
-    from genmetrics.score_job import score_entry
+    from genmetrics.scoring.job import score_entry
 
     refs = tmp_path / "references.jsonl"
     write_jsonl(refs, [{"id": "i1", "text": "one two three four five six seven"},
@@ -249,7 +249,7 @@ def test_without_a_cut_of_the_references_both_versions_leave_them_out():
 
 
 def test_spearman_p_is_exact_for_few_sources():
-    from genmetrics.analysis.diversity_study import spearman_exact
+    from genmetrics.studies.shaib_diversity.tables import spearman_exact
 
     # a perfect order of 4: 2 of the 24 orderings reach |rho| = 1
     rho, p = spearman_exact(np.array([1.0, 2, 3, 4]), np.array([10.0, 20, 30, 40]))

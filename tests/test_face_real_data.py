@@ -35,10 +35,14 @@ import pandas as pd
 import pytest
 from face_oracle import facescore_reference
 
-from genmetrics.analysis.scaling import format_table, summarise_evaluators, valid_cell_table
 from genmetrics.metrics import compute
 from genmetrics.metrics._spectra import HIGHER_IS_BETTER
 from genmetrics.metrics.face import ENSEMBLES, VALUES, judge
+from genmetrics.studies.face2_scaling.valid_cells import (
+    format_table,
+    summarise_evaluators,
+    valid_cell_table,
+)
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 PAIRS = {

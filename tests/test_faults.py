@@ -31,7 +31,7 @@ from genmetrics.features.embed import embed_texts
 from genmetrics.features.surprisal import surprisal_texts
 from genmetrics.io import atomic_path
 from genmetrics.plan import load_plan
-from genmetrics.testing import TINY_VOCAB, save_tiny_model
+from genmetrics.testing.tiny_lm import TINY_VOCAB, save_tiny_model
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -82,7 +82,7 @@ _EMBED_JOB = textwrap.dedent(
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     model, cache, out, n = sys.argv[1:5]
     rng = np.random.default_rng(0)
-    from genmetrics.testing import TINY_VOCAB
+    from genmetrics.testing.tiny_lm import TINY_VOCAB
     texts = [" ".join(rng.choice(TINY_VOCAB, size=30)) for _ in range(int(n))]
     emb = embed_texts(texts, model, batch_size=8, cache_dir=cache, cache_key="tiny")
     np.save(out, emb)

@@ -114,7 +114,7 @@ def test_empty_text_is_an_error():
 def test_cache_follows_model_content_not_its_name(tmp_path):
     """Two checkpoints under one name (the folder rewritten with other weights): the second
     run recomputes instead of returning the first model's vectors."""
-    from genmetrics.models import prepare_model
+    from genmetrics.models.checkpoints import prepare_model
 
     tok = build_tokenizer()
     folder = tmp_path / "weights"

@@ -1,4 +1,4 @@
-"""Few-shot biography prompts (genmetrics.fewshot; Le Bronnec et al. (2024), §5.4, Table B.5)
+"""Few-shot biography prompts (genmetrics.data.fewshot; Le Bronnec et al. (2024), §5.4, Table B.5)
 on real text: the lead paragraphs of the 60 Wikipedia Good/Featured articles of WikiText-2's
 test split (../shared/data/wikitext2_test), each article title standing in for a person's name.
 Several lead paragraphs share a title (149 paragraphs, 60 titles): the same "person".
@@ -21,8 +21,8 @@ import yaml
 from conftest import REPO, SHARED_DATA, placeholder_checkpoint
 
 from genmetrics import GenmetricsError
-from genmetrics.clean import clean_rows
-from genmetrics.fewshot import (
+from genmetrics.data.clean import clean_rows
+from genmetrics.data.fewshot import (
     TEMPLATES,
     draw_examples,
     few_shot_prompts,
@@ -30,8 +30,8 @@ from genmetrics.fewshot import (
     render,
     render_chat,
 )
+from genmetrics.data.prompts import build_prompts, format_prompt
 from genmetrics.plan import load_plan
-from genmetrics.prompts import build_prompts, format_prompt
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 PARAGRAPHS = SHARED_DATA / "wikitext2_test" / "paragraphs.jsonl"
@@ -201,7 +201,7 @@ def test_config_strings_override_the_template(bios):
 
 
 def test_chat_prompt_with_a_chat_template_built_here(bios):
-    from genmetrics.testing import build_tokenizer
+    from genmetrics.testing.tiny_lm import build_tokenizer
 
     tok = build_tokenizer(chat=True)
     (row,) = few_shot_prompts(bios[:1], bios, {**OPTIONS, "n": 2})
@@ -301,7 +301,7 @@ def _settings(**kw):
 
 @pytest.mark.parametrize("template", ["base", "chat"])
 def test_generation_parses_each_continuation_and_drops_none(bios, tiny_lm, template):
-    from genmetrics.generation import generate_shard, merge_shards
+    from genmetrics.generation.transformers_backend import generate_shard, merge_shards
 
     opts = {**OPTIONS, "n": 1, "max_example_words": 20}
     prompts = few_shot_prompts(bios[:6], bios, opts)
@@ -336,7 +336,7 @@ def test_generation_parses_each_continuation_and_drops_none(bios, tiny_lm, templ
 
 
 def test_a_few_shot_row_without_its_parts_is_refused(tiny_lm):
-    from genmetrics.generation import generate
+    from genmetrics.generation.transformers_backend import generate
 
     with pytest.raises(GenmetricsError, match="few_shot parts"):
         generate(
@@ -497,7 +497,7 @@ def test_the_workflow_makes_few_shot_prompts_and_generations(leads, tmp_path):
     """``.test/config.yaml`` plus a few-shot dataset whose pool is another dataset: the dry run
     of the whole DAG, then a real run up to one merged generation of the tiny LM."""
     from genmetrics.io import read_json, read_jsonl, write_jsonl
-    from genmetrics.testing import save_tiny_model
+    from genmetrics.testing.tiny_lm import save_tiny_model
 
     write_jsonl(tmp_path / "bios.jsonl", leads[:40])
     write_jsonl(tmp_path / "pool.jsonl", leads[40:])

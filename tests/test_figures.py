@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from genmetrics.analysis.distribution import sweep_means
-from genmetrics.analysis.scaling import valid_cells
 from genmetrics.analysis.spectra import smooth, spectra_panels
 from genmetrics.figures.agreement import agreement_heatmap, pairwise_agreement_figure
 from genmetrics.figures.length import length_figure
@@ -17,6 +16,7 @@ from genmetrics.figures.omniinput import omniinput_runs_figure
 from genmetrics.figures.precision_recall import pr_curves, sweep_figure
 from genmetrics.figures.scaling import valid_cell_figure
 from genmetrics.figures.spectra import surprisal_spectra
+from genmetrics.studies.face2_scaling.valid_cells import valid_cells
 
 
 def _png(path) -> bool:

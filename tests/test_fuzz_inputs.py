@@ -257,7 +257,7 @@ def test_read_jsonl_huge_integer(base, line):
 def test_kinds_texts_and_records(base, pieces, eol, kind):
     """KINDS[texts|records].load: every row must have a string text (records: a prompt and a
     continuation too); else an error naming the file."""
-    from genmetrics.kinds import KINDS
+    from genmetrics.metrics.kinds import KINDS
 
     with scratch(base) as d:
         path = d / "candidate.jsonl"
@@ -465,7 +465,7 @@ def test_npz_readers(base, npz, reader):
 
 @given(npz=npz_files(), kind=st.sampled_from(["embeddings", "surprisal"]))
 def test_kinds_feature_files(base, npz, kind):
-    from genmetrics.kinds import KINDS
+    from genmetrics.metrics.kinds import KINDS
 
     with scratch(base) as d:
         path = d / "reference.npz"
@@ -496,10 +496,10 @@ def test_files_that_are_not_files(tmp_path, reader, what):
     """A folder, a FIFO, a dangling link or a link to a folder named like a file: an error
     naming it (never a hang on the FIFO, never IsADirectoryError)."""
     from genmetrics.config import check_config_file
+    from genmetrics.data.prompts import load_tokens_per_word
     from genmetrics.io import read_jsonl
-    from genmetrics.kinds import KINDS
+    from genmetrics.metrics.kinds import KINDS
     from genmetrics.npz import load_npz
-    from genmetrics.prompts import load_tokens_per_word
 
     suffix = {
         "load_npz": ".npz",
@@ -729,7 +729,7 @@ def _env(values: dict[str, str]):
 def test_dataset_jsonl(base, pieces, eol, bom):
     """The jsonl format: rows {"id": str(id), "text"}; an id that is an object, an array, a
     boolean or null, a text that is not a string, broken lines: one line naming the line."""
-    from genmetrics.datasets import load_dataset
+    from genmetrics.data.datasets import load_dataset
 
     with scratch(base) as d:
         path = d / "data.jsonl"
@@ -766,7 +766,7 @@ def test_dataset_jsonl(base, pieces, eol, bom):
 def test_dataset_csv(base, rows, bom, eol):
     """CSV rows come back as written (quoted newlines, NULs, a BOM); a field above the csv
     module's size limit is an error naming the line."""
-    from genmetrics.datasets import load_dataset
+    from genmetrics.data.datasets import load_dataset
 
     with scratch(base) as d:
         path = d / "data.csv"
@@ -798,7 +798,7 @@ def test_dataset_csv(base, rows, bom, eol):
 @given(lines=st.lists(st.binary(max_size=20).filter(lambda b: b"\n" not in b), max_size=6))
 @example(lines=[b"\r", b"a\r"])  # a text's own \r before the CRLF stays (found by this test)
 def test_dataset_txt(base, lines):
-    from genmetrics.datasets import load_dataset
+    from genmetrics.data.datasets import load_dataset
 
     with scratch(base) as d:
         path = d / "data.txt"
@@ -822,7 +822,7 @@ def test_dataset_txt(base, lines):
 def test_dataset_folder_named_like_a_file(base, name, fmt):
     """Issue 22 item 9b: a folder whose name says a file (``texts.jsonl``) is an error naming
     it, never read as a folder of text files; format: folder on a file is one too."""
-    from genmetrics.datasets import load_dataset
+    from genmetrics.data.datasets import load_dataset
 
     with scratch(base) as d:
         folder = d / name
@@ -849,7 +849,7 @@ def test_dataset_folder_named_like_a_file(base, name, fmt):
 def test_dataset_label_filter_on_any_label(base, labels):
     """clean.filter on label values of every JSON type: kept, dropped, or an error naming the
     row (never TypeError: unhashable)."""
-    from genmetrics.datasets import import_texts
+    from genmetrics.data.datasets import import_texts
 
     with scratch(base) as d:
         path = d / "data.jsonl"
@@ -882,7 +882,7 @@ tpw_names = st.text(max_size=8).filter(lambda s: "\t" not in s and "\n" not in s
     junk=st.binary(max_size=8),
 )
 def test_tokens_per_word_table(base, rows, header, bom, eol, junk):
-    from genmetrics.prompts import load_tokens_per_word
+    from genmetrics.data.prompts import load_tokens_per_word
 
     with scratch(base) as d:
         path = d / "tokens_per_word.tsv"

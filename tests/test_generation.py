@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from genmetrics import GenmetricsError
-from genmetrics.generation import generate
+from genmetrics.generation.transformers_backend import generate
 
 PROMPTS = [
     {"id": "p1", "prompt": "the cat sat on the"},
@@ -71,7 +71,7 @@ def test_unknown_sampling_key(tiny_lm):
 
 
 def test_batches_cover_every_prompt_once_and_shards_split_them():
-    from genmetrics.generation import batch_seed, plan_batches, shard_batches
+    from genmetrics.generation.transformers_backend import batch_seed, plan_batches, shard_batches
 
     ids = [f"p{i}" for i in range(10)]
     lengths = [5, 3, 9, 3, 1, 7, 7, 2, 8, 4]
@@ -113,7 +113,7 @@ MANY = [
 
 
 def _shards(tiny_lm, prompts, shards, samples_per_prompt=1, **kw):
-    from genmetrics.generation import generate_shard
+    from genmetrics.generation.transformers_backend import generate_shard
 
     settings = {**SETTINGS, "shards": shards, "samples_per_prompt": samples_per_prompt}
     return [
@@ -131,7 +131,7 @@ def _shards(tiny_lm, prompts, shards, samples_per_prompt=1, **kw):
 
 
 def test_texts_do_not_depend_on_the_number_of_shards(tiny_lm):
-    from genmetrics.generation import merge_shards
+    from genmetrics.generation.transformers_backend import merge_shards
 
     ids = [p["id"] for p in MANY]
     merged = {}
@@ -149,7 +149,7 @@ def test_samples_per_prompt_keep_their_prompt_and_do_not_depend_on_shards(tiny_l
     """samples_per_prompt = 3: three rows per prompt, ids <prompt>~<j>, prompt_id the
     prompt's, each sample its own draw; the same texts with 1 or 2 shards; the merge checks
     that every prompt has all its samples. s = 1 gives the rows it always gave."""
-    from genmetrics.generation import merge_shards
+    from genmetrics.generation.transformers_backend import merge_shards
 
     ids = [p["id"] for p in MANY]
     merged = {}
@@ -177,7 +177,7 @@ def test_samples_per_prompt_keep_their_prompt_and_do_not_depend_on_shards(tiny_l
 
 
 def test_shard_rows_come_in_prompt_order_and_merge_checks_coverage(tiny_lm):
-    from genmetrics.generation import merge_shards
+    from genmetrics.generation.transformers_backend import merge_shards
 
     parts = _shards(tiny_lm, PROMPTS, 2)
     for rows, _ in parts:
@@ -194,7 +194,7 @@ def test_shard_rows_come_in_prompt_order_and_merge_checks_coverage(tiny_lm):
     with pytest.raises(GenmetricsError, match="2 shard files but 1 stats"):
         merge_shards([], [[], []], [{"seconds": 1, "new_tokens": 1}])
     with pytest.raises(GenmetricsError, match="missing \\['words'\\]"):
-        from genmetrics.generation import generate_shard
+        from genmetrics.generation.transformers_backend import generate_shard
 
         generate_shard(
             PROMPTS,
@@ -229,7 +229,7 @@ def test_a_resumed_shard_generates_only_the_missing_batches_and_the_same_bytes(t
     )[0]
     assert other[1]["batches_resumed"] == 5
     settings = {**SETTINGS, "shards": 1, "sampling": {"temperature": 0.7}}
-    from genmetrics.generation import generate_shard
+    from genmetrics.generation.transformers_backend import generate_shard
 
     _, stats = generate_shard(
         MANY,
@@ -244,7 +244,7 @@ def test_a_resumed_shard_generates_only_the_missing_batches_and_the_same_bytes(t
 
 
 def test_a_shard_already_running_is_refused(tiny_lm, tmp_path):
-    from genmetrics.progress import ProgressLog, drop
+    from genmetrics.generation.progress import ProgressLog, drop
 
     log = tmp_path / "p.jsonl"
     with ProgressLog(log, "k"):
@@ -258,7 +258,7 @@ def test_a_shard_already_running_is_refused(tiny_lm, tmp_path):
 def test_imported_texts_stand_in_for_generations(tmp_path):
     import json
 
-    from genmetrics.datasets import import_texts
+    from genmetrics.data.datasets import import_texts
 
     path = tmp_path / "sys.jsonl"
     path.write_text(
@@ -289,7 +289,7 @@ def test_imported_texts_stand_in_for_generations(tmp_path):
 
 
 def test_the_label_filter_on_a_list_field_needs_every_value():
-    from genmetrics.clean import clean_rows
+    from genmetrics.data.clean import clean_rows
 
     rows = [
         {"id": f"d{i}", "text": f"text number {i}", "by": ["a", "b"][: i % 3]} for i in range(6)
@@ -303,7 +303,7 @@ def test_the_label_filter_on_a_list_field_needs_every_value():
 def test_an_empty_answer_to_an_instruction_is_an_empty_text():
     """Instruction mode: the text is the answer alone; an empty answer must not become the
     instruction (it would be scored as model output)."""
-    from genmetrics.generation import _row
+    from genmetrics.generation.transformers_backend import _row
 
     prompt = {"id": "p1", "prompt": "Write a poem about the sea."}
     row = _row(prompt, "", 0, "eos", 50, "instruction")
@@ -318,8 +318,8 @@ def test_auto_dtype_and_a_device_map_load_on_cpu(tiny_model_dir, tiny_lm, monkey
     A GPU, if the machine has one, is hidden (benchmarks/gpu_check.py checks that path)."""
     import torch
 
-    from genmetrics.generation import generate_shard
-    from genmetrics.models import resolve_dtype
+    from genmetrics.generation.transformers_backend import generate_shard
+    from genmetrics.models.checkpoints import resolve_dtype
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
@@ -348,7 +348,7 @@ def test_auto_dtype_and_a_device_map_load_on_cpu(tiny_model_dir, tiny_lm, monkey
 def test_imported_texts_without_ids_are_never_tied_to_references_by_line(tmp_path):
     """A txt (or id-less JSONL) file of another system's outputs gets ids ``line<N>`` and no
     prompt_id: line numbers would pair it with the references by position without a word."""
-    from genmetrics.datasets import import_texts
+    from genmetrics.data.datasets import import_texts
 
     path = tmp_path / "sys.txt"
     path.write_text("".join(f"text number {i} has a few words\n" for i in range(6)))

@@ -1,5 +1,5 @@
-"""The vLLM generation backend (genmetrics.generation_vllm): on CPU through the fake engine
-(genmetrics.testing_vllm) against the transformers backend on the same tiny model; the plan's
+"""The vLLM generation backend (genmetrics.generation.vllm_backend): on CPU through the fake engine
+(genmetrics.testing.fake_vllm) against the transformers backend on the same tiny model; the plan's
 backend key; and, where vllm imports and a GPU is visible, a real vLLM run (skipped here)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from conftest import REPO, TEST_CONFIG, placeholder_checkpoint, snakemake
 from test_generation import SETTINGS  # the transformers backend's job settings
 
 from genmetrics import GenmetricsError
-from genmetrics.generation import batch_seed, merge_shards
-from genmetrics.generation_vllm import (
+from genmetrics.generation.transformers_backend import batch_seed, merge_shards
+from genmetrics.generation.vllm_backend import (
     ENGINE_ENV,
     _cut,
     generate_shard,
@@ -25,7 +25,7 @@ from genmetrics.generation_vllm import (
     split_backend,
 )
 
-FAKE = "genmetrics.testing_vllm"
+FAKE = "genmetrics.testing.fake_vllm"
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 PROMPTS = [
     {"id": f"q{i}", "prompt": " ".join(["the cat sat on the mat"] * (1 + i % 4))} for i in range(9)
@@ -112,7 +112,7 @@ def test_each_text_is_the_engine_s_draw_for_its_own_seed(tiny_model_dir):
     ``_row`` cuts (3 words)."""
     from transformers import AutoTokenizer
 
-    from genmetrics import testing_vllm as fake
+    from genmetrics.testing import fake_vllm as fake
 
     rows, _, _, _ = _run(tiny_model_dir, seed=3)
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
@@ -153,7 +153,7 @@ def test_samples_per_prompt_give_s_rows_with_their_own_seeds(tiny_model_dir):
 
 
 def test_greedy_ignores_the_seed_and_the_engine_gets_the_job_s_settings(tiny_model_dir):
-    from genmetrics import testing_vllm as fake
+    from genmetrics.testing import fake_vllm as fake
 
     fake.CREATED.clear()
     a, _, _, _ = _run(tiny_model_dir, seed=1, sampling={"do_sample": False}, dtype="auto")
@@ -173,8 +173,8 @@ def test_greedy_ignores_the_seed_and_the_engine_gets_the_job_s_settings(tiny_mod
 
 
 def test_machine_settings_reach_the_engine_from_the_environment(tiny_model_dir, monkeypatch):
-    from genmetrics import testing_vllm as fake
-    from genmetrics.generation_vllm import ENGINE_ARGS_ENV
+    from genmetrics.generation.vllm_backend import ENGINE_ARGS_ENV
+    from genmetrics.testing import fake_vllm as fake
 
     monkeypatch.setenv(ENGINE_ARGS_ENV, '{"gpu_memory_utilization": 0.3, "enforce_eager": true}')
     fake.CREATED.clear()
@@ -192,7 +192,7 @@ def test_machine_settings_reach_the_engine_from_the_environment(tiny_model_dir, 
 
 
 def test_a_resumed_vllm_shard_generates_only_the_missing_batches(tiny_model_dir, tmp_path):
-    from genmetrics import testing_vllm as fake
+    from genmetrics.testing import fake_vllm as fake
 
     settings = {**SETTINGS, "shards": 1}
     whole, _ = generate_shard(
@@ -313,7 +313,7 @@ def test_cut_counts_tokens_as_the_transformers_backend():
 
 
 def test_merged_stats_keep_one_backend_record():
-    from genmetrics.generation_vllm import merge_backends
+    from genmetrics.generation.vllm_backend import merge_backends
 
     a = {"name": "vllm", "version": "0.11", "load_seconds": 2.0}
     b = {"name": "vllm", "version": "0.11", "load_seconds": 3.5}
@@ -563,9 +563,9 @@ def test_switching_one_model_to_vllm_reruns_only_its_jobs(offline_run, tmp_path)
 def test_prompts_encode_as_the_transformers_backend_encodes_them(tiny_lm, template):
     """The batch encoding gives each prompt the ids of the transformers backend's one call per
     text (special tokens for ``base`` only; a chat prompt through the chat template)."""
-    from genmetrics.generation import GenerationSettings
-    from genmetrics.generation_vllm import _encode
-    from genmetrics.prompts import DEFAULT_INSTRUCTION, format_prompt
+    from genmetrics.data.prompts import DEFAULT_INSTRUCTION, format_prompt
+    from genmetrics.generation.transformers_backend import GenerationSettings
+    from genmetrics.generation.vllm_backend import _encode
 
     _, tok = tiny_lm
     s = GenerationSettings.of({**SETTINGS, "template": template})

@@ -207,7 +207,7 @@ def test_markdown_has_legend_and_one_table_per_family(scores):
 
 
 def test_html_report_shows_the_headline_tables_and_links_the_full_table(scores, tmp_path):
-    from genmetrics.report import write_html_report
+    from genmetrics.report.html import write_html_report
 
     scores.to_csv(tmp_path / "scores.csv", index=False)
     out = tmp_path / "report.html"

@@ -20,7 +20,7 @@ ODD = [
 
 
 def _package_homogenization():
-    from genmetrics.analysis.runtime_scores import package_module
+    from genmetrics.studies.shaib_diversity.runtime_scores import package_module
 
     # the module file alone: homogenization.py imports `evaluate` (bertscore/bleu only)
     mod = package_module("homogenization")
@@ -131,7 +131,7 @@ def test_bertscore_equals_bert_score_package_loop():
     """Our one-pass-per-text BERTScore equals the package loop (bert_score.score per reference,
     batches of hypotheses padded by bert_score) for the same model/layer, idf off."""
     bert_score = pytest.importorskip("bert_score")
-    from genmetrics.assets import minilm_dir
+    from genmetrics.data.assets import minilm_dir
 
     texts = shared_texts("webtext/webtext_short.jsonl", 5) + [
         "Short one.",

@@ -3,10 +3,10 @@ counts, at module level or inside a function, relative or absolute, ``from pkg i
 included. Two rules:
 
 * no import cycle between modules of ``genmetrics``;
-* the metrics (every module under ``genmetrics.metrics``, and ``genmetrics.kinds`` which they
+* the metrics (every module under ``genmetrics.metrics``, and ``genmetrics.metrics.kinds`` which they
   read their inputs through) never reach, transitively, feature extraction
-  (``genmetrics.features``), model loading (``genmetrics.models``) or generation
-  (``genmetrics.generation``): a metric only reads features.
+  (``genmetrics.features``), model loading (``genmetrics.models.checkpoints``) or generation
+  (``genmetrics.generation.transformers_backend``): a metric only reads features.
 
 The graph is built by walking ``src/genmetrics``, so modules added or moved later are covered.
 """
@@ -23,9 +23,24 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SRC = REPO_ROOT / "src"
 PACKAGE = "genmetrics"
 #: what a metric may not reach: packages or modules, each with everything under it
-FORBIDDEN = ("genmetrics.features", "genmetrics.models", "genmetrics.generation")
+FORBIDDEN = (
+    "genmetrics.features",
+    "genmetrics.models.checkpoints",
+    "genmetrics.generation.transformers_backend",
+)
 #: the metric side: these modules and everything under them
-METRIC_SIDE = ("genmetrics.metrics", "genmetrics.kinds")
+METRIC_SIDE = ("genmetrics.metrics",)
+#: the stages below the drawing: they never import the figures or the reports
+BELOW_DRAWING = tuple(
+    f"genmetrics.{p}"
+    for p in ("data", "models", "generation", "features", "metrics", "scoring", "analysis")
+)
+DRAWING = ("genmetrics.figures", "genmetrics.report")
+STUDIES = ("genmetrics.studies",)
+#: who may import a study
+STUDY_IMPORTERS = ("genmetrics.cli", "genmetrics.plan", *DRAWING, *STUDIES)
+MAX_TOP_LEVEL = 8
+MAX_LINES = 600
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -197,7 +212,7 @@ def reach() -> dict[str, set[str]]:
 def test_graph_sees_the_package():
     """The walk finds the package and its imports (guards the test against finding nothing)."""
     assert "genmetrics.metrics.registry" in graph()
-    assert "genmetrics.kinds" in graph()["genmetrics.metrics.registry"]
+    assert "genmetrics.metrics.kinds" in graph()["genmetrics.metrics.registry"]
     assert len(graph()) > 30 and set(graph()) == set(_modules())
 
 
@@ -257,8 +272,8 @@ def test_a_score_job_imports_nothing_heavy_before_its_metric_runs():
     registry: none of :data:`HEAVY` is loaded."""
     script = (REPO_ROOT / "workflow" / "scripts" / "score.py").read_text()
     imports = [line for line in script.splitlines() if line.startswith(("from ", "import "))]
-    assert any("score_job" in line for line in imports), imports
-    imports.append("import genmetrics.intervals, genmetrics.metrics.registry")
+    assert any("scoring.job" in line for line in imports), imports
+    imports.append("import genmetrics.scoring.intervals, genmetrics.metrics.registry")
     assert _heavy_after("\n".join(imports)) == []
 
 
@@ -269,3 +284,76 @@ def test_the_snakefile_s_plan_imports_nothing_heavy():
     imports = [line for line in smk.splitlines() if line.startswith("from genmetrics")]
     assert any("load_plan" in line for line in imports), imports
     assert _heavy_after("\n".join(imports)) == []
+
+
+def _direct_imports_into(targets: tuple[str, ...], allowed: tuple[str, ...]) -> list[str]:
+    """``importer → imported`` for every import into ``targets`` from outside ``allowed``."""
+    return sorted(
+        f"{mod} → {dep}"
+        for mod, deps in graph().items()
+        if not _under(mod, allowed)
+        for dep in deps
+        if _under(dep, targets)
+    )
+
+
+def test_stages_below_the_drawing_never_import_figures_or_reports():
+    bad = [
+        f"{mod} → {dep}"
+        for mod, deps in graph().items()
+        if _under(mod, BELOW_DRAWING)
+        for dep in deps
+        if _under(dep, DRAWING)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_only_the_cli_plan_figures_and_reports_import_the_studies():
+    bad = _direct_imports_into(STUDIES, STUDY_IMPORTERS)
+    assert not bad, "\n".join(bad)
+
+
+def test_the_layer_rules_can_fail():
+    """The two rules above, on a toy graph that breaks each (guards against vacuous passes)."""
+    toy = {
+        "genmetrics.metrics.x": {"genmetrics.figures.y"},
+        "genmetrics.data.z": {"genmetrics.studies.s"},
+    }
+    below = [
+        m for m, ds in toy.items() if _under(m, BELOW_DRAWING) for d in ds if _under(d, DRAWING)
+    ]
+    studies = [
+        m
+        for m, ds in toy.items()
+        if not _under(m, STUDY_IMPORTERS)
+        for d in ds
+        if _under(d, STUDIES)
+    ]
+    assert below == ["genmetrics.metrics.x"] and studies == ["genmetrics.data.z"]
+
+
+def test_the_tree_is_small_at_the_top_and_named_in_the_map():
+    top = sorted(
+        p.stem
+        for p in (SRC / PACKAGE).glob("*.py")
+        if p.stem not in ("__init__", "__main__", "cli")
+    )
+    assert len(top) <= MAX_TOP_LEVEL, f"{len(top)} top-level modules: {top}"
+    subpackages = sorted(
+        p.parent.relative_to(SRC / PACKAGE).as_posix()
+        for p in (SRC / PACKAGE).rglob("__init__.py")
+        if p.parent != SRC / PACKAGE
+    )
+    assert len(subpackages) >= 10
+    arch = (REPO_ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = [s for s in subpackages if f"`{s}/`" not in arch]
+    assert not missing, f"subpackages not named in docs/architecture.md: {missing}"
+
+
+def test_no_module_is_over_the_line_limit():
+    long = {
+        str(p.relative_to(SRC)): n
+        for p in (SRC / PACKAGE).rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines: {long}"

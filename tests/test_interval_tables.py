@@ -18,10 +18,10 @@ from conftest import REPO
 from genmetrics.analysis.aggregate import read_scores, write_aggregates
 from genmetrics.analysis.seed_means import seed_means
 from genmetrics.analysis.statistics import seed_bootstrap
-from genmetrics.intervals import DEFAULTS
 from genmetrics.io import write_jsonl
 from genmetrics.plan import load_plan
-from genmetrics.score_job import score_entry
+from genmetrics.scoring.intervals import DEFAULTS
+from genmetrics.scoring.job import score_entry
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 B = 200

@@ -1,4 +1,4 @@
-"""The interval over prompts of every score (genmetrics.intervals, issue 27 item 3): coverage on
+"""The interval over prompts of every score (genmetrics.scoring.intervals, issue 27 item 3): coverage on
 a synthetic case with a known sampling distribution, determinism, the paired and tied
 resampling of references checked draw by draw, the units (prompts, copies, rows without a
 prompt id), the per-pair shortcut, and the reasons a score has none (switched off, costly)."""
@@ -11,11 +11,11 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from genmetrics.intervals import DEFAULTS, draws, units
 from genmetrics.metrics import compute, get
 from genmetrics.metrics import registry as reg
 from genmetrics.metrics.registry import HIGHER, MetricResult, register
-from genmetrics.scoring import score_loaded
+from genmetrics.scoring.from_files import score_loaded
+from genmetrics.scoring.intervals import DEFAULTS, draws, units
 
 WORDS = "the a river stone market city green old quiet bright song road north glass".split()
 

@@ -293,7 +293,7 @@ def test_ids_must_be_strings_or_integers(tmp_path: Path, key: str, raw: str, sho
 
 
 def test_dataset_jsonl_refuses_nan_and_float_ids(tmp_path: Path) -> None:
-    from genmetrics.datasets import _read_jsonl
+    from genmetrics.data.datasets import _read_jsonl
 
     path = tmp_path / "d.jsonl"
     path.write_text('{"doc": 1, "body": "a"}\n{"doc": NaN, "body": "b"}\n')

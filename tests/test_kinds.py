@@ -9,7 +9,7 @@ from rouge_score import rouge_scorer
 
 from genmetrics import GenmetricsError
 from genmetrics.io import write_jsonl
-from genmetrics.kinds import (
+from genmetrics.metrics.kinds import (
     KINDS,
     pair_rows,
     validate_embeddings,
@@ -17,7 +17,7 @@ from genmetrics.kinds import (
     validate_surprisal,
 )
 from genmetrics.npz import save_npz
-from genmetrics.scoring import score_files
+from genmetrics.scoring.from_files import score_files
 
 
 def test_pairing_by_prompt_id_whatever_the_order():
@@ -182,7 +182,7 @@ def test_pos_kind_reads_tags_and_only_the_features_side_tags_texts(tmp_path):
     """The metric side (the ``pos`` kind's own loader) never tags; the adapter that reads
     files for a metric (``scoring.load_input``) tags a file of texts on load, as before."""
     from genmetrics.features.pos import tag_texts
-    from genmetrics.scoring import load_input
+    from genmetrics.scoring.from_files import load_input
 
     write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "text": "The cat sat ."}])
     with pytest.raises(GenmetricsError, match="t.jsonl: rows have no 'tags'"):

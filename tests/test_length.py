@@ -8,12 +8,9 @@ import pytest
 from scipy import stats
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.length import (
-    length_correlation,
-    mean_words,
-    truncate_to_shortest,
-    truncate_words,
-)
+from genmetrics.analysis.length import length_correlation, mean_words
+from genmetrics.data.words import truncate_words
+from genmetrics.scoring.length_control import truncate_to_shortest
 
 
 def test_mean_words_and_truncate_words():
@@ -169,7 +166,7 @@ def _write(path, rows):
 
 
 def test_shortest_texts_pairs_references_by_their_own_id():
-    from genmetrics.analysis.length import shortest_texts
+    from genmetrics.scoring.length_control import shortest_texts
 
     out = shortest_texts(
         {
@@ -186,9 +183,9 @@ def test_shortest_texts_pairs_references_by_their_own_id():
 
 
 def test_score_shortest_equals_scoring_the_cut_files(tmp_path):
-    from genmetrics.analysis.length import score_shortest, shortest_texts
     from genmetrics.io import read_jsonl
-    from genmetrics.scoring import score_files
+    from genmetrics.scoring.from_files import score_files
+    from genmetrics.scoring.length_control import score_shortest, shortest_texts
 
     refs = [{"id": f"p{i}", "text": " ".join(f"w{j}" for j in range(3 + i))} for i in range(6)]
     gens = [

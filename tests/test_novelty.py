@@ -24,7 +24,7 @@ from genmetrics.io import write_jsonl
 from genmetrics.metrics import compute, get, register, registry
 from genmetrics.metrics.novelty import classifier_score, quick_equality
 from genmetrics.npz import save_npz
-from genmetrics.scoring import score_files
+from genmetrics.scoring.from_files import score_files
 
 DATA = Path(__file__).resolve().parent / "data" / "novelty_bench"
 
@@ -365,7 +365,7 @@ def tiny_classifier(tmp_path_factory):
         PreTrainedTokenizerFast,
     )
 
-    from genmetrics.testing import TINY_VOCAB
+    from genmetrics.testing.tiny_lm import TINY_VOCAB
 
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
     vocab = {w: i for i, w in enumerate(specials + TINY_VOCAB)}

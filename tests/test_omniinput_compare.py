@@ -15,17 +15,17 @@ import pytest
 
 from genmetrics import GenmetricsError
 from genmetrics.metrics.omniinput import omniinput
-from genmetrics.omniinput.classifier import (
+from genmetrics.omniinput.curves import Density
+from genmetrics.omniinput.density import Bins
+from genmetrics.omniinput.settings import omni_plan
+from genmetrics.studies.omniinput_compare.classifier import (
     BagOfTokens,
     balanced_draw,
     pad_tokens,
     train_classifier,
 )
-from genmetrics.omniinput.compare import comparison_rows, mean_curve, seed_summary
-from genmetrics.omniinput.curves import Density
-from genmetrics.omniinput.density import Bins
-from genmetrics.omniinput.settings import omni_plan
-from genmetrics.omniinput.variance import cohen_kappa, variance_table
+from genmetrics.studies.omniinput_compare.compare import comparison_rows, mean_curve, seed_summary
+from genmetrics.studies.omniinput_compare.variance import cohen_kappa, variance_table
 
 BINS = Bins(0.0, 3.0, 3)
 LN_RHO = np.log([1.0, 2.0, 3.0])

@@ -232,8 +232,8 @@ def _toy_settings(**over) -> dict:
 
 
 def test_toy_jobs_resume_lock_and_validation(small_toy, tmp_path):
+    from genmetrics.generation.progress import hold_lock
     from genmetrics.omniinput import jobs
-    from genmetrics.progress import hold_lock
 
     _, d = small_toy
     settings = _toy_settings()
@@ -310,7 +310,7 @@ def test_human_csv_and_automatic_annotator_give_the_same_curve(tiny_model_dir, t
     """The LM-run path end to end on a tiny model: sample, export the CSV, fill it as raters
     would with the rule's own scores, and check that the CSV path and the automatic path give
     the same density and the same score record."""
-    from genmetrics.models import load_causal_lm
+    from genmetrics.models.checkpoints import load_causal_lm
     from genmetrics.omniinput import jobs
 
     model, tok = load_causal_lm(tiny_model_dir)

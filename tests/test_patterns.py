@@ -200,7 +200,7 @@ def package_functions(monkeypatch):
         monkeypatch.setitem(sys.modules, "spacy", types.ModuleType("spacy"))
     for sub in ("patterns", "patterns.Token", "patterns.part_of_speech", "functions"):
         monkeypatch.delitem(sys.modules, f"_oracle_diversity_pkg.{sub}", raising=False)
-    from genmetrics.assets import use_nltk_data
+    from genmetrics.data.assets import use_nltk_data
 
     use_nltk_data()  # extract_patterns' sent_tokenize needs punkt
     return importlib.import_module("_oracle_diversity_pkg.functions")

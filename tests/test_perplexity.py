@@ -10,7 +10,7 @@ import pytest
 
 from genmetrics import GenmetricsError
 from genmetrics.metrics import compute
-from genmetrics.testing import WORDS
+from genmetrics.testing.tiny_lm import WORDS
 
 
 def _texts(n: int = 25, seed: int = 0) -> list[str]:

@@ -644,7 +644,7 @@ def test_a_missing_local_checkpoint_stops_the_dry_run_naming_its_key(monkeypatch
 def test_a_local_checkpoint_s_content_is_in_its_fetch_params(monkeypatch, tmp_path):
     """New weights under the same path change fetch_model's params (and so every job that
     loads the checkpoint); a touch does not; the digest is remembered per file stat."""
-    from genmetrics.models import DIGESTS_FILE
+    from genmetrics.models.checkpoints import DIGESTS_FILE
 
     folder = placeholder_checkpoint(tmp_path / "ckpt")
     monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(folder))
@@ -702,7 +702,7 @@ def test_a_dataset_s_language_reaches_every_job_that_counts_its_words(tmp_path):
     assert plan.imported_texts("news_zh", "sys")["clean"] == {"min_words": 5, "language": "zh"}
     assert plan.imported_texts("bbc", "sys")["clean"] == {"min_words": 5}
     # what the import_texts job makes of it: the dataset's words, not whitespace words
-    from genmetrics.datasets import import_texts
+    from genmetrics.data.datasets import import_texts
 
     texts = ["我们去公园散步吧！", "今天天气很好。"]  # 5 and 3 jieba words, 1 whitespace word
     (tmp_path / "news_zh.sys.jsonl").write_text(

@@ -21,8 +21,8 @@ from test_plan import config, plan_of, wildcards
 from test_provenance import pkgx  # noqa: F401 (a fixture)
 
 from genmetrics import provenance
+from genmetrics.plan.gpu_resources import GPU_RULES
 from genmetrics.plan.memo import SNAKEMAKE_PARAMS_ATTR
-from genmetrics.resources import GPU_RULES
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_dry_run import big_config  # noqa: E402
@@ -116,8 +116,9 @@ def test_per_job_functions_carry_their_signature_for_snakemake():
 
 
 def _closure_as_before(name: str) -> dict[str, str]:
-    """provenance._closure as it was before the parse cache: every file parsed on the spot."""
-    scope = provenance._scope(name)
+    """provenance._closure without the parse cache: every file parsed on the spot; follows
+    every import of a subpackage module of the package, skips boundary modules."""
+    package = name.split(".")[0]
     done: dict[str, str] = {}
     todo = [name]
     while todo:
@@ -129,12 +130,23 @@ def _closure_as_before(name: str) -> dict[str, str]:
         if path is None:
             continue
         tree = provenance._strip_docstrings(ast.parse(path.read_text(encoding="utf-8")))
-        done[current] = ast.dump(tree)
-        if scope is None:
+        marked = provenance.BOUNDARY_MARK in {
+            t.id
+            for n in tree.body
+            if isinstance(n, ast.Assign)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
+        if marked and current != name:
             continue
-        for module, names in provenance._imports(tree, current, provenance._is_package(spec)):
-            if module != scope and not module.startswith(scope + "."):
+        imports = provenance._imports(tree, current, provenance._is_package(spec))
+        done[current] = ast.dump(provenance._PathFree(package).visit(tree))
+        for module, names in imports:
+            parts = module.split(".")
+            if parts[0] != package or len(parts) < 2:
                 continue
+            if len(parts) == 2 and not provenance._is_package(provenance._find_spec(module)):
+                continue  # a top-level module
             subs = [f"{module}.{n}" for n in names if n != "*"]
             found = [m for m in subs if provenance._source_file(provenance._find_spec(m))]
             todo.extend(found)
@@ -147,9 +159,17 @@ def test_code_digests_equal_the_digest_computed_file_by_file():
     plan = plan_of(config())
     groups = [
         ("genmetrics.metrics.mauve",),
-        ("genmetrics.metrics.precision_recall", "genmetrics.intervals"),
-        ("genmetrics.metrics.face", "genmetrics.analysis.length", "genmetrics.intervals"),
-        ("genmetrics.generation", "genmetrics.prompts", "genmetrics.clean"),
+        ("genmetrics.metrics.precision_recall", "genmetrics.scoring.intervals"),
+        (
+            "genmetrics.metrics.face",
+            "genmetrics.scoring.length_control",
+            "genmetrics.scoring.intervals",
+        ),
+        (
+            "genmetrics.generation.transformers_backend",
+            "genmetrics.data.prompts",
+            "genmetrics.data.clean",
+        ),
         ("genmetrics.features.embed",),
     ]
     provenance.code_digest.cache_clear()
@@ -158,8 +178,8 @@ def test_code_digests_equal_the_digest_computed_file_by_file():
         for m in modules:
             code.update(_closure_as_before(m))
         h = hashlib.sha256()
-        for name in sorted(code):
-            h.update(f"{name}\0{code[name]}\n".encode())
+        for digest in sorted(hashlib.sha256(c.encode()).hexdigest() for c in code.values()):
+            h.update(f"{digest}\n".encode())
         assert provenance.code_digest(*modules) == h.hexdigest()[:16], modules
     for entry in plan.entries:
         assert plan.score_code(entry) == plan.score_code.__wrapped__(plan, entry)

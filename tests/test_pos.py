@@ -13,7 +13,7 @@ def test_whitespace_tags_equal_nltk_pos_tag_on_split():
     """diversity ≤ 0.1.22 convention: nltk.pos_tag(text.split())."""
     import nltk
 
-    from genmetrics.assets import use_nltk_data
+    from genmetrics.data.assets import use_nltk_data
 
     use_nltk_data()
     texts = shared_texts("webtext/face_demo_human.jsonl", 25)

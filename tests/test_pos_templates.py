@@ -117,7 +117,7 @@ def package(monkeypatch):
     subs = ("patterns", "patterns.Token", "patterns.part_of_speech", "functions", "template")
     for sub in subs:
         monkeypatch.delitem(sys.modules, f"_oracle_templates_pkg.{sub}", raising=False)
-    from genmetrics.assets import use_nltk_data
+    from genmetrics.data.assets import use_nltk_data
 
     use_nltk_data()  # extract_patterns' sent_tokenize needs punkt
     functions = importlib.import_module("_oracle_templates_pkg.functions")

@@ -442,7 +442,7 @@ def test_result_and_score_record_state_the_engine():
     """extras["knn"] names the engine that ran and reaches the score record (JSON-safe)."""
     import json
 
-    from genmetrics.scoring import score_loaded
+    from genmetrics.scoring.from_files import score_loaded
 
     rng = np.random.default_rng(0)
     small = rng.normal(size=(60, 5)), rng.normal(size=(50, 5))

@@ -6,7 +6,7 @@ import pytest
 from conftest import build_tokenizer
 
 from genmetrics import GenmetricsError
-from genmetrics.prompts import (
+from genmetrics.data.prompts import (
     format_prompt,
     load_tokens_per_word,
     make_prompts,
@@ -92,7 +92,7 @@ def test_shipped_table_has_le_bronnec_table_b1():
 
 
 def test_build_prompts_follows_the_options():
-    from genmetrics.prompts import build_prompts
+    from genmetrics.data.prompts import build_prompts
 
     refs = [{"id": "a", "text": "w1 w2 w3 w4 w5 w6"}, {"id": "b", "text": "Write a poem."}]
     prefix = build_prompts(refs, {"words": 2, "mode": "prefix"}, where="datasets.x.prompts")
@@ -119,7 +119,7 @@ def test_pr4llm_creative_wrap_is_the_authors_creative_formatter():
     (pr_llm/generation/preprocessing.py, re-implemented here as the oracle) byte for byte, and
     a chat model the same request as its user turn with the answer opened by "Sure here is a
     proposition:"; without a wrap an instruction is put as it is."""
-    from genmetrics.prompts import build_prompts, format_prompt
+    from genmetrics.data.prompts import build_prompts, format_prompt
 
     def creative_formatter(prompt, chat_tokens=None, lo=100, hi=500):  # the authors' code
         prompt = f"{prompt} Your text should be approximately between {lo} and {hi} words."

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from genmetrics import GenmetricsError, models, provenance
+from genmetrics import GenmetricsError, provenance
+from genmetrics.models import checkpoints as models
 from genmetrics.provenance import (
     DEFAULT_PACKAGES,
     code_digest,
@@ -84,7 +85,7 @@ def test_input_digests_plain_folder_is_refused(tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_folder(tmp_path_factory) -> Path:
-    from genmetrics.testing import save_tiny_model
+    from genmetrics.testing.tiny_lm import save_tiny_model
 
     return save_tiny_model(tmp_path_factory.mktemp("prov") / "tiny")
 
@@ -231,13 +232,60 @@ def test_code_digest_several_modules_is_order_free(pkgx):
     assert ac not in (code_digest("pkgx.metrics.a"), code_digest("pkgx.metrics.c"))
 
 
-def test_code_digest_top_level_module_follows_nothing(pkgx):
+def test_code_digest_never_follows_a_top_level_module(pkgx):
+    """A top-level module (the shared infrastructure) is in no closure but its own; a root
+    follows its subpackage imports wherever it lies."""
     (pkgx.parent / "top.py").write_text("from pkgx.metrics import a\n\nX = 1\n")
-    assert list(provenance._closure("pkgx.top")) == ["pkgx.top"]
-    t0 = code_digest("pkgx.top")
-    (pkgx / "_b.py").write_text(B_SRC.replace("2 * x", "5 * x"))
+    assert sorted(provenance._closure("pkgx.top")) == [
+        "pkgx.metrics._b",
+        "pkgx.metrics.a",
+        "pkgx.top",
+    ]
+    (pkgx / "c.py").write_text("from pkgx import top\n\n\ndef f():\n    return top.X\n")
+    assert sorted(provenance._closure("pkgx.metrics.c")) == ["pkgx.metrics.c"]
+    c0 = code_digest("pkgx.metrics.c")
+    (pkgx.parent / "top.py").write_text("from pkgx.metrics import a\n\nX = 2\n")
     code_digest.cache_clear()
-    assert code_digest("pkgx.top") == t0
+    assert code_digest("pkgx.metrics.c") == c0
+
+
+def test_code_digest_stops_at_a_boundary_module(pkgx):
+    """A module marked ``CODE_DIGEST_BOUNDARY = True`` is not followed (its own digest still
+    covers it); unmarked, the same module is followed."""
+    (pkgx.parent / "io").mkdir()
+    (pkgx.parent / "io" / "__init__.py").write_text("")
+    fetch = pkgx.parent / "io" / "fetch.py"
+    fetch.write_text("CODE_DIGEST_BOUNDARY = True\n\n\ndef get():\n    return 1\n")
+    (pkgx / "c.py").write_text("from pkgx.io.fetch import get\n\n\ndef f():\n    return get()\n")
+    assert sorted(provenance._closure("pkgx.metrics.c")) == ["pkgx.metrics.c"]
+    assert sorted(provenance._closure("pkgx.io.fetch")) == ["pkgx.io.fetch"]
+    fetch.write_text("def get():\n    return 1\n")
+    assert sorted(provenance._closure("pkgx.metrics.c")) == ["pkgx.io.fetch", "pkgx.metrics.c"]
+
+
+def test_code_digest_is_the_same_after_a_module_moves(pkgx):
+    """Moving ``_b`` to another subpackage, its importer's import line changed accordingly and
+    a string naming it too: the same digest (renaming the file would change the name its
+    importers import, a code change). A code change after the move: a new digest."""
+    (pkgx / "c.py").write_text(
+        "from pkgx.metrics import _b\n\nNAME = 'pkgx.metrics._b'\n\n\ndef f(x):\n"
+        "    return _b.twice(x)\n"
+    )
+    before = code_digest("pkgx.metrics.c")
+    (pkgx.parent / "kernels").mkdir()
+    (pkgx.parent / "kernels" / "__init__.py").write_text("")
+    (pkgx.parent / "kernels" / "_b.py").write_text((pkgx / "_b.py").read_text())
+    (pkgx / "_b.py").unlink()
+    (pkgx / "c.py").write_text(
+        "from pkgx.kernels import _b\n\nNAME = 'pkgx.kernels._b'\n\n\n"
+        "def f(x):\n    return _b.twice(x)\n"
+    )
+    code_digest.cache_clear()
+    assert sorted(provenance._closure("pkgx.metrics.c")) == ["pkgx.kernels._b", "pkgx.metrics.c"]
+    assert code_digest("pkgx.metrics.c") == before
+    (pkgx.parent / "kernels" / "_b.py").write_text(B_SRC.replace("2 * x", "3 * x"))
+    code_digest.cache_clear()
+    assert code_digest("pkgx.metrics.c") != before
 
 
 def test_code_digest_unknown_module():
@@ -253,8 +301,11 @@ def test_code_digest_real_metrics():
     assert code_digest("genmetrics.metrics.mauve") != pr
     closure = provenance._closure("genmetrics.metrics.precision_recall")
     assert {"genmetrics.metrics._knn_exact", "genmetrics.metrics.registry"} <= set(closure)
-    assert all(m.startswith("genmetrics.metrics") for m in closure)
-    assert list(provenance._closure("genmetrics.generation")) == ["genmetrics.generation"]
+    # no top-level module (io, npz, paths, ...) and no boundary module (fetching) is followed
+    assert all(m.count(".") >= 2 for m in closure)
+    generation = provenance._closure("genmetrics.generation.transformers_backend")
+    assert "genmetrics.data.prompts" in generation and "genmetrics.data.words" in generation
+    assert not {"genmetrics.data.sources", "genmetrics.models.checkpoints"} & set(generation)
 
 
 # --------------------------------------------------------------------------------- environment

@@ -61,7 +61,7 @@ def test_rouge_matches_rouge_score(pairs, stem):
     import nltk
     from rouge_score import rouge_scorer
 
-    from genmetrics.assets import use_nltk_data
+    from genmetrics.data.assets import use_nltk_data
 
     hyp, ref = pairs
     hyp, ref = hyp[:100], ref[:100]
@@ -182,7 +182,7 @@ def test_bertscore_matches_bert_score(summary_pairs, idf):
     """Per-pair P/R/F1 = ``bert_score.score`` with the same model folder and layer (the offline
     MiniLM, its last layer 6), no baseline rescaling; the values are their plain means."""
     bert_score = pytest.importorskip("bert_score")
-    from genmetrics.assets import minilm_dir
+    from genmetrics.data.assets import minilm_dir
 
     hyp, ref = summary_pairs
     res = compute("bertscore", hyp, ref, params={"idf": idf})

@@ -145,7 +145,7 @@ def test_empty_texts_scored_as_simctg_and_pr4llm(real_texts):
     ws = compute("distinct_n", texts, params={"tokenizer": "whitespace"})
     for k, v in pr4llm_distinct([t.split() for t in texts]).items():
         assert ws.values[k] == pytest.approx(v, abs=1e-15)
-    from genmetrics.assets import gpt2_encoding
+    from genmetrics.data.assets import gpt2_encoding
 
     enc = gpt2_encoding()
     ids = [enc.encode(t, allowed_special="all") for t in texts]
@@ -165,7 +165,7 @@ def test_distinct_n_hand_whitespace():
 
 
 def test_distinct_n_matches_pr4llm(real_texts):
-    from genmetrics.assets import gpt2_encoding
+    from genmetrics.data.assets import gpt2_encoding
 
     enc = gpt2_encoding()
     texts = real_texts + ["naïve café – 日本語のテキスト 🙂", "end <|endoftext|> marker"]

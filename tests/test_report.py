@@ -1,5 +1,5 @@
 """The two reports: Snakemake's (``snakemake --report``, `make report`: every figure wrapped in
-``report()`` with a caption that renders) and the one-page summary (genmetrics.report), built
+``report()`` with a caption that renders) and the one-page summary (genmetrics.report.html), built
 from the same figure files. The real ``snakemake --report`` runs in
 tests/test_workflow.py::test_offline_run_snakemake_report."""
 
@@ -139,7 +139,7 @@ def test_pr_scatter_rule_reads_the_spread_records():
 def test_one_page_report_embeds_every_figure(tmp_path):
     from genmetrics.analysis.pr_plane import plane_tables
     from genmetrics.figures.precision_recall import pr_scatter
-    from genmetrics.report import write_html_report
+    from genmetrics.report.html import write_html_report
 
     rows = [
         ["ds", m, s, "references", "precision_recall", "pr", n, v]
@@ -177,9 +177,9 @@ def _report_flags() -> list[tuple[str, str, str, str]]:
 
 
 def test_the_one_page_captions_are_the_report_flags_captions():
-    """genmetrics.captions.CAPTIONS names, for every figure, the caption file its report()
+    """genmetrics.report.captions.CAPTIONS names, for every figure, the caption file its report()
     flag names: the one-page summary shows the Snakemake report's captions."""
-    from genmetrics.captions import CAPTIONS, caption_of
+    from genmetrics.report.captions import CAPTIONS, caption_of
 
     flags: dict[str, set[str]] = {}
     for _, result, caption, _ in _report_flags():
@@ -277,8 +277,8 @@ def test_one_page_report_is_readable(tmp_path):
     """No Python literal on the page (no dict, no None): records are key: value lists, a
     missing value is a dash with its reason; every figure sits under its title and caption
     (rendered from the same .rst as the Snakemake report's); a figure without a caption stops."""
-    from genmetrics.captions import CAPTIONS, caption_html
-    from genmetrics.report import MISSING, write_html_report
+    from genmetrics.report.captions import CAPTIONS, caption_html
+    from genmetrics.report.html import MISSING, write_html_report
 
     scores, stats, figures, out = _one_page_case(tmp_path)
     write_html_report(out, scores, figures, [stats], captions=CAPTION_FILES)
@@ -320,7 +320,7 @@ def test_one_page_report_in_a_headless_browser(tmp_path):
     caption, no console error, and the visible text has no None and no dict."""
     from browser import broken_images, headless_chromium, open_page, severe_console
 
-    from genmetrics.report import write_html_report
+    from genmetrics.report.html import write_html_report
 
     scores, stats, figures, out = _one_page_case(tmp_path)
     write_html_report(out, scores, figures, [stats], captions=CAPTION_FILES)
@@ -378,8 +378,8 @@ def test_make_report_target():
 def test_a_study_s_figures_find_their_captions():
     """A study writes under its own results_dir (results/<study>/figures/...): its figures
     have the captions of the default tree's (the one-page report of a study needs them)."""
-    from genmetrics.captions import CAPTIONS, caption_of
     from genmetrics.paths import RESULTS
+    from genmetrics.report.captions import CAPTIONS, caption_of
 
     study = RESULTS.under("results/webtext")
     assert caption_of(study.pr_figure) == CAPTIONS[RESULTS.pr_figure]

@@ -1,8 +1,13 @@
-"""Rerun reasons name the changed parameters, old → new (genmetrics.rerun_reasons)."""
+"""Rerun reasons name the changed parameters, old → new (genmetrics.plan.rerun_reasons)."""
 
 from __future__ import annotations
 
-from genmetrics.rerun_reasons import MAX_CHANGES, changed_leaves, describe_params_change, install
+from genmetrics.plan.rerun_reasons import (
+    MAX_CHANGES,
+    changed_leaves,
+    describe_params_change,
+    install,
+)
 
 
 def test_one_changed_key_of_a_nested_settings_dict_is_named_with_both_values():

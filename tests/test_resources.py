@@ -1,4 +1,4 @@
-"""Cluster resources of GPU jobs: derived from the config (genmetrics.resources), placed by
+"""Cluster resources of GPU jobs: derived from the config (genmetrics.plan.gpu_resources), placed by
 the rules, kept when a user overrides one key on the command line; the profiles."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from conftest import REPO
 
 from genmetrics import GenmetricsError
 from genmetrics.plan import load_plan
-from genmetrics.resources import job_resources
+from genmetrics.plan.gpu_resources import job_resources
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 CLUSTER = {
@@ -201,13 +201,13 @@ def test_an_unknown_gpu_kind_stops_the_plan_naming_its_key():
 
 def test_gpu_rules_are_listed_once_and_the_schema_agrees():
     """The schema's ``resources.rules`` keys and the rules with ``resources:`` per job are the
-    GPU rules of :data:`genmetrics.resources.GPU_RULES`, whose wildcard each rule has."""
+    GPU rules of :data:`genmetrics.plan.gpu_resources.GPU_RULES`, whose wildcard each rule has."""
     import re
 
     import yaml
     from conftest import REPO
 
-    from genmetrics.resources import GPU_RULES
+    from genmetrics.plan.gpu_resources import GPU_RULES
 
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
     rules = schema["properties"]["resources"]["properties"]["rules"]

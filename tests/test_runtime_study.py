@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.runtime import (
+from genmetrics.figures.runtime import runtime_figure
+from genmetrics.studies.shaib_diversity.runtime import (
     COLUMNS,
     ScoreTiming,
     agreement_failures,
@@ -23,8 +24,7 @@ from genmetrics.analysis.runtime import (
     sample_texts,
     time_call,
 )
-from genmetrics.analysis.runtime_scores import SCORES, shaib_scores
-from genmetrics.figures.runtime import runtime_figure
+from genmetrics.studies.shaib_diversity.runtime_scores import SCORES, shaib_scores
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_diversity_runtime.py"
 

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.scaling import (
+from genmetrics.studies.face2_scaling.bootstrap import bootstrap_valid_ratio
+from genmetrics.studies.face2_scaling.valid_cells import (
     cell_validity,
     ensemble_valid,
     format_table,
@@ -17,7 +18,6 @@ from genmetrics.analysis.scaling import (
     summarise_evaluators,
     valid_cell_table,
 )
-from genmetrics.analysis.scaling_bootstrap import bootstrap_valid_ratio
 
 # ---------------------------------------------------------------- is_valid
 

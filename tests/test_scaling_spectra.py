@@ -1,5 +1,5 @@
 """GAM-smoothed spectra per model size (FACE-2 Figure 5): the smoother, the spectra it is fed
-and the figure (genmetrics.analysis.scaling_spectra, genmetrics.figures.scaling)."""
+and the figure (genmetrics.studies.face2_scaling.smoothed_spectra, genmetrics.figures.scaling)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import pytest
 pytest.importorskip("statsmodels")
 
 from genmetrics import GenmetricsError  # noqa: E402
-from genmetrics.analysis.scaling_spectra import (  # noqa: E402
+from genmetrics.metrics import compute, get  # noqa: E402
+from genmetrics.studies.face2_scaling.smoothed_spectra import (  # noqa: E402
     gam_smooth,
     spectra_gam_panels,
     text_spectra,
 )
-from genmetrics.metrics import compute, get  # noqa: E402
-from genmetrics.testing import write_surprisal_npz  # noqa: E402
+from genmetrics.testing.tiny_lm import write_surprisal_npz  # noqa: E402
 
 FREQ = np.linspace(0, 0.5, 1000)
 FAST = {"alphas": (1e-4, 1e-1, 1e2, 1e5)}  # a short penalty grid for the figure tests

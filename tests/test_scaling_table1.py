@@ -1,5 +1,5 @@
-"""FACE-2's Table 1 layout (genmetrics.analysis.scaling_table1) and the workflow's scaling
-analysis end to end on synthetic score records (genmetrics.analysis.scaling_job)."""
+"""FACE-2's Table 1 layout (genmetrics.studies.face2_scaling.table1) and the workflow's scaling
+analysis end to end on synthetic score records (genmetrics.studies.face2_scaling.job)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ import pandas as pd
 import pytest
 
 from genmetrics import GenmetricsError
-from genmetrics.analysis.scaling import CELL_COLUMNS, ensemble_valid
-from genmetrics.analysis.scaling_table1 import (
+from genmetrics.metrics import get
+from genmetrics.studies.face2_scaling.table1 import (
     PAPER_ROWS,
     RANDOM,
     format_table1,
     paper_row,
     table1,
 )
-from genmetrics.metrics import get
-from genmetrics.testing import write_surprisal_npz
+from genmetrics.studies.face2_scaling.valid_cells import CELL_COLUMNS, ensemble_valid
+from genmetrics.testing.tiny_lm import write_surprisal_npz
 
 
 def face(**given):
@@ -278,7 +278,7 @@ def synthetic_run(tmp_path_factory):
     e2 higher (it does not): rows of one label but different evaluators must each resample
     their own evaluator's files."""
     from genmetrics.io import write_json
-    from genmetrics.scoring import score_files
+    from genmetrics.scoring.from_files import score_files
 
     root = tmp_path_factory.mktemp("scaling")
     rng = np.random.default_rng(0)
@@ -367,7 +367,7 @@ def synthetic_run(tmp_path_factory):
         "tasks": ["d"],
         "languages": {"d": "en"},
     }
-    from genmetrics.analysis.scaling_job import run_scaling
+    from genmetrics.studies.face2_scaling.job import run_scaling
 
     return run_scaling(settings), settings
 

@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from genmetrics import GenmetricsError, archives, assets, package_index
-from genmetrics.datasets import load_dataset
-from genmetrics.sources import (
+from genmetrics import GenmetricsError
+from genmetrics.data import archives, assets, package_index
+from genmetrics.data.datasets import load_dataset
+from genmetrics.data.sources import (
     UnpinnedSourceWarning,
     fetch_hub,
     fetch_pypi,
@@ -37,7 +38,7 @@ from genmetrics.sources import (
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 # tests that fetch unpinned packages on purpose; pytest.warns still sees the warning
-pytestmark = pytest.mark.filterwarnings("ignore::genmetrics.sources.UnpinnedSourceWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::genmetrics.data.sources.UnpinnedSourceWarning")
 
 
 def _sha(path: Path) -> str:
@@ -414,7 +415,7 @@ def test_hub_revision_warning_and_commit(fake_hub, tmp_path):
 
 
 def test_hub_checkpoint_manifest_records_commit(fake_hub, tmp_path, tiny_model_dir):
-    from genmetrics.models import prepare_model, read_manifest
+    from genmetrics.models.checkpoints import prepare_model, read_manifest
 
     _, content = fake_hub
     content["org/tiny"] = tiny_model_dir
@@ -501,7 +502,7 @@ def test_schema_refuses_unpinned_sources(source, error):
 
 def test_asset_pins():
     constants = {k for k in vars(assets) if k.endswith(("_SDIST", "_WHEEL"))}
-    assert {f"genmetrics.assets.{k}" for k in constants} == set(assets.PINNED)
+    assert {f"genmetrics.data.assets.{k}" for k in constants} == set(assets.PINNED)
     for key, requirement in assets.PINNED.items():
         assert len(parse_pypi_requirement(requirement, key).hashes) == 1, key
 

@@ -23,7 +23,7 @@ from genmetrics.analysis.distribution import spread_analysis, spread_table
 from genmetrics.analysis.headline import N_REFERENCES, N_TEXTS
 from genmetrics.analysis.units import CONVENTION
 from genmetrics.metrics.registry import SCALES, TABLE_SCALES, get
-from genmetrics.scoring import score_loaded
+from genmetrics.scoring.from_files import score_loaded
 
 
 def record(source: str, metric: str, values: dict, n: dict, reference=None, **keys) -> dict:

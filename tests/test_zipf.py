@@ -116,7 +116,7 @@ def test_matches_upstream_oracles_whitespace(seed, max_rank):
 
 def test_matches_upstream_oracles_gpt2_real_text():
     try:
-        from genmetrics.assets import gpt2_encoding
+        from genmetrics.data.assets import gpt2_encoding
 
         enc = gpt2_encoding()
     except Exception as e:  # the asset cannot load offline here

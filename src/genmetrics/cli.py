@@ -25,8 +25,8 @@ import numpy as np
 import yaml
 
 from genmetrics import GenmetricsError
+from genmetrics.data.words import DEFAULT_LANGUAGE, LANGUAGES
 from genmetrics.io import jsonable
-from genmetrics.words import DEFAULT_LANGUAGE, LANGUAGES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     lp.add_argument(
         "--markdown", action="store_true", help="print the README's metric table (generated)"
     )
-    from genmetrics.featurize_on_the_fly import DEFAULT_CONFIG, add_input_options, inputs_epilog
+    from genmetrics.scoring.on_the_fly import DEFAULT_CONFIG, add_input_options, inputs_epilog
 
     sp = sub.add_parser(
         "score",
@@ -259,14 +259,14 @@ def main(argv: list[str] | None = None) -> int:
             _emit(tokens_per_word_row(args))
             return 0
         if args.command == "embed":
-            from genmetrics.featurize_on_the_fly import embed_file
+            from genmetrics.scoring.on_the_fly import embed_file
 
             done = embed_file(
                 args.texts, args.out, args.featurizer, args.config, args.field, _progress()
             )
             _emit(json.dumps(jsonable(done), allow_nan=False))
             return 0
-        from genmetrics.featurize_on_the_fly import InputOptions, score_texts
+        from genmetrics.scoring.on_the_fly import InputOptions, score_texts
 
         params = parse_params(args.param)
         options = InputOptions(
@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         interval = None
         if args.interval is not None:
-            from genmetrics.intervals import entry_interval
+            from genmetrics.scoring.intervals import entry_interval
 
             given = parse_params(args.interval, "--interval") or True
             try:
@@ -329,15 +329,15 @@ def tokens_per_word_row(args: argparse.Namespace) -> str:
     from pathlib import Path
 
     from genmetrics.io import read_jsonl
-    from genmetrics.tokens_per_word import format_row, measure_tokens_per_word, row_name
+    from genmetrics.models.tokens_per_word import format_row, measure_tokens_per_word, row_name
 
     given = Path(args.tokenizer)
     if args.tokenizer == "gpt2" and not given.exists():
-        from genmetrics.assets import gpt2_encoding
+        from genmetrics.data.assets import gpt2_encoding
 
         tokenizer, label, family = gpt2_encoding(), "GPT-2 BPE", "gpt2"
     elif given.exists():
-        from genmetrics.models import load_tokenizer
+        from genmetrics.models.checkpoints import load_tokenizer
 
         tokenizer = load_tokenizer(given)
         folder = given.parent if given.is_file() else given

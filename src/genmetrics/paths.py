@@ -19,7 +19,7 @@ source name            rows
 =====================  ===========================================================
 
 A feature file of a source's generated continuation only is the source's name with the part
-appended: ``{model}/seed{seed}.continuation`` (:data:`genmetrics.kinds.PARTS`).
+appended: ``{model}/seed{seed}.continuation`` (:data:`genmetrics.metrics.kinds.PARTS`).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class ResultPaths:
     # generation (rules/generate.smk)
     shard: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.jsonl"
     shard_stats: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.stats.json"
-    # a generate job's finished batches (genmetrics.progress), deleted once the shard is written
+    # a generate job's finished batches (genmetrics.generation.progress), deleted once the shard is written
     progress: str = "results/generations/{dataset}/{model}/shards/seed{seed}.{shard}.progress.jsonl"
     generations: str = "results/generations/{dataset}/{model}/seed{seed}.jsonl"
     generation_stats: str = "results/generations/{dataset}/{model}/seed{seed}.stats.json"
@@ -209,10 +209,10 @@ def portable_path(path: Path, manifest_dir: Path, caches: list[Path]) -> tuple[s
 
 
 def model_manifest(model_cache: str, checkpoint: str) -> str:
-    """The loadable description of a converted checkpoint (:func:`genmetrics.models.prepare_model`)."""
+    """The loadable description of a converted checkpoint (:func:`genmetrics.models.checkpoints.prepare_model`)."""
     return f"{model_cache}/{checkpoint}/model.json"
 
 
 def asset_manifest(cache: str, asset: str) -> str:
-    """The manifest of an offline asset (:data:`genmetrics.assets.ASSETS`) in the cache."""
+    """The manifest of an offline asset (:data:`genmetrics.data.assets.ASSETS`) in the cache."""
     return f"{cache}/assets/{asset}.json"

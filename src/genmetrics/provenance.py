@@ -7,7 +7,8 @@ and the git commit of the checkout.
 
 :func:`code_digest` is a Snakemake ``params:`` value: a hash of the *code* (the ``ast`` with
 docstrings dropped, so comments, docstrings and formatting do not count) of named modules and
-the modules they import from their own subpackage, so a rule reruns when that code changes.
+every subpackage module they import, so a rule reruns when that code changes, and only then:
+not when a module moves.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -31,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError, __version__
-from genmetrics.models import MANIFEST, folder_sha256, model_fingerprint
-from genmetrics.sources import sha256_file
+from genmetrics.data.sources import sha256_file
+from genmetrics.models.checkpoints import MANIFEST, folder_sha256, model_fingerprint
 
 #: packages whose versions :func:`record` stores
 DEFAULT_PACKAGES = (
@@ -96,9 +98,9 @@ def input_digests(
 ) -> dict[str, Any]:
     """sha256 of each named input: ``{"path", "sha256"}`` for a path, a list of those for a
     list of paths. An HF model folder (``config.json``) is hashed by
-    :func:`genmetrics.models.folder_sha256`; a model manifest (``model.json``, or a folder
+    :func:`genmetrics.models.checkpoints.folder_sha256`; a model manifest (``model.json``, or a folder
     holding one) adds ``weights_sha256``, the content hash of the weights it points at
-    (:func:`genmetrics.models.model_fingerprint`). A missing path raises
+    (:func:`genmetrics.models.checkpoints.model_fingerprint`). A missing path raises
     :class:`GenmetricsError` naming the key."""
     out: dict[str, Any] = {}
     for key, value in inputs.items():
@@ -182,21 +184,57 @@ def _imports(tree: ast.AST, name: str, is_package: bool) -> list[tuple[str, list
     return found
 
 
-def _scope(name: str) -> str | None:
-    """The subpackage whose imports are followed: the first two components of ``name`` when
-    they name a package (``genmetrics.metrics``), else none (``genmetrics.generation``)."""
-    parts = name.split(".")
-    if len(parts) < 2:
-        return None
-    top = ".".join(parts[:2])
-    spec = _find_spec(top)
-    return top if spec is not None and _is_package(spec) else None
+#: a module whose code says ``CODE_DIGEST_BOUNDARY = True`` moves bytes without deciding a value
+#: (fetching and unpacking pinned files, progress logs): a digest does not follow it
+BOUNDARY_MARK = "CODE_DIGEST_BOUNDARY"
+
+
+def _followed(module: str, package: str) -> bool:
+    """Whether a digest of a module of ``package`` follows an import of ``module``: a module
+    of one of the package's subpackages (``genmetrics.metrics.registry``,
+    ``genmetrics.data.words``), never a top-level module (``genmetrics.io``,
+    ``genmetrics.paths``: the infrastructure every stage shares) nor the package itself."""
+    parts = module.split(".")
+    if parts[0] != package or len(parts) < 2:
+        return False
+    if len(parts) == 2:
+        spec = _find_spec(module)
+        return spec is not None and _is_package(spec)
+    return True
+
+
+class _PathFree(ast.NodeTransformer):
+    """Takes the module paths out of the code of a module of ``package``: every import of one
+    of the package's modules names the package alone (what it imports keeps its name), and a
+    string that is a dotted module name of the package becomes ``<package>.<module>``. The
+    imported modules' own code is in the digest, so moving or renaming a module changes no
+    digest, and a change of its code still does."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+        self.dotted = re.compile(rf"{re.escape(package)}(?:\.[A-Za-z_]\w*)+")
+
+    def visit_Import(self, node: ast.Import) -> ast.AST:
+        for alias in node.names:
+            if alias.name.split(".")[0] == self.package:
+                alias.name = self.package
+        return node
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
+        if node.level or (node.module or "").split(".")[0] == self.package:
+            node.module, node.level = self.package, 0
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if isinstance(node.value, str) and self.dotted.fullmatch(node.value):
+            node.value = f"{self.package}.<module>"
+        return node
 
 
 def _module_code(
     name: str, files: dict[str, Any] | None = None
-) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]] | None:
-    """``(normalised code, imports)`` of module ``name`` (``ast.dump`` without docstrings;
+) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...], bool] | None:
+    """``(normalised code, imports, boundary)`` of module ``name`` (``ast.dump`` without docstrings;
     :func:`_imports`), or None when it has no Python source (a name imported from a module).
     The file is read every time; its parse is cached by content (:func:`_parse_module`).
     ``files`` records ``name -> [path, sha256 of the text]`` (None: no source)."""
@@ -219,20 +257,29 @@ def _sha256_text(text: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def _parse_module(
     name: str, text: str, filename: str, is_package: bool
-) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]:
-    """The parse of one module's source ``text``, cached by content: the closures of several
-    digests share their modules, and an edited file is parsed again."""
+) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...], bool]:
+    """The parse of one module's source ``text``, cached by content (the closures of several
+    digests share their modules, and an edited file is parsed again): the code without
+    docstrings and module paths (:class:`_PathFree`), its imports, and whether it marks itself
+    a boundary (:data:`BOUNDARY_MARK`)."""
     tree = _strip_docstrings(ast.parse(text, filename=filename))
     imports = tuple((m, tuple(n)) for m, n in _imports(tree, name, is_package))
-    return ast.dump(tree), imports
+    boundary = any(
+        isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == BOUNDARY_MARK for t in node.targets)
+        for node in tree.body
+    )
+    return ast.dump(_PathFree(name.split(".")[0]).visit(tree)), imports, boundary
 
 
 def _closure(name: str, seen: dict[str, Any] | None = None) -> dict[str, str]:
-    """Module name -> normalised code (``ast.dump`` without docstrings) of ``name`` and of the
-    modules of its subpackage it imports (at any depth of the code), recursively. ``seen``,
-    when given, collects what the result depends on (:func:`_fingerprint`): each module's
-    file and the sha256 of its text, and whether each name probed has a source file."""
-    scope = _scope(name)
+    """Module name -> normalised code (:func:`_parse_module`) of ``name`` and of every module
+    of the package's subpackages it imports (at any depth of the code), recursively, except
+    boundary modules (:data:`BOUNDARY_MARK`) and the top-level modules (:func:`_followed`).
+    The set depends on the code alone, not on where a module lies among the subpackages.
+    ``seen``, when given, collects what the result depends on (:func:`_fingerprint`): each
+    module's file and the sha256 of its text, and whether each name probed has a source."""
+    package = name.split(".")[0]
     done: dict[str, str] = {}
     todo = [name]
     files = seen.setdefault("files", {}) if seen is not None else {}
@@ -246,11 +293,12 @@ def _closure(name: str, seen: dict[str, Any] | None = None) -> dict[str, str]:
             if current == name:
                 raise GenmetricsError(f"code_digest: no Python source found for module {name!r}")
             continue  # a name imported from a module, not a module itself
-        done[current], imports = module_code
-        if scope is None:
+        code, imports, boundary = module_code
+        if boundary and current != name:
             continue
+        done[current] = code
         for module, names in imports:
-            if module != scope and not module.startswith(scope + "."):
+            if not _followed(module, package):
                 continue
             # ``from pkg import sub`` follows the submodule, not pkg/__init__.py; a name that
             # is not a submodule (a function, a class) follows the module defining it
@@ -270,10 +318,11 @@ def _probe(name: str, probes: dict[str, bool]) -> bool:
 
 @functools.cache
 def code_digest(*modules: str) -> str:
-    """sha256 (first 16 hex characters) over (module name, ``ast.dump`` of its code with
-    docstrings dropped) of the named modules and, recursively, the modules of their own
-    subpackage they import, in sorted module-name order. Comments, docstrings and formatting
-    do not change it; any code change does. Cached per process, and between processes in
+    """sha256 (first 16 hex characters) over the sorted sha256s of the code (``ast.dump``
+    without docstrings and module paths: :class:`_PathFree`) of the named modules and,
+    recursively, of the subpackages' modules they import (:func:`_closure`). Comments,
+    docstrings, formatting and where a module lies do not change it; any code change does
+    (names are not hashed: moving or renaming a module reruns nothing). Cached per process, and between processes in
     ``$GENMETRICS_CACHE/code_digests.json`` (:func:`_stored_digest`): a stored digest is used
     only when every file it was computed from still has the same path and sha256, and every
     name probed still resolves the same way (its fingerprint)."""
@@ -287,8 +336,8 @@ def code_digest(*modules: str) -> str:
     for name in modules:
         code.update(_closure(name, seen))
     h = hashlib.sha256()
-    for name in sorted(code):
-        h.update(f"{name}\0{code[name]}\n".encode())
+    for module in sorted(_sha256_text(c) for c in code.values()):
+        h.update(f"{module}\n".encode())
     digest = h.hexdigest()[:16]
     _store_digest(modules, seen, digest)
     return digest

@@ -4,7 +4,7 @@ depends on this file); later runs check them before the DAG (Plan.check_cleaned_
 
 from pathlib import Path
 
-from genmetrics.clean import check_sizes
+from genmetrics.data.clean import check_sizes
 from genmetrics.io import read_json, write_json
 from genmetrics.plan import load_plan
 from genmetrics.runlog import log_to

@@ -1,6 +1,6 @@
 """Clean a raw dataset (normalise, dedupe, length filters, truncation, seeded sample)."""
 
-from genmetrics.clean import clean_rows
+from genmetrics.data.clean import clean_rows
 from genmetrics.io import read_jsonl, write_json, write_jsonl
 from genmetrics.runlog import log_to
 

@@ -3,15 +3,15 @@
 import pandas as pd
 
 from genmetrics.analysis.aggregate import read_scores
-from genmetrics.analysis.diversity_study import (
+from genmetrics.io import atomic_path, write_text
+from genmetrics.runlog import log_to
+from genmetrics.studies.shaib_diversity.tables import (
     STABILITY_COLUMNS,
     diversity_markdown,
     diversity_table,
     length_correlations,
     stability,
 )
-from genmetrics.io import atomic_path, write_text
-from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

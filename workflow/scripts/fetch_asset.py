@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from genmetrics.assets import fetch_asset
+from genmetrics.data.assets import fetch_asset
 from genmetrics.io import write_json
 from genmetrics.runlog import log_to
 

@@ -1,6 +1,6 @@
 """Fetch one dataset and write it as raw JSONL rows {id, text, labels...}."""
 
-from genmetrics.datasets import load_dataset
+from genmetrics.data.datasets import load_dataset
 from genmetrics.io import write_jsonl
 from genmetrics.runlog import log_to
 

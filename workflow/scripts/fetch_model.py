@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from genmetrics.models import prepare_model
+from genmetrics.models.checkpoints import prepare_model
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

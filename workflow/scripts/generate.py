@@ -2,9 +2,9 @@
 model's backend (transformers or vLLM), resuming from the shard's progress log (finished
 batches of an earlier attempt)."""
 
-from genmetrics import progress
 from genmetrics.devices import claim_gpus, gpus_requested
-from genmetrics.generation_vllm import generate_shard_by_backend
+from genmetrics.generation import progress
+from genmetrics.generation.vllm_backend import generate_shard_by_backend
 from genmetrics.io import read_jsonl, write_json, write_jsonl
 from genmetrics.provenance import DEFAULT_PACKAGES, record
 from genmetrics.runlog import log_to

@@ -1,7 +1,7 @@
 """The one-page summary: headline score tables, generation statistics and every figure under
 its caption (the same workflow/report/*.rst files as the Snakemake report)."""
 
-from genmetrics.report import write_html_report
+from genmetrics.report.html import write_html_report
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

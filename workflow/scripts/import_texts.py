@@ -1,6 +1,6 @@
 """Read existing texts as a model's "generations" (cleaned, filtered, resampled with the seed)."""
 
-from genmetrics.datasets import import_texts
+from genmetrics.data.datasets import import_texts
 from genmetrics.io import read_texts, write_jsonl
 from genmetrics.runlog import log_to
 

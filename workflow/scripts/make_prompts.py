@@ -1,8 +1,8 @@
 """Prompts: the first k words of each reference, rows of a prompt file, instructions, or
 few-shot prompts (examples from the pool's references: another dataset's, or these)."""
 
+from genmetrics.data.prompts import build_prompts
 from genmetrics.io import read_jsonl, write_jsonl
-from genmetrics.prompts import build_prompts
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

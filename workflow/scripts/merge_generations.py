@@ -1,7 +1,7 @@
 """Merge a model's generation shards into the dataset's prompt order and sum their statistics."""
 
-from genmetrics.generation import merge_shards
-from genmetrics.generation_vllm import merge_backends
+from genmetrics.generation.transformers_backend import merge_shards
+from genmetrics.generation.vllm_backend import merge_backends
 from genmetrics.io import read_json, read_jsonl, write_json, write_jsonl
 from genmetrics.runlog import log_to
 

@@ -1,7 +1,7 @@
 """Models compared at one length: AUPR over sampler seeds and the mean PR curves."""
 
-from genmetrics.omniinput.study_jobs import compare_job
 from genmetrics.runlog import log_to
+from genmetrics.studies.omniinput_compare.jobs import compare_job
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

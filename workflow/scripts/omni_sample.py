@@ -3,8 +3,8 @@ mean NLL, or a classifier run's logit."""
 
 from genmetrics.devices import claim_gpus, gpus_requested
 from genmetrics.omniinput.jobs import sample_run
-from genmetrics.omniinput.study_jobs import sample_classifier_run
 from genmetrics.runlog import log_to
+from genmetrics.studies.omniinput_compare.jobs import sample_classifier_run
 
 sm = snakemake  # noqa: F821
 claim_gpus(gpus_requested(sm.resources))  # a workstation: this job's own GPU(s)

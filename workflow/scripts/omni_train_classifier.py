@@ -1,7 +1,7 @@
 """Train a classifier run's classifier (bag of token ids over a tokenizer's vocabulary)."""
 
-from genmetrics.omniinput.study_jobs import train_classifier_job
 from genmetrics.runlog import log_to
+from genmetrics.studies.omniinput_compare.jobs import train_classifier_job
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

@@ -1,7 +1,7 @@
 """A second annotator on a run's samples: r(z) per bin of both, agreement, AUPR of each."""
 
-from genmetrics.omniinput.study_jobs import variance_job
 from genmetrics.runlog import log_to
+from genmetrics.studies.omniinput_compare.jobs import variance_job
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

@@ -2,7 +2,7 @@
 
 from genmetrics.features.pos import tag_texts
 from genmetrics.io import read_texts, write_jsonl
-from genmetrics.kinds import LINK_FIELDS
+from genmetrics.metrics.kinds import LINK_FIELDS
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821

@@ -1,9 +1,9 @@
 """Scaling analysis (FACE-2 valid-cell ratio): the table (CSV), its markdown summary, every
 judged cell, and FACE-2's Table 1 layout (CSV and markdown)."""
 
-from genmetrics.analysis.scaling_job import run_scaling
 from genmetrics.io import write_text
 from genmetrics.runlog import log_to
+from genmetrics.studies.face2_scaling.job import run_scaling
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

@@ -2,9 +2,9 @@
 
 import pandas as pd
 
-from genmetrics.analysis.scaling import valid_cells
 from genmetrics.figures.scaling import valid_cell_figure
 from genmetrics.runlog import log_to
+from genmetrics.studies.face2_scaling.valid_cells import valid_cells
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

@@ -5,7 +5,7 @@ from genmetrics.devices import claim_gpus, gpus_requested
 from genmetrics.io import write_json
 from genmetrics.provenance import DEFAULT_PACKAGES, loaded_packages, record
 from genmetrics.runlog import log_to
-from genmetrics.score_job import score_entry
+from genmetrics.scoring.job import score_entry
 
 sm = snakemake  # noqa: F821
 claim_gpus(gpus_requested(sm.resources))  # a workstation: this job's own GPU(s)

@@ -6,7 +6,7 @@ Conventions:
   :data:`EXTRA_COLUMNS`: the value's ``scale`` as its metric registers it (this table keeps
   each metric's own numbers, e.g. rep-n in %) and the texts it was computed on
   (``n_candidate``, ``n_reference``: :mod:`genmetrics.analysis.units`);
-* ``model`` is the generator name or :data:`genmetrics.kinds.REFERENCES` (the human texts);
+* ``model`` is the generator name or :data:`genmetrics.metrics.kinds.REFERENCES` (the human texts);
   ``seed`` is empty for the references (pandas ``Int64``); ``reference`` is the reference set
   the source was scored against (empty for reference-free metrics);
 * ``metric`` is the registered metric, ``entry`` the config entry (``metrics.<entry>``; a
@@ -79,7 +79,7 @@ def _interval(rec: dict, name: str) -> tuple[dict, np.ndarray | None, int]:
 def collect_scores(
     paths: Iterable[str | Path], replicates: Replicates | None = None
 ) -> pd.DataFrame:
-    """The tidy table from score records (JSON files of :func:`genmetrics.scoring.record`);
+    """The tidy table from score records (JSON files of :func:`genmetrics.scoring.from_files.record`);
     ``replicates``, when given, is filled with each row's replicates over prompts (keyed by
     the row's dataset, model, seed, reference, metric, entry, name)."""
     rows = []

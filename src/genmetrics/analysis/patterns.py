@@ -72,10 +72,10 @@ class Repeated:
 @functools.cache
 def _punkt() -> Any:
     """NLTK's English punkt model, loaded once (offline data from
-    :func:`genmetrics.assets.use_nltk_data`)."""
+    :func:`genmetrics.data.assets.use_nltk_data`)."""
     from nltk.tokenize import PunktTokenizer
 
-    from genmetrics.assets import use_nltk_data
+    from genmetrics.data.assets import use_nltk_data
 
     use_nltk_data()
     return PunktTokenizer("english")
@@ -296,7 +296,7 @@ def patterns_files(
     listed by :func:`patterns_table` (``options``: its keyword arguments); return the table
     (with a ``dataset`` column first) and its Markdown."""
     from genmetrics.io import read_texts
-    from genmetrics.kinds import read_pos
+    from genmetrics.metrics.kinds import read_pos
 
     if len(sources) != len(text_files) or (pos_files and len(pos_files) != len(sources)):
         raise GenmetricsError("patterns_files: one texts (and pos) file per source")

@@ -126,7 +126,7 @@ def parsed_table(
 ) -> pd.DataFrame:
     """How many outputs the biography parser could cut back to one biography, per few-shot
     variant, model and seed: ``stats`` maps (variant dataset, model, seed) to that
-    generation's statistics (``texts``, ``unparsed``: :func:`genmetrics.generation.generate`).
+    generation's statistics (``texts``, ``unparsed``: :func:`genmetrics.generation.transformers_backend.generate`).
     Generations of other datasets are left out. Columns :data:`PARSED_COLUMNS`, sorted by
     (dataset, model, n, seed); ``parsed_share`` = 1 − unparsed / texts."""
     rows = []

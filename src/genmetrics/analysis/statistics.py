@@ -3,7 +3,7 @@
 Used by the metric-to-metric correlation table (:mod:`genmetrics.analysis.correlation`), the
 correlation of metrics with human judgments (:mod:`genmetrics.agreement.correlation`), the
 pairwise-preference agreement (:mod:`genmetrics.agreement.preference`) and the scaling
-analysis (:mod:`genmetrics.analysis.scaling`).
+analysis (:mod:`genmetrics.studies.face2_scaling.valid_cells`).
 
 Correlations (methods :data:`METHODS`; Kendall is τ-b = Σ_{i<j} s^x_ij s^y_ij /
 sqrt(Σ (s^x_ij)² Σ (s^y_ij)²) with s_ij = sign(v_i − v_j); Spearman is Pearson of average

@@ -20,7 +20,7 @@ Conventions, shared by ``results/scores.csv``, ``scores_summary.csv``, the headl
   range where seeds differ);
 * **intervals** (:data:`INTERVAL_COLUMNS`): ``lower`` and ``upper`` at ``level`` from
   ``resamples`` replicates, and ``interval``, what they are over: :data:`OVER_PROMPTS` (a
-  score of one seed: its prompts resampled in the score job, :mod:`genmetrics.intervals`),
+  score of one seed: its prompts resampled in the score job, :mod:`genmetrics.scoring.intervals`),
   :data:`OVER_SEEDS` (a summary over seeds: per replicate the mean over seeds drawn with
   replacement, :func:`genmetrics.analysis.statistics.seed_bootstrap`), or why there is none
   ("not computed: …"); empty for a record without an interval (``genmetrics score``).
@@ -124,7 +124,7 @@ def interval_legend(levels: Iterable[Any], resamples: Iterable[Any]) -> str:
     return (
         f"[lower, upper]: the {level} interval of the value from {'/'.join(map(str, bs))} "
         "resamples of its prompts in the score job (each half of the prompts without "
-        "replacement, recentred on the score; genmetrics.intervals) and, over several seeds, "
+        "replacement, recentred on the score; genmetrics.scoring.intervals) and, over several seeds, "
         "per resample the mean over seeds drawn with replacement; the percentile interval."
     )
 

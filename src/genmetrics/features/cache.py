@@ -32,7 +32,7 @@ def model_identity(model: Any, cache_key: str | None = None) -> dict[str, Any] |
     A manifest or local folder is identified by its content hash; a hub id (no local files to
     hash) only by ``cache_key`` when the caller gives one (with the hub revision in it).
     """
-    from genmetrics.models import model_fingerprint
+    from genmetrics.models.checkpoints import model_fingerprint
     from genmetrics.provenance import package_versions
 
     fp = model_fingerprint(model)

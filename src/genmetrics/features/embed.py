@@ -72,7 +72,7 @@ def embed_texts(
 def _load(model: Any, kind: str, device: str) -> tuple[Any, Any]:
     if isinstance(model, tuple):
         return model
-    from genmetrics.models import gpu_device_map, load_causal_lm, load_encoder
+    from genmetrics.models.checkpoints import gpu_device_map, load_causal_lm, load_encoder
 
     if kind == "causal_lm":
         return load_causal_lm(model, device=device, device_map=gpu_device_map(device))
@@ -124,8 +124,8 @@ def embed_source(
     rows: Sequence[dict[str, Any]], part: str, source: str, model: Any, **settings: Any
 ) -> dict[str, Any]:
     """The embed job: the arrays of one feature file (``ids``, ``prompt_ids``, ``emb``) for one
-    part of a source's rows (:func:`genmetrics.kinds.part_texts`)."""
-    from genmetrics.kinds import part_texts, row_links
+    part of a source's rows (:func:`genmetrics.metrics.kinds.part_texts`)."""
+    from genmetrics.metrics.kinds import part_texts, row_links
 
     kept, texts = part_texts(rows, part, source)
     return {**row_links(kept), "emb": embed_texts(texts, model, **settings)}

@@ -6,7 +6,7 @@ default here (``tokenization="whitespace"``). ``tokenization="nltk"`` uses
 ``nltk.word_tokenize(text, preserve_line=True)`` (Treebank tokens, no sentence splitting).
 Later package versions use spaCy ``en_core_web_sm`` ``token.tag_``; that model is not
 obtainable offline, so it is not offered. Tagger data come from
-:func:`genmetrics.assets.use_nltk_data` (registry wheels, no network at run time).
+:func:`genmetrics.data.assets.use_nltk_data` (registry wheels, no network at run time).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def tag_texts(
 
     from nltk.tag.perceptron import PerceptronTagger
 
-    from genmetrics.assets import use_nltk_data
+    from genmetrics.data.assets import use_nltk_data
 
     use_nltk_data()
     tag = PerceptronTagger()  # loads the English averaged-perceptron model once
@@ -65,11 +65,11 @@ def tag_texts(
 
 def load_pos(path: Path) -> tuple[list[list[str]], list[dict[str, Any]]]:
     """A loader of the ``pos`` input kind that also reads texts (for :meth:`Kind.load
-    <genmetrics.kinds.Kind.load>`): a file of tags (``results/features/pos/…``) as it is
-    (:func:`genmetrics.kinds.read_pos`), a file of texts (references, generations) tagged on
+    <genmetrics.metrics.kinds.Kind.load>`): a file of tags (``results/features/pos/…``) as it is
+    (:func:`genmetrics.metrics.kinds.read_pos`), a file of texts (references, generations) tagged on
     load with :func:`tag_texts`' defaults, as the ``pos_tags`` feature rule does."""
     from genmetrics.io import read_texts
-    from genmetrics.kinds import read_pos
+    from genmetrics.metrics.kinds import read_pos
 
     tagged = read_pos(path)
     if tagged is not None:

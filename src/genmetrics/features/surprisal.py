@@ -91,7 +91,7 @@ def surprisal_texts(
             if isinstance(model, tuple):
                 loaded.append(model)
             else:
-                from genmetrics.models import gpu_device_map, load_causal_lm
+                from genmetrics.models.checkpoints import gpu_device_map, load_causal_lm
 
                 loaded.append(
                     load_causal_lm(model, device=device, device_map=gpu_device_map(device))
@@ -151,7 +151,7 @@ def surprisal_source(
 ) -> dict[str, Any]:
     """The surprisal job: the arrays of one ragged feature file (``ids``, ``prompt_ids``,
     ``offsets``, ``values``); a continuation is scored given its prompt."""
-    from genmetrics.kinds import part_texts, row_links
+    from genmetrics.metrics.kinds import part_texts, row_links
     from genmetrics.npz import ragged_to_arrays
 
     kept, texts = part_texts(rows, part, source)

@@ -21,8 +21,8 @@ def omniinput_compare_figure(
 ) -> None:
     """Left: precision against recall, each model's mean curve over seeds (line) and the
     min–max of precision over seeds (band); right: precision against the threshold λ on z.
-    ``curves`` from :func:`genmetrics.omniinput.compare.mean_curve` per run; ``rows`` from
-    :func:`~genmetrics.omniinput.compare.comparison_rows` (AUPR in the legend)."""
+    ``curves`` from :func:`genmetrics.studies.omniinput_compare.compare.mean_curve` per run; ``rows`` from
+    :func:`~genmetrics.studies.omniinput_compare.compare.comparison_rows` (AUPR in the legend)."""
     fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.6), constrained_layout=True)
     colors = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]
     by_run = {r["run"]: r for r in rows}

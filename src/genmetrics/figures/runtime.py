@@ -25,7 +25,7 @@ def runtime_figure(
     reference_label: str = "reference (diversity package)",
 ) -> None:
     """Seconds against number of texts from the tidy table of
-    :func:`genmetrics.analysis.runtime.runtime_sweep` (columns ``label``, ``implementation``,
+    :func:`genmetrics.studies.shaib_diversity.runtime.runtime_sweep` (columns ``label``, ``implementation``,
     ``n_texts``, ``seconds``). ``title``: the machine and the text source; ``note``: a line
     under the axes (which references differ or are missing)."""
     fig, ax = plt.subplots(figsize=(9.5, 5.6))

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import numpy as np
 
-from genmetrics.analysis.scaling import ValidCells
-from genmetrics.analysis.scaling_spectra import SmoothedSpectra
 from genmetrics.analysis.statistics import degenerate_interval
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import panel_grid, plt
+from genmetrics.studies.face2_scaling.smoothed_spectra import SmoothedSpectra
+from genmetrics.studies.face2_scaling.valid_cells import ValidCells
 
 
 def valid_cell_figure(data: ValidCells, path: str | Path) -> None:
     """FACE-2's scaling check as a figure (Liu et al. 2025, Table 2), from
-    :func:`genmetrics.analysis.scaling.valid_cells`: per metric, the share of (family ×
+    :func:`genmetrics.studies.face2_scaling.valid_cells.valid_cells`: per metric, the share of (family ×
     dataset) cells where it orders models by size; a dot per evaluator LM, a bar for their
     mean with its 95% paired-bootstrap interval over prompts (a zero-width interval, every
     resample agreeing, says "no interval" instead), the random baseline dashed; the title
@@ -77,7 +77,7 @@ def _shade(size: float, sizes: list[float]) -> float:
 
 def smoothed_spectra_figure(data: SmoothedSpectra, path: str | Path) -> None:
     """FACE-2's Figure 5 (Liu et al. 2025) from
-    :func:`genmetrics.analysis.scaling_spectra.spectra_gam_panels`: one panel per dataset, a
+    :func:`genmetrics.studies.face2_scaling.smoothed_spectra.spectra_gam_panels`: one panel per dataset, a
     GAM-smoothed spectrum per model with its 95% band, coloured by size within each family
     (one sequential colour map per family, light = smaller), the human texts in black."""
     panels = data.panels

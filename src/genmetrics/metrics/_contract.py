@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.kinds import FROM_TEXTS, KINDS
+from genmetrics.metrics.kinds import FROM_TEXTS, KINDS
 from genmetrics.params import Param
 
 
@@ -89,7 +89,7 @@ def check_prompt_ids(name: str, prompt_ids: Sequence[Any] | None, n_cand: int) -
 def refuse_texts(name: str, kind: str, **inputs: Any) -> None:
     """Metric ``name`` reads features (``kind``: embeddings, surprisal, POS tags) and was given
     texts: an error saying what makes its input from texts
-    (:data:`genmetrics.kinds.FROM_TEXTS`)."""
+    (:data:`genmetrics.metrics.kinds.FROM_TEXTS`)."""
     if kind not in FROM_TEXTS:
         return
     for role, x in inputs.items():

@@ -1,6 +1,6 @@
 """Input checks for the feature helpers that are called directly, outside ``compute()``.
 
-``compute()`` already validates each feature matrix with :func:`genmetrics.kinds.validate_embeddings`
+``compute()`` already validates each feature matrix with :func:`genmetrics.metrics.kinds.validate_embeddings`
 (2-D, real, finite, non-empty). What it cannot know is that the two sets must come from the same
 featurizer (equal dimensions), or how many points a given k or number of clusters needs: those
 checks depend on the data and stay with the metrics. Helpers that other modules call directly
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.kinds import validate_embeddings
+from genmetrics.metrics.kinds import validate_embeddings
 from genmetrics.metrics.registry import register
 
 #: how a distribution metric registers (``precision_recall``, ``mauve``, ``prd``): a candidate

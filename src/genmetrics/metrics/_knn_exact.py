@@ -19,8 +19,8 @@ import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.devices import available_cpus
-from genmetrics.kinds import validate_embeddings
 from genmetrics.metrics._inputs import as_ks, check_dims, check_pair, check_points
+from genmetrics.metrics.kinds import validate_embeddings
 
 __all__ = [
     "KnnRadii",

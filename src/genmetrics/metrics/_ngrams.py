@@ -29,7 +29,7 @@ def tokenize(texts: Sequence[str], tokenizer: str = "whitespace") -> list[list]:
     if tokenizer == "whitespace":
         return [t.split() for t in texts]
     if tokenizer == "gpt2":
-        from genmetrics.assets import gpt2_encoding
+        from genmetrics.data.assets import gpt2_encoding
 
         enc = gpt2_encoding()
         return enc.encode_batch(list(texts), allowed_special="all", num_threads=2)

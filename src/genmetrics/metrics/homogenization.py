@@ -228,10 +228,10 @@ def bertscore_model(
     model: str | os.PathLike | None = None, num_layers: int | None = None
 ) -> tuple[str, int]:
     """The BERTScore encoder and layer to use: ``model`` (HF id or folder; ``None``: the offline
-    all-MiniLM-L6-v2 folder, :func:`genmetrics.assets.minilm_dir`) and ``num_layers`` (``None``:
+    all-MiniLM-L6-v2 folder, :func:`genmetrics.data.assets.minilm_dir`) and ``num_layers`` (``None``:
     bert_score's ``model2layers`` entry for the id, else the model's last layer)."""
     if model is None:
-        from genmetrics.assets import minilm_dir
+        from genmetrics.data.assets import minilm_dir
 
         model_type = str(minilm_dir())
     else:

@@ -101,7 +101,7 @@ def sentence_lines(text: str) -> str:
     """One NLTK ``sent_tokenize`` sentence per line (the input rougeLsum expects)."""
     import nltk
 
-    from genmetrics.assets import use_nltk_data
+    from genmetrics.data.assets import use_nltk_data
 
     use_nltk_data()
     return "\n".join(nltk.sent_tokenize(text))

@@ -4,7 +4,7 @@ A metric module registers its public function once; everything else is read from
 
     @register(
         "precision_recall",
-        input="embeddings",                      # a kind of genmetrics.kinds.KINDS
+        input="embeddings",                      # a kind of genmetrics.metrics.kinds.KINDS
         reference="required",                    # "none" (default) | "required" | "optional" | "prompts"
         values={"precision": HIGHER, "recall": HIGHER, ...},   # direction of better
         params={"k": (Interval(int, 1, None), "neighbours per point")},
@@ -18,14 +18,14 @@ A metric module registers its public function once; everything else is read from
   the two disagree or a default breaks its own constraint.
 * **Values** name every number the metric returns and whether higher or lower is better
   (``None``: neither, e.g. a length or a count).
-* **Inputs**: ``input`` is a kind of :data:`genmetrics.kinds.KINDS`; ``paired=True`` aligns
+* **Inputs**: ``input`` is a kind of :data:`genmetrics.metrics.kinds.KINDS`; ``paired=True`` aligns
   candidate rows with reference rows by ``prompt_id``/``source_id``, else by ``id`` (any
-  kind; by position only when asked for: :func:`genmetrics.kinds.pair_rows`). ``part`` says
+  kind; by position only when asked for: :func:`genmetrics.metrics.kinds.pair_rows`). ``part`` says
   which part of each generation the features are computed from (``text`` or only the
   ``continuation``); ``reference="prompts"`` compares each source with the dataset's prompts
   (featurized the same way), e.g. coherence. ``links=True``: the function also takes
   ``links``, for each candidate the indices of every reference with the same prompt
-  (:func:`genmetrics.kinds.link_groups`), or ``None`` when the two sets share no prompt; the
+  (:func:`genmetrics.metrics.kinds.link_groups`), or ``None`` when the two sets share no prompt; the
   metric then pairs where it can and compares sets otherwise (FACE).
 * **Per prompt** (``by_prompt=True``): the function also takes ``prompt_ids``, one string per
   candidate item (its row's ``prompt_id``: a generation's prompt), to score each prompt's
@@ -38,11 +38,11 @@ A metric module registers its public function once; everything else is read from
   everything that loads or plans an input asks it.
 * **Models and assets**: a metric downloads nothing; what it needs comes from features
   (embed / surprisal rules) and from ``assets(params)``, the names of offline assets
-  (:data:`genmetrics.assets.ASSETS`) that the workflow fetches in rules. A metric that must
+  (:data:`genmetrics.data.assets.ASSETS`) that the workflow fetches in rules. A metric that must
   run an encoder itself (BERTScore and BERTScore homogenization: token-level matching) says
   so with ``loads_model(params)``, and the workflow runs it in a GPU-resourced rule of its own.
 * **Cost of resampling** (``costly(params)``): why recomputing the metric on each of an
-  interval's resamples (:mod:`genmetrics.intervals`) is unreasonable, "" where it is not; its
+  interval's resamples (:mod:`genmetrics.scoring.intervals`) is unreasonable, "" where it is not; its
   scores then get no interval unless the config entry asks (so does ``loads_model``).
 * **Presets** (``presets``): a parameter whose value names a published convention and
   implies other settings, ``{param: {choice: Preset(doc, fixed=..., defaults=...)}}``:
@@ -108,14 +108,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from genmetrics import GenmetricsError
-from genmetrics.kinds import KINDS
-from genmetrics.metrics._contract import (
-    check_input_by,
-    check_links,
-    check_presets,
-    check_prompt_ids,
-    refuse_texts,
-)
+from genmetrics.metrics._contract import check_input_by, check_presets
+from genmetrics.metrics.kinds import KINDS
 from genmetrics.params import Constraint, Param, check_params
 
 ReferenceMode = Literal["required", "none", "optional", "prompts"]
@@ -529,65 +523,3 @@ def metrics_feeding(figure: str) -> list[str]:
 def resolve_params(metric: Metric, params: Mapping[str, Any] | None) -> dict[str, Any]:
     """Merge user parameters over the metric's defaults, each checked (see Metric.check_params)."""
     return metric.check_params(params)
-
-
-def compute(
-    name: str,
-    candidate: Any,
-    reference: Any = None,
-    params: Mapping[str, Any] | None = None,
-    links: Sequence[Sequence[int]] | None = None,
-    prompt_ids: Sequence[Any] | None = None,
-) -> MetricResult:
-    """Run metric ``name`` on already-loaded inputs of its kind (see :mod:`genmetrics.kinds`);
-    ``links`` (metrics registered with ``links=True``): per candidate, its references' indices;
-    ``prompt_ids`` (``by_prompt=True``): per candidate, the id of its prompt."""
-    metric = get(name)
-    merged = metric.check_params(params)
-    if metric.reference in ("required", "prompts") and reference is None:
-        raise GenmetricsError(f"metric {name!r} needs a reference ({metric.reference})")
-    refuse_texts(metric.name, metric.input_kind(merged), candidate=candidate, reference=reference)
-    validate = KINDS[metric.input_kind(merged)].validator
-    kwargs: dict[str, Any] = {"candidate": validate(candidate, "candidate")}
-    if metric.reference != "none" and reference is not None:
-        kwargs["reference"] = validate(reference, "reference")
-    if metric.paired and "reference" in kwargs:
-        if len(kwargs["reference"]) != len(kwargs["candidate"]):
-            raise GenmetricsError(
-                f"metric {name!r} is paired: {len(kwargs['reference'])} references vs "
-                f"{len(kwargs['candidate'])} candidates"
-            )
-    if metric.links:
-        kwargs["links"] = check_links(name, links, kwargs)
-    elif links is not None:
-        raise GenmetricsError(f"metric {name!r} takes no links")
-    if metric.by_prompt:
-        kwargs["prompt_ids"] = check_prompt_ids(name, prompt_ids, len(kwargs["candidate"]))
-    elif prompt_ids is not None:
-        raise GenmetricsError(f"metric {name!r} takes no prompt_ids")
-    out = metric.func(**kwargs, **merged)
-    if not isinstance(out, MetricResult):
-        out = MetricResult(values=dict(out))
-    out.values = {k: float(v) for k, v in out.values.items()}
-    unknown = sorted(set(out.values) - set(metric.values))
-    if unknown:
-        raise RuntimeError(f"metric {name!r} returned undeclared value(s) {unknown}")
-    _check_not_all_excluded(metric, out, merged, len(kwargs["candidate"]))
-    return out
-
-
-def _check_not_all_excluded(
-    metric: Metric, out: MetricResult, params: Mapping[str, Any], n_candidate: int
-) -> None:
-    """A mean over nothing (every candidate excluded by the metric's policy) is an error
-    naming the metric, the count and why (``exclusion(params)``), not a NaN score."""
-    excluded = out.n.get("excluded")
-    total = out.n.get("candidate", n_candidate)
-    if not excluded or excluded < total:
-        return
-    why = (
-        metric.exclusion(params)
-        if metric.exclusion
-        else f"are excluded by its aggregation ({metric.aggregation})"
-    )
-    raise GenmetricsError(f"{metric.name}: all {total} texts {why}")

@@ -156,7 +156,7 @@ def _resumable_walk(
 ) -> WLResult:
     """The sampler as a job: the checkpoint locked while it runs, resumed when its ``key``
     matches, the result written, then the checkpoint dropped."""
-    from genmetrics.progress import drop, hold_lock
+    from genmetrics.generation.progress import drop, hold_lock
 
     with hold_lock(Path(checkpoint), "sampler run"):
         result = wang_landau(
@@ -205,7 +205,7 @@ def validate_toy(
 
 
 def _load_lm(manifest: str | Path, length: int, trust_remote_code: bool = False):
-    from genmetrics.models import load_causal_lm
+    from genmetrics.models.checkpoints import load_causal_lm
     from genmetrics.omniinput.lm import CausalLMOutput
 
     model, tok = load_causal_lm(manifest, trust_remote_code=trust_remote_code)
@@ -219,7 +219,7 @@ def sample_run(
     checkpoint: str | Path,
 ) -> WLResult:
     """The sampler over a language model's V^L (resumable through ``checkpoint``)."""
-    from genmetrics.models import read_manifest
+    from genmetrics.models.checkpoints import read_manifest
 
     _threads()
     f = _load_lm(manifest, settings["length"])
@@ -233,7 +233,7 @@ def sample_run(
 def _tokenizer_decode(manifest: str | Path):
     from transformers import AutoTokenizer
 
-    from genmetrics.models import _model_path
+    from genmetrics.models.checkpoints import _model_path
 
     path, revision = _model_path(manifest)
     tok = AutoTokenizer.from_pretrained(path, revision=revision)
@@ -281,7 +281,7 @@ def _annotator(spec: Mapping[str, Any], judge: str | Path | None) -> Any:
     """The automatic annotator a run's ``annotator:`` names (a rule or a judge LM)."""
     if spec["kind"] == "rule":
         return rule_annotator(spec["rule"], **spec.get("params", {}))
-    from genmetrics.models import load_causal_lm
+    from genmetrics.models.checkpoints import load_causal_lm
 
     assert judge is not None
     model, tok = load_causal_lm(judge)
@@ -302,7 +302,7 @@ def score_run(
     density_out: str | Path,
 ) -> dict[str, Any]:
     """The density file (ln ρ̂, r̂ from the annotations) and the ``omniinput`` score record."""
-    from genmetrics.scoring import score_files
+    from genmetrics.scoring.from_files import score_files
 
     res = read_result(result)
     ann = read_annotations(annotations, res.bins, populated=np.isfinite(res.ln_rho))

@@ -51,10 +51,10 @@ class OmniRun:
 #: follows): any change to it reruns the OmniInput jobs
 OMNI_CODE = (
     "genmetrics.omniinput.jobs",
-    "genmetrics.omniinput.study_jobs",
-    "genmetrics.omniinput.classifier",
-    "genmetrics.omniinput.compare",
-    "genmetrics.omniinput.variance",
+    "genmetrics.studies.omniinput_compare.jobs",
+    "genmetrics.studies.omniinput_compare.classifier",
+    "genmetrics.studies.omniinput_compare.compare",
+    "genmetrics.studies.omniinput_compare.variance",
     "genmetrics.metrics.omniinput",
 )
 

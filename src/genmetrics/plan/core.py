@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from genmetrics.agreement.settings import AgreementPlan
-from genmetrics.kinds import PARTS
+from genmetrics.metrics.kinds import PARTS
 from genmetrics.omniinput.settings import PROPOSALS, OmniPlan
 from genmetrics.params import canonical
 from genmetrics.paths import PROMPTS, REFERENCES, RESULTS, ResultPaths

@@ -1,5 +1,5 @@
 """``analysis.diversity`` checked: the columns of the diversity study's tables
-(:mod:`genmetrics.analysis.diversity_study`; Shaib et al. (2024), Tables 2-7).
+(:mod:`genmetrics.studies.shaib_diversity.tables`; Shaib et al. (2024), Tables 2-7).
 
 A column is one entry without length control (its metric's headline value) and its truncated
 twin: the entry running the same metric with the same params, reference and datasets under

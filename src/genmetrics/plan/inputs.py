@@ -10,7 +10,7 @@ from genmetrics import GenmetricsError
 from genmetrics.paths import REFERENCES, asset_manifest, model_manifest
 from genmetrics.plan.objects import split_part
 
-#: assets the ``pos_tags`` rule needs (genmetrics.assets.ASSETS)
+#: assets the ``pos_tags`` rule needs (genmetrics.data.assets.ASSETS)
 POS_ASSETS = ("nltk_data",)
 
 
@@ -27,7 +27,7 @@ class JobInputs:
     """The :class:`~genmetrics.plan.core.Plan` part that names the files each job reads."""
 
     def manifest(self, checkpoint: str) -> str:
-        """The loadable description of a checkpoint (genmetrics.models.prepare_model)."""
+        """The loadable description of a checkpoint (genmetrics.models.checkpoints.prepare_model)."""
         return model_manifest(self.model_cache, checkpoint)
 
     def asset_manifest(self, asset: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.kinds import KINDS
+from genmetrics.metrics.kinds import KINDS
 from genmetrics.params import canonical
 from genmetrics.plan.memo import memoized
 from genmetrics.plan.objects import split_part
@@ -69,7 +69,7 @@ class JobParams:
         """Check every dataset already cleaned (its ``clean_stats.json`` present) against
         :meth:`size_requirements`, so that a k or cluster count raised after the first run
         stops ``snakemake -n`` naming its key, before any job."""
-        from genmetrics.clean import check_sizes
+        from genmetrics.data.clean import check_sizes
         from genmetrics.io import read_json
 
         for name in self.datasets:
@@ -88,9 +88,9 @@ class JobParams:
     @memoized
     def checkpoint_spec(self, checkpoint: str) -> dict:
         """What fetch_model makes of a checkpoint; a local one adds the digest of its content
-        (:func:`genmetrics.models.local_checkpoint_digest`), so new weights under the same
+        (:func:`genmetrics.models.checkpoints.local_checkpoint_digest`), so new weights under the same
         path rerun its fetch_model job and every job that loads it."""
-        from genmetrics.models import local_checkpoint_digest
+        from genmetrics.models.checkpoints import local_checkpoint_digest
 
         spec = dict(self.checkpoints[checkpoint].spec)
         source = spec.get("source") or {}
@@ -112,7 +112,7 @@ class JobParams:
         """Digest of the code behind one model's generate jobs: ``GENERATION_CODE`` (as
         :meth:`code_digest` ``("generate")``), plus the vLLM backend's module for its jobs."""
         if self.models[model].engine.get("backend") == "vllm":
-            from genmetrics.generation_vllm import VLLM_CODE
+            from genmetrics.generation.vllm_backend import VLLM_CODE
 
             return code_digest(*VLLM_CODE)
         return self.code_digest("generate")
@@ -202,15 +202,15 @@ class JobParams:
         e = self.entries[entry]
         modules = [get(e.metric).func.__module__]
         if e.length_control != "none":
-            modules.append("genmetrics.analysis.length")
+            modules.append("genmetrics.scoring.length_control")
         if e.interval is not None and "reason" not in e.interval:
-            modules.append("genmetrics.intervals")
+            modules.append("genmetrics.scoring.intervals")
         return code_digest(*modules)
 
     @memoized
     def code_digest(self, rule: str) -> str:
         """Digest of the code that decides a model rule's outputs (a params value)."""
-        from genmetrics.generation import GENERATION_CODE
+        from genmetrics.generation.transformers_backend import GENERATION_CODE
 
         return code_digest(*{"generate": GENERATION_CODE, **FEATURE_CODE}[rule])
 
@@ -220,7 +220,7 @@ class JobParams:
         return canonical({"metric": e.metric, "params": e.params, "spread": e.spread})
 
     def scaling_settings(self) -> dict:
-        """:func:`genmetrics.analysis.scaling_job.run_scaling`'s settings: families, bootstrap,
+        """:func:`genmetrics.studies.face2_scaling.job.run_scaling`'s settings: families, bootstrap,
         each entry's metric, params, evaluator and variant label, and the cells' files."""
         from genmetrics.metrics import get
 
@@ -258,7 +258,7 @@ class JobParams:
         )
 
     def scaling_spectra_settings(self) -> dict:
-        """:func:`genmetrics.analysis.scaling_spectra.spectra_gam_panels`'s settings: the
+        """:func:`genmetrics.studies.face2_scaling.smoothed_spectra.spectra_gam_panels`'s settings: the
         spectra entry (``analysis.scaling.spectra_entry``), its params and evaluator, the
         families, the datasets in config order and each (dataset, model) cell's files."""
         name = self.scaling["spectra_entry"]

@@ -22,15 +22,18 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.agreement.settings import agreement_plan
-from genmetrics.generation import GenerationSettings
-from genmetrics.intervals import entry_interval
-from genmetrics.kinds import KINDS, TEXT_KINDS
+from genmetrics.data.prompts import load_tokens_per_word, tokens_per_word
+from genmetrics.data.words import check_language
+from genmetrics.generation.transformers_backend import GenerationSettings
+from genmetrics.metrics.kinds import KINDS, TEXT_KINDS
 from genmetrics.metrics.registry import all_metrics, get
-from genmetrics.model_presets import resolve as resolve_preset
+from genmetrics.models.presets import resolve as resolve_preset
+from genmetrics.models.tokens_per_word import with_user_table
 from genmetrics.omniinput.settings import omni_plan
 from genmetrics.paths import PROMPTS, REFERENCES, RESULTS
 from genmetrics.plan.core import Plan
 from genmetrics.plan.diversity import diversity_settings
+from genmetrics.plan.gpu_resources import job_resources
 from genmetrics.plan.inputs import POS_ASSETS
 from genmetrics.plan.objects import (
     _JOB_KEYS,
@@ -43,10 +46,7 @@ from genmetrics.plan.objects import (
 from genmetrics.plan.patterns import check_patterns
 from genmetrics.plan.robustness import featurizer_groups
 from genmetrics.plan.variants import expand_datasets, resolve_names
-from genmetrics.prompts import load_tokens_per_word, tokens_per_word
-from genmetrics.resources import job_resources
-from genmetrics.tokens_per_word import with_user_table
-from genmetrics.words import check_language
+from genmetrics.scoring.intervals import entry_interval
 
 #: the tokens-per-word table, relative to the checkout (beside workflow/schemas/)
 TOKENS_PER_WORD = "resources/tokens_per_word.tsv"
@@ -136,7 +136,7 @@ def load_plan(
     the config's ``tokens_per_word_table`` (which replace shipped rows of the same name, with a
     note); each model's row is resolved here, so generation jobs depend on the value they use,
     not on a file's path. A model's ``preset`` is resolved here too
-    (:func:`genmetrics.model_presets.resolve`).
+    (:func:`genmetrics.models.presets.resolve`).
     Raises :class:`GenmetricsError` naming the config key of the first problem.
     """
     from genmetrics.config import expand_paths, validate_config

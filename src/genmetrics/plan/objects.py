@@ -11,11 +11,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from genmetrics.generation import GenerationSettings
-from genmetrics.kinds import KINDS, PARTS
+from genmetrics.data.words import DEFAULT_LANGUAGE, uses_whitespace
+from genmetrics.generation.transformers_backend import GenerationSettings
+from genmetrics.metrics.kinds import KINDS, PARTS
 from genmetrics.params import canonical
 from genmetrics.paths import PROMPTS, REFERENCES, RESULTS, ResultPaths
-from genmetrics.words import DEFAULT_LANGUAGE, uses_whitespace
 
 __all__ = ["PROMPTS", "REFERENCES"]
 
@@ -40,7 +40,7 @@ class Dataset:
     spec: dict  # source and reading options: what fetch_dataset needs
     clean: dict
     prompts: dict  # words, mode, file (schema defaults filled)
-    language: str = DEFAULT_LANGUAGE  # datasets.<name>.language (genmetrics.words)
+    language: str = DEFAULT_LANGUAGE  # datasets.<name>.language (genmetrics.data.words)
 
     def with_language(self, options: dict) -> dict:
         """``options`` plus ``language`` where the words are not whitespace words: the
@@ -65,7 +65,7 @@ class Checkpoint:
     spec: dict  # what fetch_model needs; it writes the manifest Plan.manifest(name)
     params_b: float | None = None  # parameters in billions (sizes its GPU jobs)
     resources: dict | None = None  # checkpoints.<name>.resources
-    dtype: str = "auto"  # generation precision (genmetrics.models.resolve_dtype)
+    dtype: str = "auto"  # generation precision (genmetrics.models.checkpoints.resolve_dtype)
 
 
 #: checkpoint keys that size or place its jobs, not what fetch_model makes of it
@@ -125,7 +125,7 @@ class ScoreEntry:
     name: str
     metric: str
     params: dict  # every parameter as the metric runs with it (defaults filled, checked)
-    input: str  # a kind of genmetrics.kinds.KINDS
+    input: str  # a kind of genmetrics.metrics.kinds.KINDS
     part: str  # text | continuation
     paired: bool
     reference: str | None  # source of the reference set; None for reference-free metrics
@@ -137,7 +137,7 @@ class ScoreEntry:
     assets: tuple[str, ...]
     loads_model: bool  # runs an encoder in the job (BERTScore): the score_with_model rule
     min_items: tuple[int, str]  # (items each set needs, the parameter asking) from the registry
-    # the interval over prompts (genmetrics.intervals.entry_interval): its settings, or the
+    # the interval over prompts (genmetrics.scoring.intervals.entry_interval): its settings, or the
     # reason it is off; None: no interval key in the records (a plan built without one)
     interval: dict | None = None
 

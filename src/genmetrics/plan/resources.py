@@ -1,13 +1,13 @@
-"""Cluster resources of the GPU rules, per job, from the config (:mod:`genmetrics.resources`
-sizes them; :data:`genmetrics.resources.GPU_RULES` lists the GPU rules once)."""
+"""Cluster resources of the GPU rules, per job, from the config (:mod:`genmetrics.plan.gpu_resources`
+sizes them; :data:`genmetrics.plan.gpu_resources.GPU_RULES` lists the GPU rules once)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from genmetrics.plan.gpu_resources import GPU_RULES, JobResources, job_resources, resource_keys
 from genmetrics.plan.memo import fixed_signature, memoized
-from genmetrics.resources import GPU_RULES, JobResources, job_resources, resource_keys
 
 
 class ResourceQueries:
@@ -15,7 +15,7 @@ class ResourceQueries:
 
     @memoized
     def job_resources(self, rule: str, name: str) -> JobResources:
-        """What one GPU job asks of the cluster (:mod:`genmetrics.resources`). ``name`` is the
+        """What one GPU job asks of the cluster (:mod:`genmetrics.plan.gpu_resources`). ``name`` is the
         job's model (generate), featurizer (embed), evaluator (surprisal) or entry
         (score_with_model)."""
         if rule == "generate":

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from genmetrics.kinds import KINDS
+from genmetrics.metrics.kinds import KINDS
 from genmetrics.metrics.registry import get
 from genmetrics.params import canonical
 from genmetrics.plan.objects import ScoreEntry

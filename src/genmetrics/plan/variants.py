@@ -1,6 +1,6 @@
 """Datasets that one config entry makes several of: the few-shot ``n`` sweep.
 
-A dataset whose ``prompts.few_shot.n`` is ``[0, 1, 3]`` (:mod:`genmetrics.fewshot`) is the
+A dataset whose ``prompts.few_shot.n`` is ``[0, 1, 3]`` (:mod:`genmetrics.data.fewshot`) is the
 plan's datasets ``<name>-n0``, ``<name>-n1`` and ``<name>-n3``: the same source and cleaning
 (each variant fetches and cleans its own copy: the same bytes; downloads are cached and
 features are cached by content), each with the prompts of its ``n``. A single ``n`` is one
@@ -9,7 +9,7 @@ entry's ``datasets``, ``analysis.scaling.languages``, a few-shot ``pool``) may n
 meaning all its variants, or one variant (:func:`resolve_names`).
 
 A few-shot dataset's cleaning titles its references with the ``name_field``
-(``clean.title_field``: ``"{name}:\\n\\n{text}"``, :func:`genmetrics.clean.titled_text`), as the
+(``clean.title_field``: ``"{name}:\\n\\n{text}"``, :func:`genmetrics.data.clean.titled_text`), as the
 authors' references, so that they compare like with like with the parsed biographies.
 """
 
@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.clean import CONTENT_FIELD
-from genmetrics.fewshot import resolve_template
+from genmetrics.data.clean import CONTENT_FIELD
+from genmetrics.data.fewshot import resolve_template
 
 #: the schema's rule for every name that becomes part of a path (definitions.name)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")

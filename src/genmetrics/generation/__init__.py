@@ -1,0 +1,1 @@
+"""Generation: the transformers and vLLM backends of a generate job, and its resumable progress log."""

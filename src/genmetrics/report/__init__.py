@@ -1,0 +1,1 @@
+"""The reports: the one-page HTML summary and the figures' captions shared with Snakemake's report."""

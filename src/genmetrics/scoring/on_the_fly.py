@@ -1,0 +1,551 @@
+"""Every metric on texts from the command line: ``genmetrics score`` featurizes texts on the
+fly as the workflow does, and ``genmetrics embed`` writes the workflow's embeddings file.
+
+A metric reads one input kind (:data:`genmetrics.metrics.kinds.KINDS`). On the command line every
+metric takes texts (:mod:`genmetrics.scoring.text_inputs`: a JSONL field, a folder of .txt files, a
+CSV column), and a metric that reads features also takes their files (``.npz``):
+
+- a **texts** metric reads the texts;
+- an **embeddings** (**surprisal**) metric has them featurized by the featurizer (evaluator)
+  that ``--featurizer NAME`` (``--evaluator NAME``) names in a workflow config's
+  ``featurizers:`` (``evaluators:``) section (``--config``, default ``config.yaml``, read as
+  Snakemake reads its configfile). The plan resolves the name exactly as for the workflow
+  (:func:`genmetrics.plan.load_plan`); the checkpoint is made loadable as the ``fetch_model``
+  rule makes it, once; the features come from the workflow's content-keyed cache
+  (``{feature_cache}/embed/{name}``, :mod:`genmetrics.features.cache`) with the embed
+  (surprisal) job's own settings, so a text the workflow or an earlier call featurized is
+  read, not computed, and a changed text, model or setting is computed;
+- a **pos** metric has the texts tagged on load (:func:`genmetrics.features.pos.tag_texts`).
+
+A score record's ``inputs`` says, per role, the file and how it was read and, for features,
+the featurizer: its name and config, checkpoint and checkpoint content digest, settings, the
+cache key its entries are filed under (the digest of the settings with the model's content
+hash: an entry is ``sha256(key + "\\0" + text)``) and how many texts were computed or read
+from the cache (``model_loaded`` false: the cache served the whole call).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from genmetrics import GenmetricsError
+from genmetrics.data.words import DEFAULT_LANGUAGE
+from genmetrics.metrics.kinds import FROM_TEXTS, KINDS, Kind
+from genmetrics.metrics.registry import Metric, all_metrics, get
+from genmetrics.scoring.text_inputs import read_text_rows, text_format
+
+#: the config featurizers and evaluators are read from, as Snakemake's ``configfile``
+DEFAULT_CONFIG = "config.yaml"
+#: each option naming a model (a kind's ``config_key``) → the config section of its names
+SECTIONS = {"featurizer": "featurizers", "evaluator": "evaluators"}
+#: the checkout this module belongs to, and the workflow's config schema in it
+CHECKOUT = Path(__file__).resolve().parents[2]
+SCHEMA = CHECKOUT / "workflow" / "schemas" / "config.schema.yaml"
+FILES = "a .jsonl file, a folder of .txt files or a .csv file"
+#: what one featurization run counts (:func:`genmetrics.features.cache.run_stats`)
+RUN_COUNTS = ("texts", "computed", "from_cache", "model_loaded")
+
+Rows = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class InputOptions:
+    """How ``genmetrics score`` reads its inputs: the texts' JSONL field or CSV column
+    (``None``: the field the metric reads, ``text``, ``continuation``, or ``prompt`` for a
+    prompts reference), the reference's own, the named featurizer or evaluator, the config."""
+
+    field: str | None = None
+    reference_field: str | None = None
+    featurizer: str | None = None
+    evaluator: str | None = None
+    config: str = DEFAULT_CONFIG
+    progress: bool = False
+
+    def model(self, option: str) -> str | None:
+        return {"featurizer": self.featurizer, "evaluator": self.evaluator}[option]
+
+
+@dataclass(frozen=True)
+class NamedModel:
+    """A featurizer or evaluator of a config, resolved as the workflow resolves it: its
+    checkpoint's manifest (made when missing) and its embed/surprisal job's settings."""
+
+    option: str  # featurizer | evaluator
+    name: str
+    config: str
+    checkpoint: str
+    manifest: str
+    settings: dict[str, Any]  # the job's settings, cache_dir and cache_key included
+
+    def describe(self, stats: Mapping[str, Any]) -> dict[str, Any]:
+        """What a score's features belong to: this model and the cache run's ``stats``
+        (:func:`genmetrics.features.cache.run_stats`)."""
+        identity = stats["cache_settings"].get("model") or {}
+        return {
+            "name": self.name,
+            "config": self.config,
+            "checkpoint": self.checkpoint,
+            "checkpoint_sha256": identity.get("weights_sha256"),
+            "settings": {
+                k: v for k, v in self.settings.items() if k not in ("cache_dir", "cache_key")
+            },
+            **{k: stats[k] for k in ("cache_key", "cache_dir", "cache_settings")},
+            **{k: stats[k] for k in RUN_COUNTS},
+        }
+
+
+# ------------------------------------------------------------------ featurizers by name
+
+
+def config_names(config: str | Path, section: str) -> list[str] | None:
+    """The names in ``section`` of ``config``, for messages; None if it cannot be read."""
+    import yaml
+
+    try:
+        cfg = yaml.safe_load(Path(config).read_text(encoding="utf-8"))
+        return [str(n) for n in (cfg.get(section) or {})]
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError, TypeError):
+        return None
+
+
+def load_config_plan(config: str | Path) -> Any:
+    """The workflow's plan of ``config`` (:func:`genmetrics.plan.load_plan`), the file read
+    strictly first (:func:`genmetrics.config.check_config_file`); errors name the file."""
+    import yaml
+
+    from genmetrics.config import check_config_file
+    from genmetrics.plan import load_plan
+
+    path = Path(config)
+    if not path.is_file():
+        raise GenmetricsError(
+            f"--config {config}: no such file; featurizers and evaluators are named in a "
+            "workflow config (run where its config.yaml is, or pass --config PATH)"
+        )
+    if not SCHEMA.is_file():
+        raise GenmetricsError(
+            f"{SCHEMA}: the workflow's config schema is missing; --featurizer and --evaluator "
+            "need genmetrics run from its checkout"
+        )
+    check_config_file(path)
+    cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(cfg, dict):
+        raise GenmetricsError(f"{path}: not a config (a YAML mapping)")
+    os.environ.setdefault("GENMETRICS_REPO", str(CHECKOUT))  # as rules/common.smk sets it
+    try:
+        return load_plan(cfg, SCHEMA)
+    except GenmetricsError as e:
+        raise GenmetricsError(f"{path}: {e}") from None
+
+
+def ready_checkpoint(plan: Any, checkpoint: str) -> str:
+    """The checkpoint's manifest, made as the ``fetch_model`` rule makes it (download, GGUF
+    conversion) when it is missing or was made from another source."""
+    from genmetrics.models.checkpoints import prepare_model
+
+    manifest = Path(plan.manifest(checkpoint))
+    spec = plan.checkpoint_spec(checkpoint)
+    try:
+        made = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        made = None
+    if not isinstance(made, dict) or made.get("source") != spec.get("source"):
+        print(f"genmetrics: preparing checkpoint {checkpoint} (once)", file=sys.stderr)
+        prepare_model(checkpoint, spec, plan.model_cache, plan.cache)
+    return str(manifest)
+
+
+def resolve_model(option: str, name: str, config: str | Path = DEFAULT_CONFIG) -> NamedModel:
+    """The featurizer (``option="featurizer"``) or evaluator ``name`` of ``config``, with its
+    checkpoint ready and the settings its workflow job runs with."""
+    plan = load_config_plan(config)
+    table = plan.featurizers if option == "featurizer" else plan.evaluators
+    if name not in table:
+        known = ", ".join(table) or "none"
+        raise GenmetricsError(
+            f"--{option} {name}: not in {SECTIONS[option]} of {config} (it names: {known})"
+        )
+    fm = table[name]
+    settings = (
+        plan.embed_settings(name) if option == "featurizer" else plan.surprisal_settings(name)
+    )
+    return NamedModel(
+        option, name, str(config), fm.checkpoint, ready_checkpoint(plan, fm.checkpoint), settings
+    )
+
+
+def make_features(
+    model: NamedModel, rows: Rows, part: str, source: str, where: str, progress: bool = False
+) -> tuple[Any, Rows, dict[str, Any]]:
+    """Features of ``part`` of ``rows`` (:func:`genmetrics.metrics.kinds.part_texts`; ``source``
+    ``prompts``: each row's prompt), as the embed or surprisal job computes them: (data, the
+    kept rows' ids, the cache run's stats). A continuation's surprisal is given its prompt."""
+    from genmetrics.metrics.kinds import part_texts
+
+    try:
+        kept, texts = part_texts(rows, part, source)
+    except GenmetricsError as e:
+        raise GenmetricsError(f"{where}: {e}") from None
+    contexts = None
+    if model.option == "evaluator" and part == "continuation":
+        bad = [
+            i
+            for i, r in enumerate(rows, 1)
+            if "id" not in r or not isinstance(r.get("prompt"), str)
+        ]
+        if bad:
+            raise GenmetricsError(
+                f"{where}: row {bad[0]}: each continuation is scored given its prompt, so "
+                "every row needs an id and a prompt (a .jsonl file of generations)"
+            )
+        prompts = {str(r["id"]): r["prompt"] for r in rows}
+        contexts = [prompts[r["id"]] for r in kept]
+    else:
+        empty = next((i for i, t in enumerate(texts) if not t.strip()), None)
+        if empty is not None:
+            raise GenmetricsError(
+                f"{where}: text {empty + 1} (id={kept[empty].get('id')!r}) is empty; the "
+                f"{model.option} cannot featurize it (leave it out)"
+            )
+    stats: dict[str, Any] = {}
+    settings = {**model.settings, "progress": progress, "stats": stats}
+    if model.option == "featurizer":
+        from genmetrics.features.embed import embed_texts
+
+        data = embed_texts(texts, model.manifest, **settings)
+    else:
+        from genmetrics.features.surprisal import surprisal_texts
+
+        data = surprisal_texts(texts, model.manifest, contexts=contexts, **settings)
+    return data, kept, stats
+
+
+# ------------------------------------------------------------------ score inputs
+
+
+def accepts(metric: Metric) -> str:
+    """What ``genmetrics score`` takes for ``metric``'s inputs (its kind, in words)."""
+    kind = metric.input
+    if kind == "texts":
+        return f"{FILES} of texts"
+    if kind == "records":
+        return "a .jsonl file of records (rows with prompt and continuation)"
+    if kind == "pos":
+        return "a .jsonl file of tags or of texts, a folder of .txt files or a .csv file"
+    if kind in FROM_TEXTS:
+        return f"a .npz file of {kind}, or texts ({FILES}) with --{FROM_TEXTS[kind][1]} NAME"
+    return f"a {KINDS[kind].suffix} file of {kind} (not texts)"
+
+
+def npz_made_by(path: Path, kind: Kind) -> dict[str, Any]:
+    """What a feature file says made it: ``genmetrics embed``'s full description, or the
+    workflow job's settings (its provenance ``config``), under the kind's option name."""
+    from genmetrics.npz import read_provenance
+
+    option = kind.config_key
+    prov = read_provenance(path) or {}
+    if not option:
+        return {}
+    if isinstance(prov.get("features"), dict):
+        return {option: prov["features"]}
+    made = (prov.get("config") or {}).get(option) if isinstance(prov.get("config"), dict) else None
+    if not isinstance(made, dict):
+        return {}
+    job = {k: v for k, v in made.items() if k not in ("cache_dir", "cache_key")}
+    return {option: {"settings": job, "cache_dir": made.get("cache_dir")}}
+
+
+class InputLoader:
+    """``load`` of :func:`genmetrics.scoring.score_files` for the command line: reads each
+    input as :func:`accepts` says and keeps what it read in ``inputs`` (per role)."""
+
+    def __init__(self, metric: Metric, options: InputOptions):
+        self.metric, self.options = metric, options
+        self.inputs: dict[str, dict[str, Any]] = {}
+        self._models: dict[tuple[str, str], NamedModel] = {}
+
+    def __call__(self, kind: Kind, path: str | Path, what: str) -> tuple[Any, Rows]:
+        data, rows, info = self._load(kind, Path(path), what)
+        self.inputs[what] = info
+        if what == "reference":
+            check_same_features(self.inputs, kind)
+        return data, rows
+
+    def _model(self, option: str, name: str) -> NamedModel:
+        key = (option, name)
+        if key not in self._models:
+            self._models[key] = resolve_model(option, name, self.options.config)
+        return self._models[key]
+
+    def _field(self, what: str, into: str) -> str:
+        if what == "reference" and self.options.reference_field:
+            return self.options.reference_field
+        if into == "prompt":
+            return "prompt"
+        return self.options.field or into
+
+    def _load(self, kind: Kind, path: Path, what: str) -> tuple[Any, Rows, dict[str, Any]]:
+        from genmetrics.scoring.from_files import load_input
+
+        metric, fmt = self.metric, text_format(path)
+        where = f"{path} ({what})"
+        if fmt is None or kind.name in ("records", "density"):
+            if path.suffix == kind.suffix and (fmt is None or kind.name == "records"):
+                data, rows = load_input(kind, path, what)
+                made = npz_made_by(path, kind) if kind.suffix == ".npz" else {}
+                return data, rows, {"path": str(path), "format": kind.suffix[1:], **made}
+            if not path.exists():
+                raise GenmetricsError(f"{path}: file not found")
+            raise GenmetricsError(f"{path}: the {what} of {metric.name} must be {accepts(metric)}")
+        into = "prompt" if what == "reference" and metric.reference == "prompts" else metric.part
+        field = self._field(what, into)
+        info: dict[str, Any] = {"path": str(path), "format": fmt}
+        info.update({} if fmt == "txt folder" else {"field": field})
+        if kind.name in ("texts", "pos") and fmt == "jsonl" and field == into == "text":
+            data, rows = load_input(kind, path, what)  # texts, or a pos file of tags
+            return data, rows, info
+        rows = read_text_rows(path, field, into)
+        texts = [r[into] for r in rows]
+        if kind.name == "texts":
+            return kind.validator(texts, where), rows, info
+        if kind.name == "pos":
+            from genmetrics.features.pos import tag_texts
+
+            return kind.validator(tag_texts(texts), where), rows, {**info, "tagged": "nltk"}
+        option = kind.config_key or ""
+        name = self.options.model(option)
+        if name is None:
+            raise GenmetricsError(self._needs_model(path, what, kind, option))
+        model = self._model(option, name)
+        source = "prompts" if into == "prompt" else str(path)
+        data, kept, stats = make_features(
+            model, rows, metric.part, source, where, self.options.progress
+        )
+        return kind.validator(data, where), kept, {**info, option: model.describe(stats)}
+
+    def _needs_model(self, path: Path, what: str, kind: Kind, option: str) -> str:
+        section = SECTIONS[option]
+        names = config_names(self.options.config, section)
+        known = (
+            f"an entry of {section}: in {self.options.config}: {', '.join(names) or 'none'}"
+            if names is not None
+            else f"an entry of {section}: in a workflow config given with --config"
+        )
+        writer = "genmetrics embed" if option == "featurizer" else "the surprisal rule"
+        return (
+            f"{path}: the {what} is texts, and {self.metric.name} reads {kind.name}: give "
+            f"--{option} NAME to compute them on the fly (NAME: {known}), or pass .npz "
+            f"files of {kind.name} ({writer} writes them)"
+        )
+
+
+#: settings of a featurizer that do not change what its features mean
+NOT_THE_SPACE = ("batch_size", "device", "cache_dir", "cache_key")
+
+
+def check_same_features(inputs: Mapping[str, Mapping[str, Any]], kind: Kind) -> None:
+    """Candidate and reference features from different checkpoints or settings (where both
+    say; the batch size is not a setting of the space) are two spaces, and no distance
+    between them means anything: an error."""
+    option = kind.config_key
+    a, b = (inputs.get(r, {}).get(option) or {} for r in ("candidate", "reference"))
+    for key in ("checkpoint_sha256", "settings"):
+        x, y = a.get(key), b.get(key)
+        if key == "settings" and x is not None and y is not None:
+            x, y = ({k: v for k, v in s.items() if k not in NOT_THE_SPACE} for s in (x, y))
+        if x is not None and y is not None and x != y:
+            raise GenmetricsError(
+                f"the candidate's {kind.name} ({option} {a.get('name', '?')}) and the "
+                f"reference's ({option} {b.get('name', '?')}) differ in {key}: make both "
+                f"with the same {option}"
+            )
+
+
+def check_options(
+    metric: Metric,
+    options: InputOptions,
+    candidate: str,
+    reference: str | None,
+    kind: str | None = None,
+) -> None:
+    """Options that would change nothing are errors: a featurizer for a metric that reads no
+    embeddings (an evaluator: no surprisal), a model when no input is texts. ``kind``: what
+    the metric reads with the run's params (default: its registered input)."""
+    kind = kind or metric.input
+    for option in SECTIONS:
+        name = options.model(option)
+        if name is None:
+            continue
+        if KINDS[kind].config_key != option:
+            raise GenmetricsError(
+                f"--{option} {name}: {metric.name} reads {kind}, not "
+                f"{'embeddings' if option == 'featurizer' else 'surprisal'} (drop --{option})"
+            )
+        if not any(text_format(p) for p in (candidate, reference) if p is not None):
+            raise GenmetricsError(f"--{option} {name}: no input is texts; nothing to featurize")
+    if options.reference_field and reference is None:
+        raise GenmetricsError("--reference-field: no --reference")
+
+
+def score_texts(
+    name: str,
+    candidate: str,
+    reference: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    pair_by: str = "id",
+    language: str = DEFAULT_LANGUAGE,
+    options: InputOptions | None = None,
+    interval: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``genmetrics score``: :func:`genmetrics.scoring.score_files` with inputs read by an
+    :class:`InputLoader` (texts featurized on the fly); the record gets ``inputs``, and
+    ``interval`` (:func:`genmetrics.scoring.intervals.entry_interval`'s settings) when asked."""
+    from genmetrics.scoring import from_files as scoring
+
+    options = options or InputOptions()
+    metric = get(name)
+    # the input kind with these params (a parameter may choose it: input_by)
+    kind = metric.input_kind(metric.check_params(params or {}))
+    check_options(metric, options, candidate, reference, kind)
+    loader = InputLoader(metric, options)
+    rec = scoring.score_files(
+        name, candidate, reference, params, pair_by, language, load=loader, interval=interval
+    )
+    return {**rec, "inputs": loader.inputs}
+
+
+# ------------------------------------------------------------------ genmetrics embed
+
+
+def embed_file(
+    texts: str | Path,
+    out: str | Path,
+    featurizer: str,
+    config: str | Path = DEFAULT_CONFIG,
+    field: str = "text",
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Embed the texts at ``texts`` with the config's ``featurizer`` and write ``out``, the
+    workflow's embeddings file (``ids``, ``prompt_ids`` where the rows have them, ``emb``,
+    ``provenance`` with the featurizer's description); return a summary."""
+    from genmetrics.metrics.kinds import row_links
+    from genmetrics.npz import save_npz, with_provenance
+    from genmetrics.provenance import record
+
+    out = Path(out)
+    if out.suffix != ".npz":
+        raise GenmetricsError(f"--out {out}: must be a .npz file")
+    model = resolve_model("featurizer", featurizer, config)
+    rows = read_text_rows(texts, field, "text")
+    emb, kept, stats = make_features(model, rows, "text", "texts", str(texts), progress)
+    links = row_links(kept) if all("id" in r for r in kept) else {}
+    described = model.describe(stats)
+    given = Path(texts)
+    files: str | Path | Sequence[Path] = sorted(given.glob("**/*.txt")) if given.is_dir() else given
+    rec = record(
+        config={"featurizer": model.settings, "source": str(texts), "field": field},
+        inputs={"texts": files, "model": model.manifest},
+    )
+    made = {k: v for k, v in described.items() if k not in RUN_COUNTS}  # not this file's
+    save_npz(out, **with_provenance({**links, "emb": emb}, {**rec, "features": made}))
+    return {"out": str(out), "n": int(emb.shape[0]), "dim": int(emb.shape[1]), **described}
+
+
+# ------------------------------------------------------------------ help
+
+
+def _reads(metric: Metric) -> str:
+    what = metric.input + (" of the continuation" if metric.part != "text" else "")
+    ref = {
+        "required": "reference required",
+        "optional": "reference optional",
+        "none": "no reference",
+        "prompts": "reference: the prompts",
+    }[metric.reference]
+    ref += ", paired by id" if metric.paired else ", linked by prompt" if metric.links else ""
+    return f"{what}; {ref}"
+
+
+def example(metric: Metric) -> str:
+    """One ``genmetrics score`` command for ``metric``, from its registration."""
+    if metric.input == "density":
+        cand = "density.npz"
+    elif metric.part != "text" or metric.reference == "prompts" or metric.input == "records":
+        cand = "generations.jsonl"
+    else:
+        cand = "texts.jsonl"
+    words = ["genmetrics score", metric.name, "--candidate", cand]
+    if metric.reference in ("required", "optional"):
+        words += ["--reference", "refs.jsonl"]
+    elif metric.reference == "prompts":
+        words += ["--reference", "prompts.jsonl"]
+    option = FROM_TEXTS.get(metric.input, ("", None))[1]
+    if option:
+        words += [f"--{option}", "NAME"]
+    return " ".join(words)
+
+
+def inputs_epilog() -> str:
+    """The end of ``genmetrics score --help``: the inputs, then each registered metric's
+    input kind and one example command (generated from the registry)."""
+    head = (
+        "inputs: --candidate and --reference take texts: a .jsonl file (the text of each row:\n"
+        "--field, default text; continuation or prompt where the metric reads those), a folder\n"
+        "of .txt files (one text each; its id the file name) or a .csv file (the column:\n"
+        "--field, also spelled --column). A metric that reads embeddings embeds the texts on\n"
+        "the fly with --featurizer NAME, one that reads surprisal scores them with --evaluator\n"
+        "NAME: NAME is an entry of the featurizers: or evaluators: section of a workflow config\n"
+        "(--config, default config.yaml), and the features are cached as the workflow caches\n"
+        "them (a second call reads them). Those metrics also take .npz feature files\n"
+        "(genmetrics embed writes embeddings); POS metrics tag texts on load.\n\n"
+        "each metric: what it reads, and an example\n"
+    )
+    try:
+        metrics = all_metrics()
+    except GenmetricsError as e:
+        return f"{head}  (the metrics cannot be listed: {e})"
+    width = max(len(n) for n in metrics)
+    lines = [f"  {n:<{width}}  {_reads(m)}\n      {example(m)}" for n, m in metrics.items()]
+    return head + "\n".join(lines)
+
+
+def add_input_options(parser: Any) -> None:
+    """``genmetrics score``'s options for reading texts and naming a featurizer/evaluator."""
+    parser.add_argument(
+        "--field",
+        "--column",
+        dest="field",
+        metavar="NAME",
+        help="the JSONL field or CSV column holding the texts (default: the field the metric "
+        "reads: text; continuation for a metric of the continuation)",
+    )
+    parser.add_argument(
+        "--reference-field",
+        metavar="NAME",
+        help="the reference's field or column, when it differs (default: --field; prompt for "
+        "a metric whose reference is the prompts)",
+    )
+    parser.add_argument(
+        "--featurizer",
+        metavar="NAME",
+        help="embed texts on the fly with this featurizer of the config (metrics of embeddings)",
+    )
+    parser.add_argument(
+        "--evaluator",
+        metavar="NAME",
+        help="score texts' surprisal on the fly with this evaluator of the config (metrics of "
+        "surprisal)",
+    )
+    parser.add_argument(
+        "--config",
+        default=DEFAULT_CONFIG,
+        help="the workflow config naming featurizers and evaluators, and their caches "
+        "(default: config.yaml; relative cache paths are from the current folder, as in the "
+        "workflow)",
+    )
