@@ -56,9 +56,10 @@ from genmetrics.params import BOOL, Interval, Options
 __all__ = ["CONVENTIONS", "ENSEMBLES", "VALUES", "ensemble_members", "face", "judge"]
 
 #: majority-vote ensembles of distances used to compare two systems against the same humans:
-#: Ensemble-3 = the distributional distances (FACE-2); Ensemble-5 adds SO and CORR (our reading;
-#: the FACE-2 code does not define it). Members are roles: :func:`ensemble_members` picks the
-#: value that plays each role in a record (the paper's KL and JS under ``convention=face2``).
+#: Ensemble-3 = EMD, KL and JS, "the three new ones"; Ensemble-5 = "all five distance
+#: functions", adding SO and CORR (FACE-2 §5.2). Members are roles: :func:`ensemble_members`
+#: picks the value that plays each role in a record (the paper's KL and JS under
+#: ``convention=face2``).
 ENSEMBLES = {"ensemble3": ("emd", "kl", "js"), "ensemble5": ("so", "corr", "emd", "kl", "js")}
 #: the values that can play a role, in order of preference: FACE-2's Eq. 5 and Eq. 6 when a
 #: record has them (``convention=face2``), else the FACEScore code's ``kl`` and ``js``
