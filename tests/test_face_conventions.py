@@ -81,10 +81,11 @@ def test_zeros_in_the_denominator_are_floored_as_the_facescore_code_does():
 
 def _spectrum(x, value, how, zscore=False):
     """FFT spectrum re-gridded onto 1000 points of [0, 0.5]: ``how="face"`` on the true
-    frequencies (FACE), ``"index"`` on linspace(0, 0.5, bins) (FACE-2 / FACEScore)."""
+    frequencies (FACE), ``"index"`` on linspace(0, 0.5, bins) (FACE-2 / FACEScore).
+    ``zscore``: FACE-2 §4.1's (s − μ)/σ, σ = sqrt(Σ(s − μ)² / (N − 1)), no epsilon."""
     x = np.asarray(x, float)[:1000]
     if zscore:
-        x = (x - x.mean()) / (x.std() + 1e-6)
+        x = (x - x.mean()) / np.sqrt(((x - x.mean()) ** 2).sum() / (len(x) - 1))
     n = len(x)
     freq = np.fft.fftshift(np.fft.fftfreq(n))[n // 2 :]
     spec = np.fft.fftshift(np.fft.fft(x))[n // 2 :]
@@ -203,7 +204,8 @@ def test_the_record_states_every_setting_used():
         "value": "norm",
         "log": False,
         "zscore": True,
-        "zscore_ddof": 0,
+        "zscore_ddof": 1,
+        "zscore_eps": 0.0,
         "align": "facescore",
         "method": "fft",
         "window": "none",
@@ -215,18 +217,21 @@ def test_the_record_states_every_setting_used():
 
 
 def test_zscore_ddof_rescales_each_spectrum_by_its_length():
-    """ddof=1 divides by the sample std: z shrinks by √((n-1)/n) (up to the 1e-6 guard), so
-    |X| shrinks by a factor that depends on the length n. Distances that normalise each
-    spectrum (CORR, EMD, KL, JS) do not change; SO compares magnitudes across texts of
-    different lengths, so it does: the setting matters and is recorded."""
+    """FACE-2's text divides by the sample std (N - 1, no epsilon); its authors' code by the
+    population std + 1e-6: z differs by √((n-1)/n) (up to the 1e-6 guard), so |X| by a
+    factor that depends on the length n. Distances that normalise each spectrum (CORR, EMD,
+    KL, JS) do not change; SO compares magnitudes across texts of different lengths, so it
+    does: the setting matters and is recorded."""
     human, model = _sets()
     links = [[i] for i in range(len(model))]
-    common = {"convention": "face2", "zscore": True, "pairing": "prompt"}
-    a = compute("face", model, human, params=common, links=links).values
-    b = compute("face", model, human, params={**common, "zscore_ddof": 1}, links=links).values
+    common = {"zscore": True, "pairing": "prompt"}
+    code = {**common, "convention": "face2-code-zscore"}
+    a = compute("face", model, human, params=code, links=links).values
+    b = compute("face", model, human, params={**common, "convention": "face2"}, links=links)
+    assert b.values.keys() == a.keys()
     for key in ("corr", "emd", "kl_human_model", "js_eq6", "jsd"):
-        assert b[key] == pytest.approx(a[key], abs=2e-6), key
-    assert abs(b["so"] - a["so"]) > 1e-4
+        assert b.values[key] == pytest.approx(a[key], abs=2e-6), key
+    assert abs(b.values["so"] - a["so"]) > 1e-4
 
 
 def test_ensembles_use_the_papers_kl_and_js_under_face2():

@@ -53,7 +53,7 @@ def ppl(**given):
         ("perplexity", ppl(), "mean_surprisal", "Surprisal", True),
         # not the paper's settings: no paper label
         ("face", face(convention="face2", window="hann"), "so", "", False),
-        ("face", face(convention="face2", zscore=True, zscore_ddof=1), "so", "", False),
+        ("face", face(convention="face2-code-zscore", zscore=True), "so", "", False),
         ("face", face(convention="face1", zscore=True), "so", "", False),
         ("face", face(), "so", "", False),  # the FACEScore code
         ("face", face(value="real", zscore=True), "ensemble3", "", False),

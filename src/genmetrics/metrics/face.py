@@ -19,6 +19,14 @@ convention fixes the spectrum's value and grid, and each convention reports its 
 (:data:`VALUES`; FACE-2's KL is human-first, its "JS" is Eq. 6, and ``jsd`` is the true
 Jensen–Shannon divergence beside it).
 
+The z-score (``zscore``) is (x - mean) / (std + ``zscore_eps``), the std with ``zscore_ddof``.
+FACE-2's text (§4.1) gives the sample standard deviation, sqrt(Σ(s - μ)² / (N - 1)), and no
+epsilon: ``convention=face2`` fixes ``zscore_ddof=1``, ``zscore_eps=0``. Both codebases (FACE's
+and the FACE-2 authors' FACEScore) divide by the population std (numpy, ddof 0) + 1e-6: the
+default, and ``convention=face2-code-zscore`` (FACE-2's Eqs. 2-6 with its authors' code's
+z-score). A constant sequence has std 0: its z-scores are 0 (a flat spectrum, counted as
+undefined when paired), as the codes' epsilon makes them.
+
 Where the official code breaks, this module does better: a sequence of fewer than 3 values (a
 one-bin spectrum: FACE silently shifts every later pair by one, FACEScore returns NaN) is
 dropped and counted in ``n`` (an error if none remains); an empty sequence is such a sequence;
@@ -48,9 +56,10 @@ from genmetrics.params import BOOL, Interval, Options
 __all__ = ["CONVENTIONS", "ENSEMBLES", "VALUES", "ensemble_members", "face", "judge"]
 
 #: majority-vote ensembles of distances used to compare two systems against the same humans:
-#: Ensemble-3 = the distributional distances (FACE-2); Ensemble-5 adds SO and CORR (our reading;
-#: the FACE-2 code does not define it). Members are roles: :func:`ensemble_members` picks the
-#: value that plays each role in a record (the paper's KL and JS under ``convention=face2``).
+#: Ensemble-3 = EMD, KL and JS, "the three new ones"; Ensemble-5 = "all five distance
+#: functions", adding SO and CORR (FACE-2 §5.2). Members are roles: :func:`ensemble_members`
+#: picks the value that plays each role in a record (the paper's KL and JS under
+#: ``convention=face2``).
 ENSEMBLES = {"ensemble3": ("emd", "kl", "js"), "ensemble5": ("so", "corr", "emd", "kl", "js")}
 #: the values that can play a role, in order of preference: FACE-2's Eq. 5 and Eq. 6 when a
 #: record has them (``convention=face2``), else the FACEScore code's ``kl`` and ``js``
@@ -88,8 +97,14 @@ CONVENTIONS = {
         fixed={"value": "real", "align": "face"},
     ),
     "face2": Preset(
-        "the FACE-2 paper as written: |X| (the L2 norm), Eqs. 2-6; zscore is its ablation",
-        fixed={"value": "norm", "align": "facescore"},
+        "the FACE-2 paper as written: |X| (the L2 norm), Eqs. 2-6; zscore is its ablation, "
+        "with the sample std (N - 1) and no epsilon (its §4.1)",
+        fixed={"value": "norm", "align": "facescore", "zscore_ddof": 1, "zscore_eps": 0.0},
+    ),
+    "face2-code-zscore": Preset(
+        "the FACE-2 paper's Eqs. 2-6 with its authors' code's z-score (FACEScore 0976433, "
+        "fft_preprocess='zscore': population std (ddof 0) + 1e-6), not the paper's N - 1",
+        fixed={"value": "norm", "align": "facescore", "zscore_ddof": 0, "zscore_eps": 1e-6},
     ),
 }
 #: the values each convention reports: the codebases' seven; FACE's four; FACE-2's five
@@ -99,6 +114,7 @@ VALUES = {
     "face-code": ("so", "corr", "spear", "sam", "emd", "kl", "js"),
     "face1": ("so", "corr", "sam", "spear"),
     "face2": ("so", "corr", "emd", "kl_human_model", "js_eq6", "jsd"),
+    "face2-code-zscore": ("so", "corr", "emd", "kl_human_model", "js_eq6", "jsd"),
 }
 
 
@@ -138,15 +154,21 @@ VALUES = {
     params={
         "convention": (
             Options(*CONVENTIONS),
-            "whose definition: the FACEScore or FACE code (facescore, face-code) or the FACE "
-            "or FACE-2 paper as written (face1, face2); sets value/align and the values reported",
+            "whose definition: the FACEScore or FACE code (facescore, face-code), the FACE "
+            "or FACE-2 paper as written (face1, face2), or FACE-2 with its authors' code's "
+            "z-score (face2-code-zscore); sets value/align (and FACE-2's z-score std) and the "
+            "values reported",
         ),
         "value": (Options("norm", "real"), "|X| (FACE and FACEScore default) or Re X (FACE-1)"),
         "log": (BOOL, "ln(x + 1) before the FFT (FACE 'log'; with zscore: 'logzs')"),
-        "zscore": (BOOL, "per-sequence (x - mean) / (std + 1e-6) before the FFT"),
+        "zscore": (BOOL, "per-sequence (x - mean) / (std + zscore_eps) before the FFT"),
         "zscore_ddof": (
             Interval(int, 0, 1),
-            "the std of zscore: 0 = population (numpy, both codes), 1 = sample",
+            "the std of zscore: 0 = population (numpy, both codes), 1 = sample (FACE-2 §4.1)",
+        ),
+        "zscore_eps": (
+            Interval(float, 0.0, None),
+            "added to the std of zscore: 1e-6 in both codes, 0 in FACE-2's text (§4.1)",
         ),
         "align": (
             Options("facescore", "face"),
@@ -185,6 +207,7 @@ def face(
     log: bool = False,
     zscore: bool = False,
     zscore_ddof: int = 0,
+    zscore_eps: float = 1e-6,
     align: str = "facescore",
     method: str = "fft",
     window: str = "none",
@@ -214,8 +237,9 @@ def face(
     the figure), how the sets were compared and, when paired, each candidate's values.
     """
     preset = CONVENTIONS[convention]
+    given = {"value": value, "align": align, "zscore_ddof": zscore_ddof, "zscore_eps": zscore_eps}
     for name, fixed in preset.fixed.items():
-        got = {"value": value, "align": align}[name]
+        got = given[name]
         if got != fixed:
             raise GenmetricsError(
                 f"face: convention={convention} fixes {name}={fixed!r} ({preset.doc}); got "
@@ -224,6 +248,10 @@ def face(
     keep_values = VALUES[convention]
     cand = [np.asarray(s)[:max_length] for s in candidate]
     ref = [np.asarray(s)[:max_length] for s in reference]
+    if zscore:  # here, so that the std and its epsilon are this metric's settings
+        cand = [_zscored(s, log, zscore_ddof, zscore_eps) for s in cand]
+        ref = [_zscored(s, log, zscore_ddof, zscore_eps) for s in ref]
+        log = zscore = False
     keep_c = np.array([len(s) >= MIN_LENGTH for s in cand])
     keep_r = np.array([len(s) >= MIN_LENGTH for s in ref])
     for name, keep in (("candidate", keep_c), ("reference", keep_r)):
@@ -241,7 +269,6 @@ def face(
         value=value,
         log=log,
         zscore=zscore,
-        ddof=zscore_ddof,
         how=align,
         method=method,
         window=window,
@@ -324,6 +351,20 @@ def face(
     return MetricResult(
         values={k: float(np.mean(v[ok])) for k, v in best.items()}, extras=extras, n=n
     )
+
+
+def _zscored(x: np.ndarray, log: bool, ddof: int, eps: float) -> np.ndarray:
+    """(x - mean) / (std + eps) of one sequence (after ln(x + 1) when ``log``), the std with
+    ``ddof``; 0 everywhere where the std is 0 (a constant sequence: x - mean is 0). A sequence
+    too short for ``ddof`` is returned as is (it is dropped as too short anyway)."""
+    x = np.asarray(x, dtype=np.float64)
+    if log:
+        x = np.log(x + 1)
+    if x.size <= ddof:
+        return x
+    if (x == x[0]).all():  # std 0 (and x - mean may be rounding noise, not 0)
+        return np.zeros_like(x)
+    return (x - x.mean()) / (x.std(ddof=ddof) + eps)
 
 
 def judge(a: Mapping[str, float], b: Mapping[str, float], tol: float = 0.0) -> dict[str, str]:
