@@ -25,6 +25,10 @@ from genmetrics.testing.tiny_lm import WORDS, build_model, build_tokenizer  # no
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+# the data mirror of the study configs (upstream sources): this project's data folder where a
+# checkout has one beside it (as .ci/run sets it); elsewhere studies download or skip
+if SHARED_DATA.exists():
+    os.environ.setdefault("GENMETRICS_DATA_MIRROR", str(SHARED_DATA))
 BIN = Path(sys.executable).parent
 TEST_CONFIG = REPO / ".test" / "config.yaml"
 # small jobs on 2 cores: one thread per model job (two jobs at once, no OpenMP contention)
@@ -191,6 +195,32 @@ def smollm2() -> Path:
     spec = yaml.safe_load((REPO / "config.yaml").read_text())["checkpoints"]["smollm2-135m"]
     manifest = prepare_model("smollm2-135m", spec, cache / "models", cache)
     return manifest_folder(manifest, read_manifest(manifest))
+
+
+def study_data_missing(cfg: dict) -> str | None:
+    """Why a config's study data cannot be had here, else ``None``: an upstream source that no
+    reader makes (it needs the data mirror) while no mirror is set."""
+    from genmetrics.data.upstream import READERS
+
+    if os.environ.get("GENMETRICS_DATA_MIRROR") or cfg.get("data_mirror"):
+        return None
+    sources = [d.get("source") or {} for d in (cfg.get("datasets") or {}).values()]
+    sources += [
+        (m.get("texts") or {}).get("source") or {} for m in (cfg.get("models") or {}).values()
+    ]
+    for src in sources:
+        if (
+            src.get("kind") == "upstream"
+            and (src.get("upstream") or {}).get("reader") not in READERS
+        ):
+            return (
+                f"{src['file']} needs the data mirror (GENMETRICS_DATA_MIRROR, or ../shared/data "
+                "beside the checkout), which is not present"
+            )
+    paths = repr(cfg.get("agreement")) + repr(cfg.get("omniinput"))
+    if "GENMETRICS_DATA_MIRROR" in paths:
+        return "reads folders of the data mirror (GENMETRICS_DATA_MIRROR), which is not set"
+    return None
 
 
 @pytest.fixture(scope="session")

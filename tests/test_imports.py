@@ -35,7 +35,7 @@ BELOW_DRAWING = tuple(
     f"genmetrics.{p}"
     for p in ("data", "models", "generation", "features", "metrics", "scoring", "analysis")
 )
-DRAWING = ("genmetrics.figures", "genmetrics.report")
+DRAWING = ("genmetrics.figures", "genmetrics.report.html")
 STUDIES = ("genmetrics.studies",)
 #: who may import a study
 STUDY_IMPORTERS = ("genmetrics.cli", "genmetrics.plan", *DRAWING, *STUDIES)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import test_plan
 import yaml
-from conftest import REPO, placeholder_checkpoint
+from conftest import REPO, placeholder_checkpoint, study_data_missing
 from test_plan import config, plan_of, wildcards
 from test_provenance import pkgx  # noqa: F401 (a fixture)
 
@@ -73,6 +73,9 @@ def every_answer(plan) -> str:
 
 @pytest.mark.parametrize("name", STUDIES)
 def test_memoized_queries_answer_as_computed_afresh(name):
+    missing = study_data_missing(config(name))
+    if missing:
+        pytest.skip(missing)
     cached = plan_of(config(name))
     fresh = plan_of(config(name))
     object.__setattr__(fresh, "_memo", _NoMemo())

@@ -14,7 +14,7 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.data.clean import clean_rows
-from genmetrics.data.sources import check_hub_revision, resolve
+from genmetrics.data.sources import check_hub_revision, check_rows, resolve
 from genmetrics.io import check_ids, parse_json_line, regular_file
 
 FORMATS = ("jsonl", "txt", "csv", "folder", "hub")
@@ -52,7 +52,10 @@ def load_dataset(
         )
     regular_file(path, f"{key}.source")
     if fmt == "jsonl":
-        return _read_jsonl(path, text_field, id_field, labels)
+        rows = _read_jsonl(path, text_field, id_field, labels)
+        if source.get("kind") == "upstream":  # the mirror's copy or the rows made upstream
+            check_rows(source, len(rows), path, f"{key}.source")
+        return rows
     if fmt == "txt":
         return _read_txt(path)
     return _read_csv(path, text_field, id_field, labels)

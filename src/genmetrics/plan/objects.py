@@ -7,6 +7,7 @@ config.yaml triggers no rerun.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -34,6 +35,42 @@ def split_part(source: str) -> tuple[str, str]:
     return source, PARTS[0]
 
 
+def source_files(src: dict) -> list[str]:
+    """The local files a source reads (job inputs): a ``local`` source's path, an
+    ``upstream`` source's copy in the data mirror when one is set (``mirror_root``)."""
+    if src.get("kind") == "local":
+        return [src["path"]]
+    if src.get("kind") == "upstream" and src.get("mirror_root"):
+        return [os.path.join(src["mirror_root"], src["file"])]
+    return []
+
+
+def for_dataset(src: dict, dataset: str) -> dict:
+    """A source with ``{dataset}`` filled in: in ``path``, an upstream source's ``file`` and
+    its upstream files' paths; an upstream source's ``rows`` and ``sha256`` given per dataset
+    (a mapping) become the dataset's value."""
+    src = dict(src)
+    for k in ("path", "file"):
+        if k in src:
+            src[k] = str(src[k]).replace("{dataset}", dataset)
+    for k in ("rows", "sha256"):
+        if isinstance(src.get(k), dict):
+            src[k] = src[k].get(dataset)
+    if isinstance(src.get("upstream"), dict) and src["upstream"].get("files"):
+        files = {}
+        for n, f in src["upstream"]["files"].items():
+            f = dict(f)
+            if "path" in f:
+                f["path"] = str(f["path"]).replace("{dataset}", dataset)
+            if isinstance(f.get("sha256"), dict):
+                f["sha256"] = f["sha256"].get(dataset)
+            files[n] = f
+        src["upstream"] = {**src["upstream"], "files": files}
+    if src.get("mirror_root") and src.get("file"):
+        src["mirror_path"] = os.path.join(src["mirror_root"], src["file"])
+    return src
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -51,8 +88,7 @@ class Dataset:
 
     @property
     def local_files(self) -> list[str]:
-        src = self.spec["source"]
-        return [src["path"]] if src["kind"] == "local" else []
+        return source_files(self.spec["source"])
 
     @property
     def prompt_files(self) -> list[str]:
@@ -98,15 +134,11 @@ class Model:
     def texts_for(self, dataset: str) -> dict:
         """The imported texts spec for one dataset (``{dataset}`` in the path filled in)."""
         spec = dict(self.texts or {})
-        src = dict(spec.get("source", {}))
-        if "path" in src:
-            src["path"] = str(src["path"]).replace("{dataset}", dataset)
-        spec["source"] = src
+        spec["source"] = for_dataset(spec.get("source", {}), dataset)
         return spec
 
     def local_files(self, dataset: str) -> list[str]:
-        src = self.texts_for(dataset).get("source", {})
-        return [src["path"]] if src.get("kind") == "local" else []
+        return source_files(self.texts_for(dataset).get("source", {}))
 
 
 @dataclass(frozen=True)

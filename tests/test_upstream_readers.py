@@ -1,0 +1,362 @@
+"""Study data from its public upstream: the readers of genmetrics.data.upstream on small files in
+the upstream layouts (tests/data/upstream holds verbatim excerpts of the upstream files, the
+REALSumm pickles cut to one document), the restricted pickle reader, the data mirror's checks
+(sha256, rows) and the dry run's one-line error. Offline: a download is a file:// URL.
+
+Where ../shared/data is present, each reader's rows for the excerpt equal the rows our copy
+there has for the same upstream lines."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, SHARED_DATA
+from test_plan import config, plan_of
+
+from genmetrics import GenmetricsError
+from genmetrics.data.datasets import load_dataset
+from genmetrics.data.sources import fetch_upstream, resolve
+from genmetrics.data.upstream import READERS, restricted_unpickle, rows_bytes
+
+DATA = REPO / "tests" / "data" / "upstream"
+
+
+def read(name: str, files: dict[str, Path], options: dict) -> list[dict]:
+    return READERS[name](files, options)
+
+
+# ------------------------------------------------------------------ readers on written files
+
+
+def test_python_list_reads_the_literal_without_running_the_file(tmp_path):
+    src = tmp_path / "make.py"
+    src.write_text(
+        "import os\nos.system('touch ran')\nother = ['x']\n"
+        "writing_prompts = [\n    'Write a poem.',\n    \"Write about \\u00e9t\\u00e9.\",\n]\n"
+    )
+    rows = read("python_list", {"source": src}, {"variable": "writing_prompts", "id_prefix": "c-"})
+    assert rows == [
+        {"id": "c-00", "text": "Write a poem.", "source_index": 0},
+        {"id": "c-01", "text": "Write about été.", "source_index": 1},
+    ]
+    assert not (tmp_path / "ran").exists() and not Path("ran").exists()
+    src.write_text("writing_prompts = [open('x').read()]\n")
+    with pytest.raises(GenmetricsError, match=r"make.py: line 1: writing_prompts is not a literal"):
+        read("python_list", {"source": src}, {"variable": "writing_prompts", "id_prefix": "c-"})
+
+
+def test_gpt2_samples_split_on_markers_and_cut_at_endoftext(tmp_path):
+    bar = "=" * 40
+    f = tmp_path / "unconditional.txt"
+    f.write_text(
+        f"{bar} SAMPLE 1 {bar}\nFirst text.\n\nSecond paragraph.<|endoftext|>Next doc\n"
+        f"{bar} SAMPLE 2 {bar}\nNo end token here\n"
+    )
+    opts = {"setting": "s", "id_prefix": "g-", "model": "m", "decoding": "d"}
+    rows = read("gpt2_samples", {"samples": f}, opts)
+    assert [(r["id"], r["sample_index"], r["text"], r["cut_at_endoftext"]) for r in rows] == [
+        ("g-001", 1, "First text.\n\nSecond paragraph.", True),
+        ("g-002", 2, "No end token here\n", False),  # the file's last line end is kept
+    ]
+
+
+def test_webtext_jsonl_drops_only_a_cut_off_last_line(tmp_path):
+    f = tmp_path / "webtext.train.jsonl"
+    docs = [{"id": i, "ended": True, "length": 3, "text": f"doc {i}\n"} for i in range(3)]
+    f.write_text("".join(json.dumps(d) + "\n" for d in docs) + '{"id": 3, "ended": tr')
+    rows = read("webtext_jsonl", {"documents": f}, {"limit": 3, "id_prefix": "w-"})
+    assert [(r["id"], r["source_id"], r["text"]) for r in rows] == [
+        ("w-0000", 0, "doc 0\n"),
+        ("w-0001", 1, "doc 1\n"),
+        ("w-0002", 2, "doc 2\n"),
+    ]
+    with pytest.raises(GenmetricsError, match="3 documents, fewer than limit 4"):
+        read("webtext_jsonl", {"documents": f}, {"limit": 4, "id_prefix": "w-"})
+    f.write_text('{"id": 0, "ended": true, "length": 1, "text": "a"}\nnot json\n{"id": 2}\n')
+    with pytest.raises(GenmetricsError, match="line 2: not JSON"):
+        read("webtext_jsonl", {"documents": f}, {"limit": 3, "id_prefix": "w-"})
+
+
+def test_restricted_unpickle_reads_numpy_scalars_and_refuses_code(tmp_path):
+    np = pytest.importorskip("numpy")
+    ok = tmp_path / "ok.pkl"
+    ok.write_bytes(pickle.dumps({"a": [np.float64(0.25), np.int64(-3)], "b": ("x", None)}))
+    got = restricted_unpickle(ok)
+    assert got == {"a": [0.25, -3], "b": ("x", None)}
+    assert type(got["a"][0]) is float and type(got["a"][1]) is int
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("touch pwned",))
+
+    bad = tmp_path / "bad.pkl"
+    bad.write_bytes(pickle.dumps({"x": Evil()}))
+    with pytest.raises(
+        GenmetricsError, match=r"bad.pkl: not read \(refused global (posix|nt)\.system"
+    ):
+        restricted_unpickle(bad)
+    arr = tmp_path / "array.pkl"
+    arr.write_bytes(pickle.dumps(np.zeros(3)))
+    with pytest.raises(GenmetricsError, match="array.pkl: not read"):
+        restricted_unpickle(arr)
+
+
+def test_realsumm_rows_from_pickles_in_the_upstream_layout(tmp_path):
+    np = pytest.importorskip("numpy")
+
+    def doc(summaries):
+        return {
+            7: {
+                "doc_id": 7,
+                "ref_summ": "<t> a  reference . </t>  <t> second . </t>",
+                "system_summaries": {
+                    f"{n}.txt": {
+                        "system_summary": t,
+                        "scores": {
+                            "rouge_1_f_score": np.float64(0.5),
+                            "litepyramid_recall": np.float64(p),
+                        },
+                    }
+                    for n, t, p in summaries
+                },
+            }
+        }
+
+    files = {"abs": tmp_path / "abs.pkl", "ext": tmp_path / "ext.pkl"}
+    files["abs"].write_bytes(
+        pickle.dumps(
+            doc([("z_out", "<t> z . </t>", 0.1), ("a_out", "<t> a . </t> <t> no end", 0.2)])
+        )
+    )
+    files["ext"].write_bytes(pickle.dumps(doc([("e_out", "<t> e . </t>", 0.3)])))
+    refs = read("realsumm_pickles", files, {"output": "references"})
+    assert refs == [{"id": "realsumm-007", "doc_id": 7, "text": "a reference .\nsecond ."}]
+    rows = read("realsumm_pickles", files, {"output": "summaries"})
+    assert [(r["id"], r["text"], r["litepyramid_recall"], r["scores"]) for r in rows] == [
+        ("realsumm-007.abs.a_out", "a .\nno end", 0.2, {"rouge_1_f_score": 0.5}),
+        ("realsumm-007.abs.z_out", "z .", 0.1, {"rouge_1_f_score": 0.5}),
+        ("realsumm-007.ext.e_out", "e .", 0.3, {"rouge_1_f_score": 0.5}),
+    ]
+
+
+# ------------------------------------------------------------------ our copy, same upstream lines
+
+#: (reader, files in tests/data/upstream, options, our file, how many leading rows to compare)
+EXCERPTS = [
+    (
+        "python_list",
+        {"source": "make_creative_writing_dataset.head.py"},
+        {"variable": "writing_prompts", "id_prefix": "creative-"},
+        "creative_prompts/prompts.jsonl",
+        4,
+    ),
+    (
+        "gpt2_samples",
+        {"samples": "gpt-2-samples.unconditional.head.txt"},
+        {
+            "setting": "unconditional-t1",
+            "id_prefix": "g2xl-unco-t1-",
+            "model": "gpt2-1.5B",
+            "decoding": "pure sampling (temperature 1, no truncation)",
+        },
+        "gpt2_generations/gpt2-1.5b_unconditional_t1.jsonl",
+        2,
+    ),
+    (
+        "webtext_jsonl",
+        {"documents": "webtext.train.head.jsonl"},
+        {"limit": 3, "id_prefix": "wt-train-"},
+        "webtext/webtext_train_1407.jsonl",
+        3,
+    ),
+    (
+        "realsumm_pickles",
+        {"abs": "realsumm.abs.doc0.pkl", "ext": "realsumm.ext.doc0.pkl"},
+        {"output": "summaries"},
+        "realsumm/summaries.jsonl",
+        4,
+    ),
+    (
+        "realsumm_pickles",
+        {"abs": "realsumm.abs.doc0.pkl", "ext": "realsumm.ext.doc0.pkl"},
+        {"output": "references"},
+        "realsumm/references.jsonl",
+        1,
+    ),
+]
+
+
+@pytest.mark.parametrize("reader,files,options,ours,n", EXCERPTS, ids=[e[3] for e in EXCERPTS])
+def test_reader_gives_our_rows_for_the_same_upstream_lines(reader, files, options, ours, n):
+    if not SHARED_DATA.exists():
+        pytest.skip("needs ../shared/data (our copy of the study data) beside the checkout")
+    rows = read(reader, {k: DATA / v for k, v in files.items()}, options)
+    assert len(rows) == n
+    by_id = {}
+    with open(SHARED_DATA / ours, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            by_id[row["id"]] = row
+    for row in rows:
+        assert rows_bytes([row]) == rows_bytes([by_id[row["id"]]]), row["id"]
+
+
+# ------------------------------------------------------------------ downloads, mirror, dry run
+
+
+def _gpt2_source(tmp_path: Path, rows_sha: str, rows: int = 2) -> dict:
+    up = DATA / "gpt-2-samples.unconditional.head.txt"
+    return {
+        "kind": "upstream",
+        "file": "gpt2_generations/head.jsonl",
+        "rows": rows,
+        "sha256": rows_sha,
+        "upstream": {
+            "repo": "openai/gpt-2",
+            "commit": "a3aa7de9e11b1849eb029cd8b76cdfc71f3f1824",
+            "files": {
+                "samples": {
+                    "url": up.as_uri(),
+                    "path": "gpt-2-samples/unconditional.txt",
+                    "sha256": hashlib.sha256(up.read_bytes()).hexdigest(),
+                }
+            },
+            "reader": "gpt2_samples",
+            "options": EXCERPTS[1][2],
+        },
+    }
+
+
+def test_fetch_upstream_makes_the_recorded_rows_or_says_which_reader_differs(tmp_path):
+    rows = read(
+        "gpt2_samples", {"samples": DATA / "gpt-2-samples.unconditional.head.txt"}, EXCERPTS[1][2]
+    )
+    want = hashlib.sha256(rows_bytes(rows)).hexdigest()
+    src = _gpt2_source(tmp_path, want)
+    out = resolve(src, tmp_path / "cache", "datasets.g.source")
+    assert out.read_bytes() == rows_bytes(rows) and out.name == "head.jsonl"
+    assert [
+        r["id"] for r in load_dataset("g", {"source": src, "format": "jsonl"}, tmp_path / "cache")
+    ] == [
+        "g2xl-unco-t1-001",
+        "g2xl-unco-t1-002",
+    ]
+    with pytest.raises(
+        GenmetricsError,
+        match=r"datasets.g.source.sha256: the rows made from openai/gpt-2@a3aa7de9e11b gpt-2-samples/unconditional.txt have sha256 .* reader 'gpt2_samples'",
+    ):
+        fetch_upstream(_gpt2_source(tmp_path, "0" * 64), tmp_path / "cache2", "datasets.g.source")
+    with pytest.raises(GenmetricsError, match=r"datasets.g.source.rows: .* has 2 rows, not the 3"):
+        fetch_upstream(
+            _gpt2_source(tmp_path, want, rows=3), tmp_path / "cache3", "datasets.g.source"
+        )
+    bad = _gpt2_source(tmp_path, want)
+    bad["upstream"]["files"]["samples"]["sha256"] = "1" * 64
+    with pytest.raises(
+        GenmetricsError,
+        match=r"upstream.files.samples.sha256: sha256 mismatch .*GENMETRICS_DATA_MIRROR",
+    ):
+        fetch_upstream(bad, tmp_path / "cache4", "datasets.g.source")
+
+
+def test_the_mirror_copy_is_checked_by_sha256_and_rows(tmp_path):
+    mirror = tmp_path / "mirror"
+    (mirror / "gpt2_generations").mkdir(parents=True)
+    copy = mirror / "gpt2_generations" / "head.jsonl"
+    copy.write_text('{"id": "a", "text": "x"}\n{"id": "b", "text": "y"}\n')
+    sha = hashlib.sha256(copy.read_bytes()).hexdigest()
+    src = {**_gpt2_source(tmp_path, sha, rows=2), "mirror_path": str(copy)}
+    rows = load_dataset("g", {"source": src, "format": "jsonl"}, tmp_path / "cache")
+    assert [r["id"] for r in rows] == ["a", "b"]
+    with pytest.raises(
+        GenmetricsError, match=r"datasets.g.source.rows: .*head.jsonl has 2 rows, not the 5"
+    ):
+        load_dataset("g", {"source": {**src, "rows": 5}, "format": "jsonl"}, tmp_path / "cache")
+    copy.write_text('{"id": "a", "text": "changed"}\n{"id": "b", "text": "y"}\n')
+    with pytest.raises(
+        GenmetricsError,
+        match=rf"datasets.g.source.sha256: the data mirror's {copy} has sha256 \w+, not the {sha}",
+    ):
+        load_dataset("g", {"source": src, "format": "jsonl"}, tmp_path / "cache")
+
+
+def _study(monkeypatch, mirror: Path | None) -> dict:
+    monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
+    if mirror is None:
+        monkeypatch.delenv("GENMETRICS_DATA_MIRROR", raising=False)
+    else:
+        monkeypatch.setenv("GENMETRICS_DATA_MIRROR", str(mirror))
+    return config("configs/biographies.yaml")
+
+
+def test_a_study_without_its_data_stops_the_plan_naming_dataset_upstream_and_mirror(
+    monkeypatch, tmp_path
+):
+    cfg = _study(monkeypatch, None)
+    with pytest.raises(GenmetricsError) as e:
+        plan_of(cfg)
+    msg = str(e.value)
+    assert msg.startswith(
+        "datasets.bios.source: wikitext2_test/paragraphs.jsonl needs the data mirror"
+    )
+    assert (
+        "GENMETRICS_DATA_MIRROR" in msg
+        and "Tylogi/TyloQuant@7989d038b13c data/wikitext-2-raw/wiki.test.raw" in msg
+    )
+    assert "\n" not in msg
+    cfg = _study(monkeypatch, tmp_path / "empty-mirror")
+    with pytest.raises(
+        GenmetricsError,
+        match=r"^datasets.bios.source: wikitext2_test/paragraphs.jsonl is not in the data mirror .*does not exist",
+    ):
+        plan_of(cfg)
+
+
+def test_a_study_reads_the_mirror_and_records_it(monkeypatch, tmp_path):
+    mirror = tmp_path / "mirror"
+    (mirror / "wikitext2_test").mkdir(parents=True)
+    cfg = _study(monkeypatch, mirror)
+    src = cfg["datasets"]["bios"]["source"]
+    (mirror / src["file"]).write_text("wrong bytes\n")
+    with pytest.raises(
+        GenmetricsError,
+        match=r"datasets.bios.source.sha256: the data mirror's .*paragraphs.jsonl has sha256",
+    ):
+        plan_of(cfg)
+    if not SHARED_DATA.exists():
+        pytest.skip("needs ../shared/data for a mirror copy with the recorded sha256")
+    plan = plan_of(_study(monkeypatch, SHARED_DATA))
+    path = str(SHARED_DATA / src["file"])
+    names = list(plan.datasets)  # bios and its few-shot variants
+    assert names and all(plan.datasets[n].local_files == [path] for n in names)
+    assert plan.dataset_spec(names[0])["source"]["mirror_path"] == path
+    assert any(
+        n.startswith("datasets.bios.source: wikitext2_test/paragraphs.jsonl from the data mirror")
+        for n in plan.notes
+    )
+
+
+def test_every_study_source_names_a_pinned_upstream_with_digests():
+    for path in sorted((REPO / "configs").glob("*.yaml")):
+        text = path.read_text()
+        settings = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+        assert not any("shared/data" in line for line in settings), path.name
+        cfg = yaml.safe_load(text)
+        for name, d in (cfg.get("datasets") or {}).items():
+            src = d["source"]
+            if src["kind"] in ("pypi", "npm", "url", "hub"):
+                continue
+            assert src["kind"] == "upstream", (path.name, name)
+            up = src["upstream"]
+            assert len(up["commit"]) == 40 and up["files"], (path.name, name)
+            assert all(f.get("sha256") for f in up["files"].values()), (path.name, name)
+            if SHARED_DATA.exists():
+                data = (SHARED_DATA / src["file"]).read_bytes()
+                assert hashlib.sha256(data).hexdigest() == src["sha256"], (path.name, name)
+                assert data.count(b"\n") == src["rows"], (path.name, name)
