@@ -21,7 +21,7 @@ from test_plan import config, plan_of
 
 from genmetrics import GenmetricsError
 from genmetrics.data.datasets import load_dataset
-from genmetrics.data.sources import fetch_upstream, resolve
+from genmetrics.data.mirror import fetch_upstream, resolve_source
 from genmetrics.data.upstream import READERS, restricted_unpickle, rows_bytes
 
 DATA = REPO / "tests" / "data" / "upstream"
@@ -239,7 +239,7 @@ def test_fetch_upstream_makes_the_recorded_rows_or_says_which_reader_differs(tmp
     )
     want = hashlib.sha256(rows_bytes(rows)).hexdigest()
     src = _gpt2_source(tmp_path, want)
-    out = resolve(src, tmp_path / "cache", "datasets.g.source")
+    out = resolve_source(src, tmp_path / "cache", "datasets.g.source")
     assert out.read_bytes() == rows_bytes(rows) and out.name == "head.jsonl"
     assert [
         r["id"] for r in load_dataset("g", {"source": src, "format": "jsonl"}, tmp_path / "cache")

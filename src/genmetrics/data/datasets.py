@@ -14,7 +14,8 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.data.clean import clean_rows
-from genmetrics.data.sources import check_hub_revision, check_rows, resolve
+from genmetrics.data.mirror import check_rows, resolve_source
+from genmetrics.data.sources import check_hub_revision
 from genmetrics.io import check_ids, parse_json_line, regular_file
 
 FORMATS = ("jsonl", "txt", "csv", "folder", "hub")
@@ -36,7 +37,7 @@ def load_dataset(
     labels = list(spec.get("label_fields", []))
     if fmt == "hub":
         return _read_hub(source, spec, key, text_field, id_field, labels)
-    path = resolve(source, cache, f"{key}.source")
+    path = resolve_source(source, cache, f"{key}.source")
     if fmt == "folder":
         if not path.is_dir():
             raise GenmetricsError(

@@ -27,14 +27,7 @@ only if its recorded sha256 is one of the pinned hashes.
 
 Archives are unpacked by :func:`genmetrics.data.archives.unpack`, within its size and member limits.
 
-A study dataset is an ``upstream`` source: the rows a study reads (``file``, laid out as in the
-project's data folder, with their ``rows`` and ``sha256``) and the public ``upstream`` they are
-made from (a repository at a pinned commit, its files with their sha256, and the
-:mod:`genmetrics.data.upstream` reader that makes the rows). With a data mirror (:func:`data_mirror`:
-``$GENMETRICS_DATA_MIRROR`` or the config's ``data_mirror``) the file is read from the mirror and
-checked against ``sha256`` and ``rows``; without one, :func:`fetch_upstream` downloads the
-upstream files, checks each, runs the reader and checks the rows it made against the same
-``sha256``, so both routes give the same bytes.
+A study dataset's ``upstream`` source is :mod:`genmetrics.data.mirror`'s.
 """
 
 from __future__ import annotations
@@ -65,12 +58,6 @@ CODE_DIGEST_BOUNDARY = True
 
 SOURCE_KINDS = ("pypi", "npm", "url", "hub", "local", "upstream")
 
-#: the environment variable naming the data mirror (a folder laid out like the project's
-#: shared data: ``<folder>/<file>``); the config key ``data_mirror`` takes precedence
-DATA_MIRROR_ENV = "GENMETRICS_DATA_MIRROR"
-#: how a user provides the data mirror (said in every error about a missing study file)
-MIRROR_HOW = f"the {DATA_MIRROR_ENV} environment variable or the config key data_mirror"
-_GITHUB_RAW = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 
 _HASH = re.compile(r"^--hash=sha256:([0-9a-fA-F]{64})\Z")
 _PYPI_REQ = re.compile(r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9.!+_-]+)\Z")
@@ -459,11 +446,10 @@ def resolve(source: Mapping[str, Any], cache: Path | None = None, key: str = "so
     if kind not in SOURCE_KINDS:
         raise GenmetricsError(f"{key}.kind: must be one of {SOURCE_KINDS}, got {kind!r}")
     if kind == "upstream":
-        if source.get("mirror_path"):
-            p = check_mirror_file(source, Path(source["mirror_path"]), key)
-            log.info("%s: read from the data mirror: %s", key, p)
-            return p
-        return fetch_upstream(source, cache, key)
+        raise GenmetricsError(
+            f"{key}: an upstream source is a study dataset's: genmetrics.data.mirror.resolve_source "
+            "reads it from the data mirror or makes it from its upstream"
+        )
     inner = source.get("path")
     if kind == "local":
         if not inner:
@@ -510,151 +496,3 @@ def _required(source: Mapping[str, Any], name: str, key: str) -> Any:
     if not source.get(name):
         raise GenmetricsError(f"{key}.{name}: required for a {source.get('kind')} source")
     return source[name]
-
-
-# ------------------------------------------------------------------ upstream + data mirror
-
-
-def data_mirror(config_value: str | None = None) -> Path | None:
-    """The data mirror folder: the config's ``data_mirror`` if set, else
-    ``$GENMETRICS_DATA_MIRROR``, else ``None`` (study data is downloaded from its upstream)."""
-    value = config_value or os.environ.get(DATA_MIRROR_ENV)
-    return Path(value).expanduser() if value else None
-
-
-def upstream_files(source: Mapping[str, Any]) -> dict[str, dict[str, str]]:
-    """``{name: {"url", "path", "sha256"}}`` of an upstream source's files (a GitHub file's
-    URL is the raw file at the pinned commit)."""
-    up = source.get("upstream") or {}
-    out = {}
-    for name, f in (up.get("files") or {}).items():
-        url = f.get("url") or _GITHUB_RAW.format(
-            repo=up.get("repo"), commit=up.get("commit"), path=f.get("path")
-        )
-        out[name] = {"url": url, "path": f.get("path") or url, "sha256": f.get("sha256")}
-    return out
-
-
-def describe_upstream(source: Mapping[str, Any]) -> str:
-    """One phrase naming an upstream source's origin: ``owner/repo@commit12 path, path``."""
-    up = source.get("upstream") or {}
-    where = up.get("repo") or up.get("dataset") or "upstream"
-    rev = up.get("commit") or up.get("revision")
-    paths = ", ".join(f["path"] for f in upstream_files(source).values())
-    return f"{where}@{str(rev)[:12]} {paths}" if rev else f"{where} {paths}"
-
-
-_DIGESTS: dict[tuple[str, int, int], str] = {}
-
-
-def _digest_cached(path: Path) -> str:
-    """sha256 of ``path``, remembered per (path, size, mtime) in this process (a dry run checks
-    the same mirror files for several datasets and queries)."""
-    st = path.stat()
-    k = (str(path), st.st_size, st.st_mtime_ns)
-    if k not in _DIGESTS:
-        _DIGESTS[k] = sha256_file(path)
-    return _DIGESTS[k]
-
-
-def mirror_path(source: Mapping[str, Any], mirror: Path) -> Path:
-    """Where the data mirror holds an upstream source's file."""
-    return Path(mirror) / str(source["file"])
-
-
-def check_mirror_file(source: Mapping[str, Any], path: Path, key: str) -> Path:
-    """The mirror's copy of an upstream source, checked: it exists and its sha256 is the
-    recorded one (``source.sha256``); errors name the dataset key, the file, the upstream
-    and the mirror option."""
-    if not path.is_file():
-        raise GenmetricsError(
-            f"{key}: {source.get('file')} is not in the data mirror ({path} does not exist; "
-            f"the mirror is set by {MIRROR_HOW}); it is made from {describe_upstream(source)}: "
-            "add it to the mirror, or unset the mirror to download it"
-        )
-    want = source.get("sha256")
-    if want:
-        got = _digest_cached(path)
-        if got != str(want).lower():
-            raise GenmetricsError(
-                f"{key}.sha256: the data mirror's {path} has sha256 {got}, not the {want} "
-                f"recorded for {source.get('file')} (made from {describe_upstream(source)})"
-            )
-    return path
-
-
-def check_rows(source: Mapping[str, Any], n: int, path: Path | str, key: str) -> None:
-    """An upstream source's rows counted against its recorded ``rows``."""
-    want = source.get("rows")
-    if want is not None and int(want) != n:
-        raise GenmetricsError(
-            f"{key}.rows: {path} has {n} rows, not the {want} recorded for {source.get('file')} "
-            f"(made from {describe_upstream(source)})"
-        )
-
-
-def fetch_upstream(
-    source: Mapping[str, Any], cache: Path | None = None, key: str = "source"
-) -> Path:
-    """Download an upstream source's files, make its rows with its reader and return the rows'
-    JSON Lines file (cached under ``<cache>/upstream/<sha256 of the rows, 16 hex>/``).
-
-    Each file is fetched as a ``url`` source (its sha256 checked); the rows the reader makes
-    must have the recorded ``rows`` and ``sha256`` (the bytes the data mirror holds), else an
-    error names the dataset and the upstream.
-    """
-    from genmetrics.data.upstream import reader, rows_bytes
-
-    up = source.get("upstream") or {}
-    read = reader(up.get("reader"), f"{key}.upstream.reader")
-    want = str(source.get("sha256") or "").lower()
-    name = Path(str(source.get("file") or "rows.jsonl")).name
-    cache = Path(cache or default_cache())
-    final = (
-        cache
-        / "upstream"
-        / (want[:16] or hashlib.sha256(repr(sorted(up.items())).encode()).hexdigest()[:16])
-    )
-    if want and _cached(final, want) and (final / name).is_file():
-        return final / name
-    files = {}
-    for fname, f in upstream_files(source).items():
-        fkey = f"{key}.upstream.files.{fname}"
-        try:
-            folder = fetch_url(f["url"], f["sha256"] or "", cache, fkey)
-        except GenmetricsError as e:
-            raise GenmetricsError(
-                f"{e} [{key}: made from {describe_upstream(source)}; offline, set {MIRROR_HOW} "
-                f"to a folder holding {source.get('file')}]"
-            ) from None
-        rec = fetch_record(folder) or {}
-        files[fname] = folder / rec.get("file", Path(urllib.parse.urlsplit(f["url"]).path).name)
-    try:
-        rows = read(files, up.get("options") or {})
-    except GenmetricsError as e:
-        raise GenmetricsError(f"{key}.upstream: {e}") from None
-    data = rows_bytes(rows)
-    got = hashlib.sha256(data).hexdigest()
-    check_rows(source, len(rows), f"the rows made from {describe_upstream(source)}", key)
-    if want and got != want:
-        raise GenmetricsError(
-            f"{key}.sha256: the rows made from {describe_upstream(source)} have sha256 {got}, "
-            f"not the recorded {want} (the upstream reader {up.get('reader')!r} does not make "
-            "the recorded rows)"
-        )
-    with _staging(final) as tmp:
-        (tmp / name).write_bytes(data)
-        log.info("%s: %d rows made from %s", key, len(rows), describe_upstream(source))
-        return (
-            _finish(
-                tmp,
-                final,
-                {
-                    "kind": "upstream",
-                    "file": name,
-                    "upstream": describe_upstream(source),
-                    "sha256": got,
-                },
-            )
-            / name
-        )

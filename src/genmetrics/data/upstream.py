@@ -1,7 +1,7 @@
 """Readers that turn a study dataset's upstream files into the rows the workflow reads.
 
 A study config names each dataset's public upstream (``source: {kind: upstream, ...}``,
-:func:`genmetrics.data.sources.fetch_upstream`): a repository at a pinned commit, its files with
+:func:`genmetrics.data.mirror.fetch_upstream`): a repository at a pinned commit, its files with
 their sha256, and the *reader* here that makes the rows. A reader is a function
 ``(files, options) -> rows``: ``files`` maps each upstream file's name in the config to its
 downloaded path, ``options`` are the reader's settings from the config (``upstream.options``).

@@ -22,15 +22,8 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.agreement.settings import agreement_plan
+from genmetrics.data.mirror import data_mirror, mirror_in_paths, mirror_root, study_source
 from genmetrics.data.prompts import load_tokens_per_word, tokens_per_word
-from genmetrics.data.sources import (
-    DATA_MIRROR_ENV,
-    MIRROR_HOW,
-    check_mirror_file,
-    data_mirror,
-    describe_upstream,
-    mirror_path,
-)
 from genmetrics.data.words import check_language
 from genmetrics.generation.transformers_backend import GenerationSettings
 from genmetrics.metrics.kinds import KINDS, TEXT_KINDS
@@ -168,7 +161,7 @@ def load_plan(
                 "omniinput: section)"
             )
     validate_config(cfg, schema_path)
-    _mirror_in_paths(cfg, cfg.get("data_mirror"))
+    mirror_in_paths(cfg, cfg.get("data_mirror"))
     notes = expand_paths(cfg)
     env_cache = os.environ.get("GENMETRICS_CACHE")
     if env_cache and Path(env_cache).resolve() != Path(cfg["cache"]).resolve():
@@ -179,11 +172,11 @@ def load_plan(
     mirror = data_mirror(cfg.get("data_mirror"))
     for name, d in (cfg.get("datasets") or {}).items():
         if isinstance(d, dict) and isinstance(d.get("source"), dict):
-            d["source"] = _study_source(d["source"], f"datasets.{name}.source", mirror, notes)
+            d["source"] = study_source(d["source"], f"datasets.{name}.source", mirror, notes)
     for m in (cfg.get("models") or {}).values():
         texts = m.get("texts") if isinstance(m, dict) else None
         if isinstance(texts, dict) and (texts.get("source") or {}).get("kind") == "upstream":
-            texts["source"] = {**texts["source"], **_mirror_root(mirror)}
+            texts["source"] = {**texts["source"], **mirror_root(mirror)}
     dataset_cfg, groups, variants = expand_datasets(cfg.get("datasets", {}))
     datasets = {
         name: Dataset(
@@ -215,7 +208,7 @@ def load_plan(
         if m.texts and (m.texts.get("source") or {}).get("kind") == "upstream":
             for ds in m.datasets:
                 key = f"models.{name}.texts.source (dataset {ds})"
-                _study_source(m.texts_for(ds)["source"], key, mirror, notes)
+                study_source(m.texts_for(ds)["source"], key, mirror, notes)
     feature_cache = cfg["feature_cache"].rstrip("/")
     featurizers = {
         name: _feature_model(name, f, "featurizers", "embed", feature_cache, checkpoints)
@@ -275,51 +268,6 @@ def load_plan(
         for name in table:
             plan.job_resources(rule, name)
     return plan
-
-
-def _mirror_in_paths(node: Any, mirror: str | None) -> None:
-    """``$GENMETRICS_DATA_MIRROR`` in a path (a reader that takes a folder of the mirror, e.g.
-    ``agreement.sets.<name>.path``) is the config's ``data_mirror`` when that is set."""
-    if not mirror or not isinstance(node, dict):
-        return
-    for k, v in node.items():
-        if isinstance(v, dict):
-            _mirror_in_paths(v, mirror)
-        elif isinstance(v, str) and DATA_MIRROR_ENV in v:
-            for var in (f"${{{DATA_MIRROR_ENV}}}", f"${DATA_MIRROR_ENV}"):
-                v = v.replace(var, str(mirror))
-            node[k] = v
-
-
-def _mirror_root(mirror: Path | None) -> dict[str, str]:
-    return {"mirror_root": str(mirror)} if mirror else {}
-
-
-def _study_source(
-    source: dict[str, Any], key: str, mirror: Path | None, notes: list[str]
-) -> dict[str, Any]:
-    """An ``upstream`` source checked at plan time: with a data mirror, its file there (it must
-    exist and have the recorded sha256), recorded in the source (``mirror_root``,
-    ``mirror_path``: the job reads it) and in the run log's notes; without one, a reader must
-    make its rows from the upstream (the job downloads them). A missing file stops the dry
-    run here, naming the dataset, its upstream and how to set the mirror."""
-    if source.get("kind") != "upstream":
-        return source
-    from genmetrics.data.upstream import READERS
-
-    if mirror:
-        path = check_mirror_file(source, mirror_path(source, mirror), key)
-        notes.append(f"{key}: {source['file']} from the data mirror {path}")
-        return {**source, **_mirror_root(mirror), "mirror_path": str(path)}
-    reader = (source.get("upstream") or {}).get("reader")
-    if reader not in READERS:
-        raise GenmetricsError(
-            f"{key}: {source.get('file')} needs the data mirror ({MIRROR_HOW}, a folder laid "
-            f"out like the project's data folder): no reader makes it from its upstream "
-            f"{describe_upstream(source)}"
-        )
-    notes.append(f"{key}: {source['file']} downloaded from {describe_upstream(source)}")
-    return source
 
 
 def _checkpoint(name: str, c: Mapping[str, Any]) -> Checkpoint:
