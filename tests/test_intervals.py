@@ -321,3 +321,32 @@ def test_every_source_draws_the_same_prompts_in_replicate_b(toys):
     as_ids = [{"id": r["prompt_id"]} for r in rows]
     by_id = score_loaded("iv_mean", x, as_ids, interval=settings(resamples=30))["interval"]
     assert shuffled["replicates"] == base["replicates"] == by_id["replicates"]
+
+
+def test_a_value_its_interval_would_miss_gets_no_bounds_and_the_reason(toys):
+    """The last guard of bootstrap: a (deliberately mis-registered) metric whose replicates
+    all lie below its point (the share of distinct rows: 1 on the set, about 0.63 on a draw
+    with replacement) gets no bounds for that value, and ``reasons`` says why; the other
+    value keeps its interval."""
+
+    @register(
+        "iv_distinct",
+        input="embeddings",
+        values={"distinct": HIGHER, "mean": HIGHER},
+        duplicates_change_value=False,  # wrong on purpose
+    )
+    def iv_distinct(candidate):
+        """Share of distinct rows, and the mean of the first feature."""
+        share = len(np.unique(candidate, axis=0)) / len(candidate)
+        return {"distinct": share, "mean": float(candidate[:, 0].mean())}
+
+    x, rows = grouped(30, 1, np.random.default_rng(12), 1.0, 1.0)
+    rec = score_loaded(
+        "iv_distinct", x, rows, interval=settings(resamples=40, scheme="replacement")
+    )
+    iv = rec["interval"]
+    assert rec["values"]["distinct"] == 1.0
+    assert iv["lower"]["distinct"] is None and iv["upper"]["distinct"] is None
+    assert iv["reasons"]["distinct"].startswith("not computed: the point estimate 1 lies outside")
+    assert iv["lower"]["mean"] <= rec["values"]["mean"] <= iv["upper"]["mean"]
+    assert set(iv["reasons"]) == {"distinct"}
