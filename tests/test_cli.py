@@ -377,3 +377,10 @@ def test_score_interval_is_the_workflow_records_interval(capsys, tmp_path):
     assert code == 0 and "interval" not in json.loads(out)
     code, _, err = run(capsys, *args, "--interval", "bogus=1")
     assert code == 2 and err.startswith("genmetrics: error: --interval: unknown key(s) ['bogus']")
+    code, _, err = run(capsys, *args, "--interval", "scheme=replacement")  # a set metric
+    assert code == 2 and err.startswith(
+        "genmetrics: error: --interval.scheme: scheme replacement is refused for metric distinct_n"
+    )
+    ttr = ("score", "ttr", "--candidate", str(path), "--interval", "scheme=replacement")
+    code, out, _ = run(capsys, *ttr)  # a mean over texts takes it
+    assert code == 0 and json.loads(out)["interval"]["scheme"] == "replacement"

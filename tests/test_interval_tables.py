@@ -15,6 +15,7 @@ import pytest
 import yaml
 from conftest import REPO
 
+from genmetrics import GenmetricsError
 from genmetrics.analysis.aggregate import read_scores, write_aggregates
 from genmetrics.analysis.seed_means import seed_means
 from genmetrics.analysis.statistics import seed_bootstrap
@@ -287,3 +288,56 @@ def test_few_shot_lines_take_the_summarys_intervals(tmp_path, monkeypatch):
     assert set(table["interval"]) == {"prompts"}
     module.few_shot_lines(table, tmp_path / "fs.png")
     assert "bootstrap interval over prompts" in figs[0].axes[0].get_title()
+
+
+def test_scores_csv_states_each_intervals_scheme_and_a_bound_that_would_miss_the_value(tmp_path):
+    """``scheme`` is a column of scores.csv (and of the summaries): the record's, or, in a
+    record written before it was stated, read from its method; the headline legend says how
+    each scheme drew the prompts. A value the record left without bounds (its percentile
+    interval missed the point) has its reason in ``interval``; a read-back row whose bounds
+    miss its value gets none either."""
+    rep = interval({"ttr": np.linspace(0.4, 0.6, B).tolist()}) | {
+        "method": "bootstrap over prompts: 200 draws of the 40 prompts with replacement",
+        "scheme": "replacement",
+    }
+    old = interval({"distinct_1": np.linspace(0.1, 0.3, B).tolist()})  # no "scheme" key
+    why = "not computed: the point estimate 0.9 lies outside the percentile interval"
+    missed = interval({"mattr": [0.5] * B}) | {"reasons": {"mattr": why}}
+    missed["lower"]["mattr"] = missed["upper"]["mattr"] = None
+    recs = [
+        record("m/seed0", "ttr", {"ttr": 0.5}, rep),
+        record("m/seed0", "distinct_n", {"distinct_1": 0.2}, old),
+        record("m/seed0", "mattr", {"mattr": 0.9}, missed),
+    ]
+    t = aggregate(tmp_path, recs)
+    s = t["scores"].set_index("name")
+    assert list(s.columns[-6:]) == ["lower", "upper", "level", "resamples", "scheme", "interval"]
+    assert (s.loc["ttr", "scheme"], s.loc["distinct_1", "scheme"]) == ("replacement", "half")
+    assert s.loc["mattr", "interval"] == why and math.isnan(s.loc["mattr", "lower"])
+    summary = t["summary"].set_index("name")
+    assert summary.loc["ttr", "scheme"] == "replacement"
+    assert summary.loc["mattr", "interval"] == why
+    assert "all the prompts drawn with replacement (scheme replacement)" in t["md"]
+    assert "each half of the prompts without replacement" in t["md"]
+    # a table read back (no replicates): bounds that miss the value are dropped, with why
+    from genmetrics.analysis.units import seed_intervals
+
+    back = t["scores"].copy()
+    back.loc[back["name"] == "ttr", ["lower", "upper"]] = [0.55, 0.6]
+    row = seed_intervals(back).set_index("name").loc["ttr"]
+    assert math.isnan(row["lower"]) and row["interval"].startswith("not computed: the value 0.5")
+
+
+def test_drawing_with_replacement_is_refused_for_a_set_metric_when_the_config_is_read(plan_config):
+    """A set metric (distinct-n reads a copied text as repetition) refuses the scheme when
+    the plan is loaded, naming the key, the metric and the scheme; a mean over texts (TTR)
+    takes it."""
+    plan_config["metrics"]["rep"] = {"metric": "distinct_n", "interval": {"scheme": "replacement"}}
+    with pytest.raises(GenmetricsError) as e:
+        load_plan(plan_config, SCHEMA)
+    assert str(e.value).startswith(
+        "metrics.rep.interval.scheme: scheme replacement is refused for metric distinct_n"
+    )
+    plan_config["metrics"]["rep"]["metric"] = "ttr"
+    plan = load_plan(plan_config, SCHEMA)
+    assert plan.score_settings("stories", "rep")["interval"]["scheme"] == "replacement"

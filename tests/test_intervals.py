@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from genmetrics import GenmetricsError
 from genmetrics.metrics import compute, get
 from genmetrics.metrics import registry as reg
 from genmetrics.metrics.registry import HIGHER, MetricResult, register
@@ -36,7 +37,7 @@ def toys(monkeypatch) -> Iterator[dict]:
     monkeypatch.setattr(reg, "_REGISTRY", dict(reg._REGISTRY))
     calls = {"n": 0}
 
-    @register("iv_mean", input="embeddings", values={"mean": HIGHER})
+    @register("iv_mean", input="embeddings", values={"mean": HIGHER}, duplicates_change_value=False)
     def iv_mean(candidate):
         """The mean of the first feature."""
         calls["n"] += 1
@@ -64,7 +65,13 @@ def toys(monkeypatch) -> Iterator[dict]:
         per = candidate[:, 0] * reference[:, 0]
         return MetricResult({"score": float(per.mean())}, {"per_pair": {"score": per}})
 
-    @register("iv_prompts", input="embeddings", values={"prompts": HIGHER}, by_prompt=True)
+    @register(
+        "iv_prompts",
+        input="embeddings",
+        values={"prompts": HIGHER},
+        by_prompt=True,
+        duplicates_change_value=False,
+    )
     def iv_prompts(candidate, prompt_ids):
         """The number of distinct prompts."""
         return {"prompts": float(len(set(prompt_ids)))}
@@ -75,6 +82,7 @@ def toys(monkeypatch) -> Iterator[dict]:
         reference="required",
         links=True,
         values={"links": HIGHER},
+        duplicates_change_value=False,
     )
     def iv_links(candidate, reference, links):
         """The mean number of references linked to a candidate."""
@@ -283,19 +291,21 @@ def test_switched_off_and_too_few_prompts_say_why(toys):
     assert "interval" not in score_loaded("iv_mean", x, rows)  # nobody asked: no key
 
 
-def test_half_sample_interval_holds_a_set_metric_where_drawing_with_replacement_does_not():
+def test_half_sample_interval_holds_a_set_metric_and_replacement_is_refused_for_it():
     """Self-BLEU compares the texts of a set: a prompt drawn twice puts the same text twice,
-    which reads as repetition. The half-sample interval holds the score; the with-replacement
-    replicates all lie far above it (the reason half is the default)."""
+    which reads as repetition (the with-replacement replicates of these texts all lay far
+    above the score). The half-sample interval holds the score; drawing with replacement is
+    refused, naming the metric and the scheme."""
     texts = sentences(40, 9, length=16)
     rows = [{"id": f"t{i}", "prompt_id": f"p{i:02d}", "text": t} for i, t in enumerate(texts)]
     half = score_loaded("self_bleu", texts, rows, interval=settings(resamples=40))
-    rep = score_loaded(
-        "self_bleu", texts, rows, interval=settings(resamples=40, scheme="replacement")
-    )
     value = half["values"]["self_bleu"]
     assert half["interval"]["lower"]["self_bleu"] <= value <= half["interval"]["upper"]["self_bleu"]
-    assert min(rep["interval"]["replicates"]["self_bleu"]) > value
+    assert half["interval"]["scheme"] == "half"
+    with pytest.raises(GenmetricsError, match="scheme replacement is refused for metric self_bleu"):
+        score_loaded(
+            "self_bleu", texts, rows, interval=settings(resamples=40, scheme="replacement")
+        )
 
 
 def test_every_source_draws_the_same_prompts_in_replicate_b(toys):
@@ -311,3 +321,32 @@ def test_every_source_draws_the_same_prompts_in_replicate_b(toys):
     as_ids = [{"id": r["prompt_id"]} for r in rows]
     by_id = score_loaded("iv_mean", x, as_ids, interval=settings(resamples=30))["interval"]
     assert shuffled["replicates"] == base["replicates"] == by_id["replicates"]
+
+
+def test_a_value_its_interval_would_miss_gets_no_bounds_and_the_reason(toys):
+    """The last guard of bootstrap: a (deliberately mis-registered) metric whose replicates
+    all lie below its point (the share of distinct rows: 1 on the set, about 0.63 on a draw
+    with replacement) gets no bounds for that value, and ``reasons`` says why; the other
+    value keeps its interval."""
+
+    @register(
+        "iv_distinct",
+        input="embeddings",
+        values={"distinct": HIGHER, "mean": HIGHER},
+        duplicates_change_value=False,  # wrong on purpose
+    )
+    def iv_distinct(candidate):
+        """Share of distinct rows, and the mean of the first feature."""
+        share = len(np.unique(candidate, axis=0)) / len(candidate)
+        return {"distinct": share, "mean": float(candidate[:, 0].mean())}
+
+    x, rows = grouped(30, 1, np.random.default_rng(12), 1.0, 1.0)
+    rec = score_loaded(
+        "iv_distinct", x, rows, interval=settings(resamples=40, scheme="replacement")
+    )
+    iv = rec["interval"]
+    assert rec["values"]["distinct"] == 1.0
+    assert iv["lower"]["distinct"] is None and iv["upper"]["distinct"] is None
+    assert iv["reasons"]["distinct"].startswith("not computed: the point estimate 1 lies outside")
+    assert iv["lower"]["mean"] <= rec["values"]["mean"] <= iv["upper"]["mean"]
+    assert set(iv["reasons"]) == {"distinct"}

@@ -224,3 +224,22 @@ def test_registration():
     assert (m.input, m.reference, m.family) == ("embeddings", "required", "quality/diversity")
     assert m.values == {"kid": "lower", "kid_std": None} and m.headline == ("kid",)
     assert "Bińkowski" in m.citation and "torch-fidelity 0.4.0" in m.upstream
+
+
+def test_the_interval_of_a_negative_estimate_holds_it():
+    """Two halves of one set cannot be told apart: the unbiased MMD² is below 0, and its
+    interval over prompts (half-samples, recentred) holds it; cut at 0 as the range of MMD²
+    it would be [0, ...] and miss it. Registered on the scale ``≳ 0``, which has no range."""
+    from genmetrics.scoring import score_loaded
+    from genmetrics.scoring.intervals import DEFAULTS
+
+    x = np.random.default_rng(4).normal(size=(80, 8))
+    ids = [f"p{i:02d}" for i in range(40)]
+    cand_rows = [{"id": f"g{i}", "prompt_id": p} for i, p in enumerate(ids)]
+    ref_rows = [{"id": f"h{i}", "prompt_id": p} for i, p in enumerate(ids)]  # kept whole
+    settings = {**DEFAULTS, "resamples": 100, "asked": False}
+    rec = score_loaded("kid", x[:40], cand_rows, x[40:], ref_rows, interval=settings)
+    point, iv = rec["values"]["kid"], rec["interval"]
+    assert point < 0
+    assert iv["lower"]["kid"] < 0 and iv["lower"]["kid"] <= point <= iv["upper"]["kid"]
+    assert get("kid").scale("kid") == "≳ 0" and get("kid").scale("kid_std") == "≥ 0"

@@ -213,3 +213,20 @@ def test_bad_features():
         compute("mauve", p, bad)
     with pytest.raises(GenmetricsError, match="2-D"):
         compute("mauve", p, p[0])
+
+
+def test_identical_histograms_give_what_mauve_text_gives_not_one():
+    """The module docstring's artefact, against mauve-text's own functions: with p = q the
+    interior curve points all tie at (1, 1); exact zeros give 0.75, rounding ~1.0."""
+    from mauve.compute_mauve import compute_area_under_curve, get_divergence_curve_for_multinomials
+
+    w = np.linspace(1e-6, 1 - 1e-6, 25)
+    for counts, want in (([1.0, 1.0, 2.0], 0.75), ([1.0] * 5, 1.0)):
+        p = np.asarray(counts) / sum(counts)
+        x, y = get_divergence_curve_for_multinomials(p, p, w, 5).T
+        i1, i2 = np.argsort(x), np.argsort(y)
+        theirs = 0.5 * (
+            compute_area_under_curve(x[i1], y[i1]) + compute_area_under_curve(y[i2], x[i2])
+        )
+        ours = mauve_from_counts(np.asarray(counts), np.asarray(counts))["mauve"]
+        assert ours == theirs == pytest.approx(want)

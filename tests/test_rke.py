@@ -100,3 +100,19 @@ def test_sigma_must_be_positive():
     for bad in (0, -1.0):
         with pytest.raises(GenmetricsError, match=r"rke params\.sigma: must be a number > 0"):
             compute("rke", np.eye(3), params={"sigma": bad})
+
+
+def test_extreme_bandwidths_give_the_limits_not_nan_or_an_error():
+    """σ → 0: k = 1 for equal rows only, so RKE = n² / (n + 2·pairs of equal rows); σ → ∞:
+    every k = 1, RKE = 1. σ² is never formed, so σ = 1e300 (σ² overflows) and σ = 1e-300
+    (σ² underflows to 0, 0/0 on the diagonal) give those limits; a diagonal distance rounded
+    above 0 no longer drops a diagonal term (σ = 1e-160 gave 39 of 30 rows)."""
+    x = np.random.default_rng(0).normal(size=(30, 8))
+    x[5] = x[3]  # one pair of equal rows: Σ k² = 30 + 2
+    for normalize in (True, False):
+        for sigma in (5e-324, 1e-300, 1e-160, 1e-8):
+            got = compute("rke", x, params={"sigma": sigma, "normalize": normalize})
+            assert got.values["rke"] == pytest.approx(30**2 / 32, rel=1e-12), sigma
+        for sigma in (1e8, 1e200, 1e300, 1.7e308):
+            got = compute("rke", x, params={"sigma": sigma, "normalize": normalize})
+            assert got.values["rke"] == pytest.approx(1.0, rel=1e-12), sigma

@@ -279,11 +279,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         interval = None
         if args.interval is not None:
+            from genmetrics.metrics import get
             from genmetrics.scoring.intervals import entry_interval
 
             given = parse_params(args.interval, "--interval") or True
             try:
-                interval = entry_interval("", given)
+                interval = entry_interval("", given, get(args.metric))
             except GenmetricsError as e:  # its messages name ".interval" of a config key
                 raise GenmetricsError(str(e).replace(".interval", "--interval", 1)) from None
         rec = score_texts(

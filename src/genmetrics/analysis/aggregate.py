@@ -14,7 +14,8 @@ Conventions:
   metric), ``name`` the value;
 * rows sorted by dataset, model, seed, entry, name;
 * then the value's interval over its prompts (:data:`INTERVAL_COLUMNS`: ``lower``, ``upper``,
-  ``level``, ``resamples``, and ``interval``: ``prompts``, or the record's reason for none);
+  ``level``, ``resamples``, ``scheme``: how its prompts were drawn, ``half`` or
+  ``replacement``, and ``interval``: ``prompts``, or the record's reason for none);
   the record's replicates are not in the table: :func:`collect_scores` hands them to the seed
   summary, whose interval is over prompts and seeds (:func:`summary_table`).
 
@@ -55,6 +56,7 @@ SUMMARY_COLUMNS = ["dataset", "model", "reference", "metric", "entry", "name", "
 SUMMARY_COLUMNS += ["mean", "std", "n_seeds", *SIZE_COLUMNS, *INTERVAL_COLUMNS]
 _SEEDED = re.compile(r"(.+)/seed(\d+)")
 _INT_COLUMNS = ["seed", *SIZE_COLUMNS, "resamples"]
+_FLOAT_COLUMNS = ["lower", "upper", "level"]
 
 
 def _interval(rec: dict, name: str) -> tuple[dict, np.ndarray | None, int]:
@@ -64,16 +66,25 @@ def _interval(rec: dict, name: str) -> tuple[dict, np.ndarray | None, int]:
         return {}, None, 0
     if iv.get("method") is None:
         return {"interval": iv.get("reason") or "not computed"}, None, 0
+    scheme = iv.get("scheme") or _scheme_of(iv["method"])
+    if name in iv.get("reasons", {}):  # no bounds: they would not hold the value
+        return {"scheme": scheme, "interval": iv["reasons"][name]}, None, 0
     reps = iv.get("replicates", {}).get(name)
     cols = {
         "lower": iv["lower"].get(name),
         "upper": iv["upper"].get(name),
         "level": iv.get("level"),
         "resamples": iv.get("resamples"),
+        "scheme": scheme,
         "interval": OVER_PROMPTS,
     }
     arr = None if reps is None else np.array([np.nan if r is None else r for r in reps], float)
     return cols, arr, int(iv.get("seed", 0))
+
+
+def _scheme_of(method: str) -> str:
+    """The scheme of a record written before the interval stated it, from its ``method``."""
+    return "half" if method.startswith("half-sample") else "replacement"
 
 
 def collect_scores(
@@ -110,7 +121,7 @@ def collect_scores(
     df = pd.DataFrame(rows, columns=COLUMNS + EXTRA_COLUMNS)
     for c in _INT_COLUMNS:
         df[c] = df[c].astype("Int64")
-    for c in ("lower", "upper", "level"):
+    for c in _FLOAT_COLUMNS:
         df[c] = df[c].astype(float)
     return df.sort_values(["dataset", "model", "seed", "entry", "name"]).reset_index(drop=True)
 
@@ -125,7 +136,7 @@ def read_scores(path: str | Path) -> pd.DataFrame:
         raise ValueError(f"{path}: not a tidy score table (no column(s) {missing})")
     for c in EXTRA_COLUMNS:
         if c not in df.columns:
-            dtype = "Int64" if c in _INT_COLUMNS else float if c in INTERVAL_COLUMNS else object
+            dtype = "Int64" if c in _INT_COLUMNS else float if c in _FLOAT_COLUMNS else object
             df[c] = pd.Series(pd.NA if dtype == "Int64" else None, index=df.index, dtype=dtype)
     return df[COLUMNS + EXTRA_COLUMNS]
 

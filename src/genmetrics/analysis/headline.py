@@ -228,7 +228,9 @@ def table_legend(table: pd.DataFrame) -> str:
         out += f" Divided by 100 in this table: {converted}."
     out = f"{out} {SIZES_LEGEND}"
     iv = table.attrs.get("intervals", {})
-    legend = interval_legend(iv.get("levels", []), iv.get("resamples", []))
+    legend = interval_legend(
+        iv.get("levels", []), iv.get("resamples", []), iv.get("schemes", ["half"])
+    )
     none = "; ".join(f"{e} ({why})" for e, why in sorted(iv.get("none", {}).items()))
     if legend:
         out += f" {legend}"
@@ -306,6 +308,7 @@ def headline_table(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> p
     out.attrs["intervals"] = {
         "levels": sorted(set(long["level"].dropna())),
         "resamples": sorted(set(long["resamples"].dropna())),
+        "schemes": sorted(set(long["scheme"].dropna())),
         "none": dict(zip(reasons["entry"], reasons["interval"], strict=True)),
     }
     return out

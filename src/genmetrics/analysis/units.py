@@ -19,11 +19,14 @@ Conventions, shared by ``results/scores.csv``, ``scores_summary.csv``, the headl
   metric without a reference. Over seeds, a table gives the fewest (:func:`size_text` the
   range where seeds differ);
 * **intervals** (:data:`INTERVAL_COLUMNS`): ``lower`` and ``upper`` at ``level`` from
-  ``resamples`` replicates, and ``interval``, what they are over: :data:`OVER_PROMPTS` (a
-  score of one seed: its prompts resampled in the score job, :mod:`genmetrics.scoring.intervals`),
-  :data:`OVER_SEEDS` (a summary over seeds: per replicate the mean over seeds drawn with
-  replacement, :func:`genmetrics.analysis.statistics.seed_bootstrap`), or why there is none
-  ("not computed: …"); empty for a record without an interval (``genmetrics score``).
+  ``resamples`` replicates, ``scheme``, how the score job drew its prompts
+  (:data:`genmetrics.scoring.intervals.SCHEMES`: ``half`` or ``replacement``), and ``interval``,
+  what they are over: :data:`OVER_PROMPTS` (a score of one seed: its prompts resampled in
+  the score job, :mod:`genmetrics.scoring.intervals`), :data:`OVER_SEEDS` (a summary over seeds: per
+  replicate the mean over seeds drawn with replacement,
+  :func:`genmetrics.analysis.statistics.seed_bootstrap`), or why there is none ("not
+  computed: …", also where the bounds would not hold the value they are shown with); empty
+  for a record without an interval (``genmetrics score``).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ MEAN_WORDS_SCALE = "words"
 #: the columns of the text sizes, in every score table
 SIZE_COLUMNS = ["n_candidate", "n_reference"]
 #: the interval columns, after the sizes (see the module conventions)
-INTERVAL_COLUMNS = ["lower", "upper", "level", "resamples", "interval"]
+INTERVAL_COLUMNS = ["lower", "upper", "level", "resamples", "scheme", "interval"]
 #: what ``interval`` says of an interval over one seed's prompts, and over prompts and seeds
 OVER_PROMPTS, OVER_SEEDS = "prompts", "prompts, seeds"
 #: a row of the tidy table (:func:`row_key`) → its replicates over prompts and the seed of
@@ -113,19 +116,31 @@ def converted_text(converted: Iterable[tuple[str, str]]) -> str:
     return ", ".join(m if m == v else f"{m}: {v}" for m, v in sorted(set(converted)))
 
 
-def interval_legend(levels: Iterable[Any], resamples: Iterable[Any]) -> str:
-    """What ``[lower, upper]`` in a table is, with the levels and resamples it holds ("" for
-    a table without intervals)."""
+#: how each resampling scheme of the score job draws the prompts, for the legends
+SCHEME_TEXT = {
+    "half": "each half of the prompts without replacement, recentred on the score",
+    "replacement": "all the prompts drawn with replacement",
+}
+
+
+def interval_legend(
+    levels: Iterable[Any], resamples: Iterable[Any], schemes: Iterable[Any] = ("half",)
+) -> str:
+    """What ``[lower, upper]`` in a table is, with the levels, resamples and schemes it holds
+    ("" for a table without intervals; a table read back without ``scheme``: ``half``, the
+    one scheme before there was a choice)."""
     lv = sorted({float(x) for x in levels if not pd.isna(x)})
     bs = sorted({int(x) for x in resamples if not pd.isna(x)})
+    sc = [s for s in SCHEME_TEXT if s in {x for x in schemes if isinstance(x, str)}] or ["half"]
     if not lv:
         return ""
     level = " or ".join(f"{x:.0%}" for x in lv)
+    how = "; or ".join(f"{SCHEME_TEXT[s]} (scheme {s})" for s in sc)
     return (
         f"[lower, upper]: the {level} interval of the value from {'/'.join(map(str, bs))} "
-        "resamples of its prompts in the score job (each half of the prompts without "
-        "replacement, recentred on the score; genmetrics.scoring.intervals) and, over several seeds, "
-        "per resample the mean over seeds drawn with replacement; the percentile interval."
+        f"resamples of its prompts in the score job ({how}; genmetrics.scoring.intervals) and, over "
+        "several seeds, per resample the mean over seeds drawn with replacement; the "
+        "percentile interval."
     )
 
 
@@ -148,7 +163,7 @@ def seed_intervals(df: pd.DataFrame, replicates: Replicates | None = None) -> pd
     from genmetrics.analysis.statistics import seed_bootstrap
 
     keys = ["dataset", "model", "reference", "metric", "entry", "name"]
-    d = df.assign(reference=df["reference"].fillna(""))
+    d = df.assign(reference=df["reference"].astype(object).fillna(""))
     for c in INTERVAL_COLUMNS:  # a table without intervals: none anywhere
         d[c] = d[c] if c in d.columns else np.nan
     rows = []
@@ -158,16 +173,22 @@ def seed_intervals(df: pd.DataFrame, replicates: Replicates | None = None) -> pd
         reasons = [x for x in labels if isinstance(x, str) and x != OVER_PROMPTS]
         reps = [(replicates or {}).get(row_key(r)) for r in g.to_dict("records")]
         lengths = {len(r[0]) for r in reps if r is not None}
+        schemes = sorted({x for x in g["scheme"] if isinstance(x, str)})
         if reasons or any(x != OVER_PROMPTS for x in labels):  # none, or not on every seed
             rows.append(row | {"interval": reasons[0] if reasons else None})
+        elif len(schemes) > 1:
+            why = f"not computed: the seeds' intervals drew their prompts by {schemes}"
+            rows.append(row | {"interval": why})
         elif all(r is not None for r in reps) and len(lengths) == 1:
             _, low, high = seed_bootstrap(np.vstack([r[0] for r in reps]), *_draw(g, reps))
             over = OVER_SEEDS if len(g) > 1 else OVER_PROMPTS
             rows.append(row | {"lower": low, "upper": high, "interval": over})
             rows[-1] |= {"level": g["level"].iloc[0], "resamples": lengths.pop()}
+            rows[-1] |= {"scheme": schemes[0] if schemes else None}
+            rows[-1] = _holds(rows[-1], float(g["value"].astype(float).mean()))
         elif len(g) == 1:
-            cols = ["lower", "upper", "level", "resamples", "interval"]
-            rows.append(row | g.iloc[0][cols].to_dict())
+            one = g.iloc[0]
+            rows.append(_holds(row | one[INTERVAL_COLUMNS].to_dict(), float(one["value"])))
         else:
             why = "not computed: the seeds' replicates over prompts are not at hand"
             rows.append(row | {"interval": why})
@@ -176,6 +197,24 @@ def seed_intervals(df: pd.DataFrame, replicates: Replicates | None = None) -> pd
     for c in ("lower", "upper", "level"):
         out[c] = out[c].astype(float)
     return out
+
+
+def _holds(row: dict[str, Any], value: float) -> dict[str, Any]:
+    """``row`` as it is where its bounds hold ``value`` (what the tables show with them) or it
+    has no interval, else without bounds and with the reason."""
+    if row.get("interval") not in (OVER_PROMPTS, OVER_SEEDS):
+        return row  # no interval, and its reason already
+    low, high = row.get("lower"), row.get("upper")
+    if pd.isna(low) or pd.isna(high):
+        why = "not computed: no replicate gave a number"
+    elif pd.isna(value) or low <= value <= high:
+        return row
+    else:
+        why = (
+            f"not computed: the value {value:.6g} lies outside the percentile interval "
+            f"[{low:.6g}, {high:.6g}] of its replicates"
+        )
+    return row | {"lower": np.nan, "upper": np.nan, "interval": why}
 
 
 def summary_intervals(summary: pd.DataFrame) -> pd.DataFrame:

@@ -48,6 +48,7 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     values={"coherence": HIGHER},
     family="coherence",
     scale="−1–1",  # a cosine
+    duplicates_change_value=False,  # a mean of per-generation cosines
     aggregation=(
         "mean over generations; a continuation with no word is skipped, as SimCTG "
         "(left out by the embed rule)"
@@ -73,6 +74,7 @@ def coherence(candidate: np.ndarray, reference: np.ndarray) -> MetricResult:
     values={"coherence_logprob": HIGHER},
     family="coherence",
     scale="nats",  # a mean log-probability (≤ 0)
+    duplicates_change_value=False,  # a mean of per-generation means
     aggregation="mean over generations with a token of their mean log-prob (n.excluded)",
     upstream="Su & Collier (2023) compute_coherence.py",
     citation="Su & Collier (2023)",

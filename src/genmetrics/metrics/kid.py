@@ -24,7 +24,9 @@ enough (:data:`FULL_KERNEL_MAX`) have their kernel matrices computed once, each 
 from them: the same entries, summed in another order.
 
 MMD²_u is an unbiased estimate of a non-negative quantity: values slightly below 0 mean the
-two sets cannot be told apart at this size.
+two sets cannot be told apart at this size. Its registered scale (``≳ 0``) says so and has no
+range, so its interval over prompts is not cut at 0 (:mod:`genmetrics.scoring.intervals`): on two
+halves of one set the estimate is negative, and an interval cut at 0 would exclude it.
 """
 
 from __future__ import annotations
@@ -75,7 +77,9 @@ def mmd2_unbiased(x: np.ndarray, y: np.ndarray) -> float:
     values={"kid": LOWER, "kid_std": None},
     family="quality/diversity",
     headline=("kid",),
-    scale="≥ 0",  # MMD² (its unbiased estimate may fall slightly below 0)
+    # MMD² ≥ 0, but its unbiased estimate falls below 0 where the sets cannot be told apart:
+    # "≳ 0" has no range, so its interval is not cut at 0 (it would miss such an estimate)
+    scale={"kid": "≳ 0", "kid_std": "≥ 0"},
     params={
         "subsets": (Interval(int, 1, None), "random subsets the MMD² is averaged over"),
         "subset_size": (

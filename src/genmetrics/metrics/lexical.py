@@ -230,6 +230,7 @@ def _lexical(
         },
         aggregation=f"mean over texts with at least {minimum} (others excluded, n.excluded)",
         exclusion=exclusion,
+        duplicates_change_value=False,  # a mean (and std) of per-text values
         upstream=f"lexical-diversity 0.1.1 lex_div.{name}",
         citation=citation,
     )

@@ -14,9 +14,13 @@ P = reference (human) features, Q = candidate (model) features. Algorithm, exact
 4. frontier integral = 2 Σ_b { q/4 if p = 0; p/4 if q = 0; 0 if |p − q| <= 1e-8;
    (p + q)/4 − ½ p q (ln p − ln q)/(p − q) otherwise }.
 
-Known artefact kept for fidelity: with identical histograms the curve degenerates and the
-value depends on how the reference's ``argsort`` orders tied points (mauve-text 0.4.0 gives
-1.0). The same sorts are used here, so the numbers agree with mauve-text.
+Known artefact kept for fidelity: with identical histograms every interior point of the
+curve is (1, 1) (both KLs 0), so the value depends on how numpy's ``argsort`` orders those
+tied points. mauve-text 0.4.0 (``compute_mauve``: ``idxs1 = np.argsort(x)``, then
+``compute_area_under_curve``) gives 0.75 where the KLs are exactly 0 (p = q = (¼, ¼, ½):
+area 0.5 one way and 1.0 the other), and 1.0 up to rounding where rounding leaves them a
+hair above 0 (p = q uniform over 5 bins); never reliably 1. The same sorts are used here,
+so the numbers agree with mauve-text's.
 
 PCA solver (``pca_solver``): mauve-text runs scikit-learn's ``PCA(n_components=None)``, whose
 ``auto`` policy is the covariance eigendecomposition when d <= 1000 and n >= 10 d (from 3,840

@@ -363,6 +363,7 @@ _FACTS: dict[str, Any] = {
     "loads_model": lambda p: p["equivalence"] == "classifier",
     "min_items": lambda p: (p["k"], "k") if p["k"] else (2, ""),
     "citation": "Zhang et al. (2025)",
+    "duplicates_change_value": False,  # a mean over prompts of each prompt's own samples
 }
 
 

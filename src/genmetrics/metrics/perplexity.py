@@ -57,6 +57,7 @@ def text_mean_surprisal(candidate: Sequence[np.ndarray], metric: str) -> np.ndar
     values={"perplexity": LOWER, "mean_text_perplexity": LOWER, "mean_surprisal": LOWER},
     family="surprisal",
     scale={"perplexity": "≥ 1", "mean_text_perplexity": "≥ 1", "mean_surprisal": "nats"},
+    duplicates_change_value=False,  # sums and means of per-text surprisals
     params={
         "token_count": (
             Options("scored", "sequence"),

@@ -47,6 +47,7 @@ ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
     values={"bleu": HIGHER},
     family="reference",
     scale="0–100",  # sacrebleu's score
+    duplicates_change_value=False,  # sums of per-pair n-gram counts and lengths
     params={
         "tokenize": (
             Options(
@@ -121,6 +122,7 @@ def sentence_lines(text: str) -> str:
     },
     family="reference",
     scale="0–1",
+    duplicates_change_value=False,  # a mean of per-pair scores
     params={
         "use_stemmer": (BOOL, "Porter stemming"),
         "split_sentences": (BOOL, "rougeLsum: one NLTK sentence per line"),
@@ -302,6 +304,7 @@ def _bertscore_blocks(
     family="reference",
     headline=("bertscore_f1",),
     scale="−1–1",  # means of token cosines, no baseline rescaling
+    duplicates_change_value=False,  # a mean of per-pair scores
     params={
         "model": ((STRING, Const(None)), "encoder folder or hub id (null: the offline MiniLM)"),
         "num_layers": (

@@ -44,6 +44,15 @@ A metric module registers its public function once; everything else is read from
 * **Cost of resampling** (``costly(params)``): why recomputing the metric on each of an
   interval's resamples (:mod:`genmetrics.scoring.intervals`) is unreasonable, "" where it is not; its
   scores then get no interval unless the config entry asks (so does ``loads_model``).
+* **Duplicates** (``duplicates_change_value``, default ``True``): whether a copy of a text in
+  the set changes what the other texts contribute. ``False`` only where the value is a mean,
+  or a ratio of sums, of numbers each computed from one text, pair or prompt alone (ROUGE,
+  BLEU's n-gram counts, perplexity, TTR, NoveltyBench's per-prompt classes): a copy then adds
+  weight and nothing else, so an interval may draw prompts with replacement
+  (:data:`genmetrics.scoring.intervals.SCHEMES`). ``True`` for every metric that compares the texts
+  of a set with each other (repetition, nearest neighbours, clusters, kernels' spectra,
+  distances between distributions): it reads a copy as repetition or as a zero distance, and
+  an interval drawing with replacement is refused for it.
 * **Presets** (``presets``): a parameter whose value names a published convention and
   implies other settings, ``{param: {choice: Preset(doc, fixed=..., defaults=...)}}``:
   ``fixed`` settings may not be changed under that choice (an error naming the key),
@@ -137,6 +146,8 @@ SCALES = {
     "−1–1": "between −1 and 1 (a correlation or a cosine)",
     "0–n": "a sum of one share per n-gram order, between 0 and the number of orders",
     "≥ 0": "0 or more, unbounded",
+    # an unbiased estimate of a quantity >= 0 (KID's MMD²): no range its intervals are cut to
+    "≳ 0": "an unbiased estimate of a quantity ≥ 0: below 0 where the sets cannot be told apart",
     "≤ 0": "0 or less",
     "≥ 1": "1 or more, unbounded",
     "nats": "natural-log units (a log-probability or surprisal)",
@@ -203,6 +214,7 @@ class Metric:
     figures: tuple[str, ...] = ()
     sweepable: bool = False
     presets: Mapping[str, Mapping[str, Preset]] = field(default_factory=dict)
+    duplicates_change_value: bool = True
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -271,6 +283,7 @@ class Metric:
             "scales": dict(self.scales),
             "figures": list(self.figures),
             "sweepable": self.sweepable,
+            "duplicates_change_value": self.duplicates_change_value,
             "presets": {
                 key: {
                     c: {"doc": p.doc, "fixed": dict(p.fixed), "defaults": dict(p.defaults)}
@@ -315,6 +328,7 @@ def register(
     figures: Sequence[str] = (),
     sweepable: bool = False,
     presets: Mapping[str, Mapping[str, Preset]] | None = None,
+    duplicates_change_value: bool = True,
 ) -> Callable[[Callable], Callable]:
     """Decorator that registers ``func`` under ``name`` (snake_case, stable); the facts are
     checked here (see the module docstring)."""
@@ -367,6 +381,7 @@ def register(
             figures=tuple(figures),
             sweepable=sweepable,
             presets={k: dict(v) for k, v in (presets or {}).items()},
+            duplicates_change_value=bool(duplicates_change_value),
         )
         return func
 

@@ -46,6 +46,7 @@ def simctg_counts(
     values={"rep_2": LOWER, "rep_3": LOWER, "rep_4": LOWER, "diversity": HIGHER},
     family="diversity",
     scale={"rep_2": "%", "rep_3": "%", "rep_4": "%", "diversity": "0–1"},
+    duplicates_change_value=False,  # sums of each text's own repeated n-grams
     params={"rounding": (BOOL, "round rep-n to 2 decimals before the product, as SimCTG")},
     upstream="SimCTG measure_repetition_and_diversity",
     citation="Su et al. (2022)",

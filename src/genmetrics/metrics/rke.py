@@ -41,16 +41,24 @@ __all__ = ["gaussian_sq_kernel_mean", "rke"]
 def gaussian_sq_kernel_mean(x: np.ndarray, sigma: float) -> float:
     """(1/n²) Σ_{i,j} k(x_i, x_j)² = ‖K / n‖_F² for the Gaussian kernel of bandwidth σ, over
     all ordered pairs (diagonal included), in row blocks; ‖x − y‖² = ‖x‖² + ‖y‖² − 2x·y in
-    float64 on centred rows (absolute error about eps · max ‖x‖²)."""
+    float64 on centred rows (absolute error about eps · max ‖x‖²: a squared distance within
+    8 eps (‖x‖² + ‖y‖²) of 0 is 0, so equal rows are equal at any σ, and the diagonal is 0
+    exactly). The exponent is (‖x − y‖² / σ) / σ: σ² is never formed, so no σ > 0 overflows
+    (σ = 1e300: every k = 1, the mean 1) or divides 0 by 0 (σ = 1e-300: k = 1 for equal rows
+    only, else 0); the mean lies in [1/n, 1] for every σ."""
     x = np.asarray(x, dtype=np.float64)
     x = x - x.mean(axis=0)  # distances are unchanged; smaller norms cancel less below
     n = len(x)
     sq = np.einsum("ij,ij->i", x, x)
+    eps = np.finfo(np.float64).eps
     total = 0.0
     for rows in row_blocks(n):
         d2 = sq[rows, None] + sq[None, :] - 2.0 * (x[rows] @ x.T)
-        np.maximum(d2, 0.0, out=d2)  # rounding can make ‖x − x‖² slightly negative
-        total += float(np.exp(-d2 / sigma**2).sum())  # k² = exp(−‖x − y‖² / σ²)
+        d2[d2 <= 8 * eps * (sq[rows, None] + sq[None, :])] = 0.0  # rounding of equal rows
+        own = np.arange(rows.start, rows.stop)
+        d2[own - rows.start, own] = 0.0  # ‖x − x‖² = 0, whatever the rounding
+        with np.errstate(over="ignore", under="ignore"):  # → ∞ (k = 0) or 0 (k = 1): limits
+            total += float(np.exp(-(d2 / sigma) / sigma).sum())  # k² = exp(−‖x − y‖² / σ²)
     return total / n**2
 
 

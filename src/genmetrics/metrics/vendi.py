@@ -7,7 +7,9 @@ For n items and a similarity kernel K with K_ii = 1 (positive semi-definite), le
 
 with H_1 = −Σ λ_i log λ_i (Shannon) and H_∞ = −log max λ_i. VS is an effective number of
 distinct items: 1 when all are identical, n when all are orthogonal. Small q weighs rare
-directions, large q the dominant ones; VS_q never increases with q.
+directions, large q the dominant ones; VS_q never increases with q. The sum Σ λ_i^q is taken
+in log space (:func:`vendi_of_eigenvalues`), so a large finite q (1000) gives a number between
+VS_∞ and VS_2, not an overflow to ∞.
 
 Two kernels, one metric each (a metric reads one input kind):
 
@@ -51,6 +53,7 @@ from genmetrics.metrics._kernels import (
     INF,
     gram_eigenvalues,
     kernel_eigenvalues,
+    order,
     renyi_entropy,
     unit_rows,
 )
@@ -71,8 +74,21 @@ Q_PARAM = (
 
 
 def vendi_of_eigenvalues(eigenvalues: np.ndarray, q: float | str = 1.0) -> float:
-    """exp(H_q) of the eigenvalues of K / n (a probability vector when K_ii = 1)."""
-    return math.exp(renyi_entropy(eigenvalues, q))
+    """exp(H_q) of the eigenvalues λ of K / n (a probability vector when K_ii = 1).
+
+    For q ≠ 1, ∞ the sum is taken in log space, log Σ λ_i^q = q·log λ_max +
+    log Σ exp(q·(log λ_i − log λ_max)), so a large finite q stays finite: λ^q underflows to 0
+    from q ≈ 250 at λ_max = 0.06 (VS_∞ ≈ 16), where the plain sum gave log 0 and VS = ∞.
+    q = 1 (Shannon) and q = ∞ (−log λ_max) are :func:`~genmetrics.metrics._kernels.renyi_entropy`.
+    """
+    r = order(q)
+    if r == 1.0 or math.isinf(r):
+        return math.exp(renyi_entropy(eigenvalues, q))
+    lam = np.asarray(eigenvalues, dtype=np.float64)
+    log_lam = np.log(lam[lam > 0])
+    top = float(log_lam.max())
+    log_sum = r * top + math.log(float(np.exp(r * (log_lam - top)).sum()))
+    return math.exp(log_sum / (1.0 - r))
 
 
 def score_kernel(k: Any, q: float | str = 1.0) -> float:

@@ -40,10 +40,16 @@ be resampled replicate by replicate):
 * ``replacement`` — the textbook bootstrap: U units drawn with replacement (a prompt drawn
   twice is two prompts: its rows' ids get a ``#c`` copy suffix), replicate = the value on the
   draw. Right for means over prompts or pairs (ROUGE, perplexity, MATTR), biased for set
-  metrics (above).
+  metrics (above), so it is offered only for metrics registered with
+  ``duplicates_change_value=False`` (:func:`check_scheme`: an error naming the metric and the
+  scheme in the config check, on the command line and here).
 
 The interval is the percentile interval of the replicates at ``level``
-(:func:`genmetrics.analysis.statistics.percentile_interval`).
+(:func:`genmetrics.analysis.statistics.percentile_interval`). It holds its point estimate or
+says why not: the half-sample replicates are clipped to the value's range widened to the
+point (an unbiased estimate such as KID's may lie below 0, outside the range of what it
+estimates), and a value whose point still lies outside its interval (replicates all NaN, or
+too skewed for their percentiles to reach the point) gets no bounds, and ``reasons`` says why.
 
 A metric whose value is the mean of its per-pair numbers (``extras["per_pair"]``: ROUGE,
 BERTScore) is resampled from them, without recomputation (checked: their mean must be the
@@ -53,9 +59,10 @@ running an encoder (``loads_model``, e.g. BERTScore homogenization) — gets no 
 its entry asks (``asked``). A resample the metric refuses (too few texts left) counts
 as failed: NaN replicates, and the method says how many; all failed: no interval.
 
-The record's ``interval`` (:func:`bootstrap`): ``{"method", "resamples", "seed", "level",
-"unit": "prompt", "lower": {value: float}, "upper": {...}, "replicates": {value: [B floats,
-float32 precision]}}``, or ``{"method": None, "reason": "not computed: …"}``.
+The record's ``interval`` (:func:`bootstrap`): ``{"method", "scheme", "resamples", "seed",
+"level", "unit": "prompt", "lower": {value: float or None}, "upper": {...}, "replicates":
+{value: [B floats, float32 precision]}}``, with ``"reasons": {value: "not computed: …"}`` for
+values without bounds, or ``{"method": None, "reason": "not computed: …"}``.
 """
 
 from __future__ import annotations
@@ -89,6 +96,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "−1–1": (-1.0, 1.0),
     "0–n": (0.0, math.inf),
     "≥ 0": (0.0, math.inf),
+    "≳ 0": (-math.inf, math.inf),  # an unbiased estimate of a quantity ≥ 0 (KID): no range
     "≤ 0": (-math.inf, 0.0),
     "≥ 1": (1.0, math.inf),
     "words": (0.0, math.inf),
@@ -103,11 +111,29 @@ _REFERENCES = {
 }
 
 
-def entry_interval(key: str, given: bool | Mapping[str, Any] | None) -> dict[str, Any]:
+def check_scheme(metric: Metric, scheme: str, where: str) -> None:
+    """Refuse ``scheme`` for ``metric`` where it would bias the interval: ``replacement``
+    for a metric registered ``duplicates_change_value`` (a prompt drawn twice puts its texts
+    in the set twice, read as repetition or as a zero distance); ``where`` names the key."""
+    if scheme not in SCHEMES:
+        raise GenmetricsError(f"{where}: one of {', '.join(SCHEMES)}, got {scheme!r}")
+    if scheme == "replacement" and metric.duplicates_change_value:
+        raise GenmetricsError(
+            f"{where}: scheme replacement is refused for metric {metric.name}: a prompt drawn "
+            f"twice puts its texts in the set twice, and a copy of a text changes "
+            f"{metric.name}'s value (it compares the texts of a set with each other), so the "
+            "interval would not hold the score; use scheme: half"
+        )
+
+
+def entry_interval(
+    key: str, given: bool | Mapping[str, Any] | None, metric: Metric | None = None
+) -> dict[str, Any]:
     """The settings of config entry ``key``'s interval (``metrics.<entry>.interval``, checked
     by the schema): left out, on with :data:`DEFAULTS` unless the metric is costly
     (``asked`` false); ``true`` or a mapping, on, also where costly (``asked`` true);
-    ``false``, off with its reason."""
+    ``false``, off with its reason. With ``metric``, a scheme it refuses is an error
+    (:func:`check_scheme`)."""
     if given is False:
         return {"reason": f"not computed: switched off by the config ({key}.interval: false)"}
     if given is None or given is True:
@@ -117,8 +143,11 @@ def entry_interval(key: str, given: bool | Mapping[str, Any] | None) -> dict[str
     unknown = sorted(set(given) - set(DEFAULTS))
     if unknown:
         raise GenmetricsError(f"{key}.interval: unknown key(s) {unknown}; known: {list(DEFAULTS)}")
-    if given.get("scheme", DEFAULTS["scheme"]) not in SCHEMES:
+    scheme = given.get("scheme", DEFAULTS["scheme"])
+    if scheme not in SCHEMES:
         raise GenmetricsError(f"{key}.interval.scheme: one of {', '.join(SCHEMES)}")
+    if metric is not None:
+        check_scheme(metric, scheme, f"{key}.interval.scheme")
     return {**DEFAULTS, **given, "asked": True}
 
 
@@ -264,9 +293,13 @@ def _per_pair(result: MetricResult, n_cand: int) -> dict[str, np.ndarray] | None
     return out
 
 
-def _range(metric: Metric, name: str) -> tuple[float, float]:
+def _range(metric: Metric, name: str, point: float) -> tuple[float, float]:
+    """The range the half-sample replicates of value ``name`` are clipped to: its registered
+    scale's (:data:`RANGES`), widened to hold ``point`` (an estimate may lie outside the range
+    of what it estimates, or outside by a rounding, e.g. MAUVE 1.0000000000000002)."""
     scale = "words" if name == "mean_words" else metric.scale(name)
-    return RANGES.get(scale or "", (-math.inf, math.inf))
+    lo, hi = RANGES.get(scale or "", (-math.inf, math.inf))
+    return (min(lo, point), max(hi, point)) if math.isfinite(point) else (lo, hi)
 
 
 def bootstrap(
@@ -292,6 +325,7 @@ def bootstrap(
         return not_computed(settings["reason"])
     b, level, seed = int(settings["resamples"]), float(settings["level"]), int(settings["seed"])
     scheme = settings.get("scheme", DEFAULTS["scheme"])
+    check_scheme(metric, scheme, "interval scheme")
     x = _Inputs(inputs["cand"], inputs["ref"], inputs.get("links"), inputs.get("prompt_ids"))
     u = units(metric, inputs["cand_rows"], inputs["ref_rows"], x.links)
     n_units = len(u.cand)
@@ -336,10 +370,11 @@ def bootstrap(
             centre = np.nanmean(reps, axis=0)
         reps = point + math.sqrt(m / (n_units - m)) * (reps - centre)
         for j, v in enumerate(names):
-            reps[:, j] = np.clip(reps[:, j], *_range(metric, v))
+            reps[:, j] = np.clip(reps[:, j], *_range(metric, v, float(point[j])))
     lower, upper = percentile_interval(reps, level)
-    return {
+    out = {
         "method": _method(u, scheme, b, n_units, m, per_pair is not None, failed, first),
+        "scheme": scheme,
         "resamples": b,
         "seed": seed,
         "level": level,
@@ -348,6 +383,31 @@ def bootstrap(
         "upper": dict(zip(names, upper.tolist(), strict=True)),
         "replicates": {v: [_f32(a) for a in reps[:, j]] for j, v in enumerate(names)},
     }
+    reasons = _outside(values, out["lower"], out["upper"])
+    for v in reasons:
+        out["lower"][v] = out["upper"][v] = None
+    return out | ({"reasons": reasons} if reasons else {})
+
+
+def _outside(
+    values: Mapping[str, float], lower: Mapping[str, float], upper: Mapping[str, float]
+) -> dict[str, str]:
+    """Why each value whose interval does not hold its point estimate has none: no replicate
+    gave a number, or the percentile bounds miss the point (skewed replicates). A NaN point
+    (no number to cover) keeps its bounds."""
+    out = {}
+    for v, x in values.items():
+        lo, hi = lower[v], upper[v]
+        if not math.isfinite(x):
+            continue
+        if math.isnan(lo) or math.isnan(hi):
+            out[v] = f"not computed: no resample gave {v} a number"
+        elif not lo <= x <= hi:
+            out[v] = (
+                f"not computed: the point estimate {x:.6g} lies outside the percentile "
+                f"interval [{lo:.6g}, {hi:.6g}] of its replicates (too skewed to hold it)"
+            )
+    return out
 
 
 def _f32(a: float) -> float:
