@@ -472,7 +472,7 @@ def _text_dtype(dtype: Any) -> bool:
     """Whether a column of ``dtype`` may hold strings (object, or pandas' string dtype)."""
     import pandas as pd
 
-    return dtype == object or pd.api.types.is_string_dtype(dtype)
+    return pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
 
 
 class CsvWriter:
