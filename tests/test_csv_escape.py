@@ -190,3 +190,21 @@ def test_every_csv_writer_goes_through_genmetrics_io():
         if _WRITER.search(line)
     ]
     assert offenders == []
+
+
+def test_agreement_scores_read_back_as_written(tmp_path):
+    """The agreement study reads its own scores table back and pairs its items with the
+    judgments: an escaped item or system comes back as it was (a guard: escaping must not
+    change what is joined)."""
+    from genmetrics.agreement.jobs import read_scores
+    from genmetrics.agreement.jobs import write_csv as agreement_csv
+
+    df = pd.DataFrame(
+        {"item": ["0001", "=x", "-2"], "system": ["-s", "@b", "c"], "v": [1.0, -2, 3]}
+    )
+    path = tmp_path / "scores.csv"
+    agreement_csv(path, df)
+    assert [r[0] for r in _raw_rows(path)[1:]] == ["0001", "'=x", "-2"]
+    back = read_scores(path)
+    assert back["item"].tolist() == ["0001", "=x", "-2"]
+    assert back["system"].tolist() == ["-s", "@b", "c"] and back["v"].tolist() == [1.0, -2.0, 3.0]
