@@ -5,7 +5,9 @@
 ``score`` prints one JSON object ``{"metric", "values", "params", "n", ...}``: strict JSON, a
 non-finite number is ``null`` and named in ``non_finite``. On bad input (arguments, parameters,
 files) it prints a one-line error to stderr and exits with status 2; parameters are checked
-before any file is read. An unexpected failure (a bug) is one line too, with exit status 1;
+before any file is read. ``--param`` and ``--interval`` values are read as a config file's
+are: numbers in decimal only (``010`` and ``0x10`` are errors, not 8 and 16), and the
+interval's keys within the bounds the config schema gives them (:data:`INTERVAL_KEYS`). An unexpected failure (a bug) is one line too, with exit status 1;
 ``GENMETRICS_DEBUG=1`` shows its traceback. A closed stdout (``genmetrics list | head``) ends
 quietly.
 """
@@ -27,6 +29,20 @@ import yaml
 from genmetrics import GenmetricsError
 from genmetrics.data.words import DEFAULT_LANGUAGE, LANGUAGES
 from genmetrics.io import jsonable
+from genmetrics.params import Interval, Options, Param, read_yaml
+
+#: the keys of ``--interval``, checked as the config schema checks ``metrics.<entry>.interval``
+#: (workflow/schemas/config.schema.yaml; a test keeps the two equal)
+INTERVAL_KEYS = {
+    "resamples": Param(
+        "resamples", 200, (Interval(int, 20, 100_000),), "B, the number of resamples"
+    ),
+    "level": Param(
+        "level", 0.95, (Interval(float, 0, 1, closed="neither"),), "the interval's level"
+    ),
+    "seed": Param("seed", 0, (Interval(int, 0, 2**32 - 1),), "the seed of the resampling"),
+    "scheme": Param("scheme", "half", (Options("half", "replacement"),), "the resampling"),
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,15 +60,36 @@ def _fail(message: str) -> None:
 
 
 def parse_param(text: str, option: str = "--param") -> tuple[str, Any]:
-    """``KEY=VALUE`` with the value read as YAML (numbers, true/false, null, lists)."""
+    """``KEY=VALUE`` with the value read as YAML (numbers, true/false, null, lists), numbers in
+    decimal only (:func:`genmetrics.params.read_yaml`: ``k=010`` is an error, not 8)."""
     if "=" not in text:
         raise GenmetricsError(f"{option} {text!r}: expected KEY=VALUE")
     key, raw = text.split("=", 1)
     try:
-        value = yaml.safe_load(raw) if raw != "" else ""
+        value = read_yaml(raw, f"{option} {key.strip()}") if raw != "" else ""
     except (yaml.YAMLError, RecursionError):
         value = raw
     return key.strip(), value
+
+
+def parse_interval(texts: list[str], metric: str | None = None) -> dict[str, Any]:
+    """``--interval KEY=VALUE...`` as :func:`genmetrics.scoring.intervals.entry_interval`
+    settings: each value checked as the config schema checks it (:data:`INTERVAL_KEYS`:
+    ``resamples`` an integer in [20, 100000], ``level`` in (0, 1), ``seed`` in
+    [0, 2**32 - 1]), and the scheme as ``metric`` accepts it; errors name ``--interval`` and
+    the key."""
+    from genmetrics.metrics import get
+    from genmetrics.scoring.intervals import entry_interval
+
+    given = parse_params(texts, "--interval")
+    unknown = sorted(set(given) - set(INTERVAL_KEYS))
+    if unknown:
+        raise GenmetricsError(f"--interval: unknown key(s) {unknown}; known: {list(INTERVAL_KEYS)}")
+    checked = {k: INTERVAL_KEYS[k].check(v, f"--interval {k}") for k, v in given.items()}
+    try:
+        return entry_interval("", checked or True, None if metric is None else get(metric))
+    except GenmetricsError as e:  # its messages name ".interval" of a config key
+        raise GenmetricsError(str(e).replace(".interval", "--interval", 1)) from None
 
 
 def parse_params(texts: list[str], option: str = "--param") -> dict[str, Any]:
@@ -277,16 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             config=args.config,
             progress=_progress(),
         )
-        interval = None
-        if args.interval is not None:
-            from genmetrics.metrics import get
-            from genmetrics.scoring.intervals import entry_interval
-
-            given = parse_params(args.interval, "--interval") or True
-            try:
-                interval = entry_interval("", given, get(args.metric))
-            except GenmetricsError as e:  # its messages name ".interval" of a config key
-                raise GenmetricsError(str(e).replace(".interval", "--interval", 1)) from None
+        interval = None if args.interval is None else parse_interval(args.interval, args.metric)
         rec = score_texts(
             args.metric,
             args.candidate,

@@ -8,11 +8,16 @@ left behind.
 Reads are bounded and checked before data is loaded: only regular files are read
 (:func:`regular_file`), and JSONL lines are at most :data:`MAX_JSONL_LINE_BYTES`. NPZ feature
 files (saved through :func:`atomic_path`, read with their bounds) are in :mod:`genmetrics.npz`.
+
+Every CSV table is written through :func:`write_csv` (or :func:`csv_text`, :func:`csv_writer`),
+which escape string cells a spreadsheet would run as a formula (:func:`escape_cell`);
+:func:`read_csv` reads such a table back with the cells as they were.
 """
 
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import math
 import os
@@ -23,11 +28,14 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
 from genmetrics import GenmetricsError
+
+if TYPE_CHECKING:  # pandas is imported where a table is written (the CLI starts without it)
+    import pandas as pd
 
 PathLike = str | os.PathLike
 
@@ -330,3 +338,158 @@ def jsonable(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     return obj
+
+
+# ------------------------------------------------------------------ CSV tables
+
+#: first characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection":
+#: ``=``, ``+``, ``-``, ``@``, tab, carriage return)
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# a cell to escape: any quotes, then a formula start (a cell escaped before gets one more
+# quote, so that read_csv gives back exactly the cell written)
+_FORMULA = re.compile(r"'*[=+\-@\t\r]")
+_ESCAPED = re.compile(r"'+[=+\-@\t\r]")
+# a plain decimal number ("-0.5", "+3", "-1e-05"), which a spreadsheet reads as that number
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def escape_cell(value: Any) -> Any:
+    """``value`` as a CSV cell no spreadsheet runs as a formula: a string starting with one of
+    :data:`FORMULA_STARTS` (after any single quotes) gets a single quote in front, as OWASP
+    advises (``=HYPERLINK(...)`` → ``'=HYPERLINK(...)``); a string that is a plain decimal
+    number (``-0.5``) and every non-string (numbers stay numbers) are returned as they are."""
+    if not isinstance(value, str):
+        return value
+    if _FORMULA.match(value) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def unescape_cell(value: Any) -> Any:
+    """The inverse of :func:`escape_cell`: ``unescape_cell(escape_cell(s)) == s``."""
+    if isinstance(value, str) and _ESCAPED.match(value):
+        return value[1:]
+    return value
+
+
+def _label(value: Any) -> Any:
+    """A column or index label as written: strings escaped, other labels as they are."""
+    return escape_cell(value) if isinstance(value, str) else value
+
+
+def _safe_values(values: pd.Series) -> pd.Series:
+    """A column's cells escaped: strings (and objects, as they print) that would be formulas."""
+    import pandas as pd
+
+    if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+        return values  # numbers stay numbers: -0.5 and -inf are written as numbers
+
+    def cell(v: Any) -> Any:
+        if isinstance(v, str):
+            return escape_cell(v)
+        if v is None or isinstance(v, (bool, int, float, np.generic)) or v is pd.NA:
+            return v
+        text = str(v)  # a list, a path, another object: escaped as the CSV prints it
+        escaped = escape_cell(text)
+        return escaped if escaped != text else v
+
+    return values.astype(object).map(cell)
+
+
+def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` whose string cells, column labels and index labels are escaped
+    (:func:`escape_cell`); numeric columns are kept as they are."""
+    out = df.copy()
+    for i in range(out.shape[1]):
+        out.isetitem(i, _safe_values(out.iloc[:, i]))
+    out = out.rename(columns=_label)
+    if not _is_numbers(out.index):
+        out = out.rename(index=_label)
+    out.columns = out.columns.set_names([_label(n) for n in out.columns.names])
+    out.index = out.index.set_names([_label(n) for n in out.index.names])
+    return out
+
+
+def _is_numbers(index: pd.Index) -> bool:
+    import pandas as pd
+
+    return not isinstance(index, pd.MultiIndex) and pd.api.types.is_numeric_dtype(index.dtype)
+
+
+def _line_end(df: pd.DataFrame, index: bool) -> str:
+    """``"\n"``, or ``"\r\n"`` where a string cell or label holds a carriage return: the
+    csv module quotes a cell only for the characters of the line end, and an unquoted CR
+    splits the row for every reader."""
+    labels = [*df.columns.to_flat_index(), *df.columns.names]
+    if index:
+        labels += [*df.index.to_flat_index(), *df.index.names]
+    cells = (v for col in df.columns for v in df[col] if isinstance(v, str))
+    for v in (*labels, *cells):
+        texts = v if isinstance(v, tuple) else (v,)
+        if any(isinstance(t, str) and "\r" in t for t in texts):
+            return "\r\n"
+    return "\n"
+
+
+def _to_csv(df: pd.DataFrame, target: Any, index: bool) -> str | None:
+    safe = csv_safe(df)
+    return safe.to_csv(target, index=index, lineterminator=_line_end(safe, index))
+
+
+def csv_text(df: pd.DataFrame, *, index: bool = False) -> str:
+    """``df`` as CSV text, cells escaped (:func:`csv_safe`); lines end in ``\n`` (``\r\n``
+    where a cell holds a carriage return, so that it is quoted)."""
+    text = _to_csv(df, None, index)
+    assert text is not None
+    return text
+
+
+def write_csv(path: PathLike, df: pd.DataFrame, *, index: bool = False) -> None:
+    """Write ``df`` as a CSV table atomically (:func:`atomic_path`) as :func:`csv_text` writes
+    it: every table of the workflow is written here."""
+    with atomic_path(path) as tmp:
+        _to_csv(df, tmp, index)
+
+
+def read_csv(path: PathLike, **kwargs: Any) -> pd.DataFrame:
+    """A table written by :func:`write_csv`, its string cells and labels unescaped
+    (``pandas.read_csv`` with ``kwargs``)."""
+    import pandas as pd
+
+    df = pd.read_csv(path, **kwargs)
+    for i in range(df.shape[1]):
+        col = df.iloc[:, i]
+        if _text_dtype(col.dtype):
+            df.isetitem(i, col.map(unescape_cell))
+    df = df.rename(columns=unescape_cell)
+    if _text_dtype(df.index.dtype):  # index_col given
+        df = df.rename(index=unescape_cell)
+    df.index = df.index.set_names([unescape_cell(n) for n in df.index.names])
+    return df
+
+
+def _text_dtype(dtype: Any) -> bool:
+    """Whether a column of ``dtype`` may hold strings (object, or pandas' string dtype)."""
+    import pandas as pd
+
+    return pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+
+
+class CsvWriter:
+    """``csv.writer`` whose string cells are escaped (:func:`escape_cell`)."""
+
+    def __init__(self, f: IO[str], **kwargs: Any) -> None:
+        self._writer = csv.writer(f, **kwargs)
+
+    def writerow(self, row: Iterable[Any]) -> Any:
+        return self._writer.writerow([escape_cell(v) for v in row])
+
+    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+        for row in rows:
+            self.writerow(row)
+
+
+def csv_writer(f: IO[str], **kwargs: Any) -> CsvWriter:
+    """A CSV writer on the open file ``f`` (``csv.writer``'s ``kwargs``) that escapes string
+    cells (:func:`escape_cell`), for tables written row by row."""
+    return CsvWriter(f, **kwargs)

@@ -13,14 +13,20 @@ check at DAG-build time, the workflow's score jobs and the Python API all go thr
 * Numbers are refused, not truncated: ``k=2.7`` and ``k=true`` are errors for an integer
   parameter; ``4.0`` is accepted as 4 (exactly representable). NaN and ±inf are refused, and
   so are integers beyond 64 bits (``10**30``) and numbers beyond float range.
+* Numbers are read in decimal only (:func:`read_yaml`): YAML 1.1 reads ``010`` as 8,
+  ``0x10`` as 16, ``1_000`` as 1000 and ``1:30`` as 90; such a value is an error, on the
+  command line and in a config string alike (config files are read as strictly,
+  :func:`genmetrics.config.check_config_file`).
 * The returned value is the one the metric runs with, so a score record states the
   parameters actually used.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -165,7 +171,7 @@ class Param:
 
     def check(self, value: Any, where: str) -> Any:
         """Return ``value`` as the metric will use it, or raise naming ``where``."""
-        for candidate in _readings(value):
+        for candidate in _readings(value, where):
             for c in self.constraints:
                 out = c.convert(candidate)
                 if out is not _REJECT:
@@ -173,7 +179,7 @@ class Param:
         note = ""
         if any(
             isinstance(v, int) and not isinstance(v, bool) and abs(v) >= _INT_LIMIT
-            for v in _readings(value)
+            for v in _readings(value, where)
         ):
             note = " (beyond 64-bit integers)"
         raise GenmetricsError(f"{where}: must be {self.describe()}, got {_shown(value)}{note}")
@@ -185,13 +191,64 @@ def _shown(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _readings(value: Any) -> Iterable[Any]:
+#: integers that YAML 1.1 (PyYAML) reads in another base or with digit separators: ``010``
+#: is 8, ``0x10`` 16, ``0b10`` 2, ``1_000`` 1000, ``1:30`` 90 (what config files refuse)
+_SURPRISING_INT = re.compile(r"[-+]?(0[0-9_]+|0[xXoObB][0-9a-fA-F_]+|[0-9][0-9_]*(_|:)[0-9_:]*)")
+
+
+class _Surprising(Exception):
+    """A number YAML 1.1 reads other than in decimal: ``(as written, as read)``."""
+
+
+@functools.cache
+def _strict_loader() -> type:
+    """A SafeLoader whose numbers are decimal only (the class is built on first use: a job
+    that reads no YAML value pays no import)."""
+    import yaml
+
+    class Strict(yaml.SafeLoader):
+        pass
+
+    def strict_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+        value = yaml.SafeLoader.construct_yaml_int(loader, node)
+        if _SURPRISING_INT.fullmatch(node.value):
+            raise _Surprising(node.value, value)
+        return value
+
+    def strict_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+        value = yaml.SafeLoader.construct_yaml_float(loader, node)
+        if "_" in node.value or ":" in node.value:  # 1_000.5, 1:30.5 (base 60)
+            raise _Surprising(node.value, value)
+        return value
+
+    Strict.add_constructor("tag:yaml.org,2002:int", strict_int)
+    Strict.add_constructor("tag:yaml.org,2002:float", strict_float)
+    return Strict
+
+
+def read_yaml(text: str, where: str) -> Any:
+    """``text`` read as YAML (a command-line value: numbers, true/false, null, lists) with
+    numbers in decimal only: ``010``, ``0x10``, ``1_000`` or ``1:30`` is an error naming
+    ``where``. A text that is not YAML raises ``yaml.YAMLError`` (or RecursionError)."""
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_strict_loader())
+    except _Surprising as e:
+        written, read = e.args
+        raise GenmetricsError(
+            f"{where}: {written} is read as {read!r} by YAML 1.1; write the number in decimal "
+            "without leading zeros or separators"
+        ) from None
+
+
+def _readings(value: Any, where: str) -> Iterable[Any]:
     yield value
     if isinstance(value, str):
         import yaml  # here: a job that checks no string value pays no import
 
         try:
-            parsed = yaml.safe_load(value)
+            parsed = read_yaml(value, where)
         except (yaml.YAMLError, RecursionError):
             return
         if parsed is not None or value.strip().lower() in ("null", "none", "~"):

@@ -6,7 +6,7 @@ import pandas as pd
 from genmetrics.analysis.correlation import correlation_table
 from genmetrics.analysis.correlation_panels import heatmap_panels
 from genmetrics.figures.correlation import correlation_heatmap
-from genmetrics.io import atomic_path
+from genmetrics.io import write_csv
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
@@ -15,8 +15,7 @@ with log_to(sm.log[0]):
     table = correlation_table(
         df, n_boot=sm.params.n_boot, seed=sm.params.seed, figure_values=sm.params.values
     )
-    with atomic_path(sm.output.table, suffix=".tmp.csv") as tmp:
-        table.to_csv(tmp, index=False)
+    write_csv(sm.output.table, table)
     panels = heatmap_panels(table, sm.params.method, cluster=sm.params.cluster)
     correlation_heatmap(panels, sm.output.figure)
     few = table[table["too_few"]]

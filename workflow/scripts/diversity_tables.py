@@ -3,7 +3,7 @@
 import pandas as pd
 
 from genmetrics.analysis.aggregate import read_scores
-from genmetrics.io import atomic_path, write_text
+from genmetrics.io import write_csv, write_text
 from genmetrics.runlog import log_to
 from genmetrics.studies.shaib_diversity.tables import (
     STABILITY_COLUMNS,
@@ -27,8 +27,7 @@ with log_to(sm.log[0]):
         (sm.output.length, length, False),
         (sm.output.stability, stable, False),
     ):
-        with atomic_path(path) as tmp:
-            df.to_csv(tmp, index=index)
+        write_csv(path, df, index=index)
     markdown = diversity_markdown(
         table,
         columns,

@@ -9,7 +9,7 @@ import pandas as pd
 from genmetrics.analysis.aggregate import read_scores
 from genmetrics.analysis.seed_means import few_shot_table, parsed_table
 from genmetrics.figures.bars import few_shot_lines
-from genmetrics.io import atomic_path, read_json
+from genmetrics.io import read_json, write_csv
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
@@ -23,9 +23,7 @@ with log_to(sm.log[0]) as log:
         seed = int(path.name.removeprefix("seed").removesuffix(".stats.json"))
         stats[path.parts[-3], path.parts[-2], seed] = read_json(p)
     parsed = parsed_table(stats, variants)
-    with atomic_path(sm.output.table) as tmp:
-        table.to_csv(tmp, index=False)
-    with atomic_path(sm.output.parsed) as tmp:
-        parsed.to_csv(tmp, index=False)
+    write_csv(sm.output.table, table)
+    write_csv(sm.output.parsed, parsed)
     few_shot_lines(table, sm.output.figure, parsed)
     log.info("few-shot P/R: %d means; parsed shares of %d generations", len(table), len(parsed))

@@ -6,14 +6,13 @@ import pandas as pd
 from genmetrics.analysis.aggregate import read_scores
 from genmetrics.analysis.seed_means import seed_means
 from genmetrics.figures.bars import value_bars
-from genmetrics.io import atomic_path
+from genmetrics.io import write_csv
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
     summary = pd.read_csv(sm.input.summary)
     table = seed_means(read_scores(sm.input.scores), ["mauve"], ["mauve", "mauve_star"], summary)
-    with atomic_path(sm.output.table) as tmp:
-        table.to_csv(tmp, index=False)
+    write_csv(sm.output.table, table)
     value_bars(table, sm.output.figure, "mauve")
     log.info("MAUVE bars: %d (dataset, entry, reference, model) means", len(table))

@@ -6,7 +6,7 @@ import pandas as pd
 from genmetrics.analysis.overlap import overlap_long, overlap_markdown
 from genmetrics.analysis.pr_plane import plane_tables
 from genmetrics.figures.precision_recall import pr_scatter
-from genmetrics.io import atomic_path, read_json, write_text
+from genmetrics.io import read_json, write_csv, write_text
 from genmetrics.runlog import log_to
 
 sm = snakemake  # noqa: F821
@@ -15,11 +15,9 @@ with log_to(sm.log[0]) as log:
     spreads = [read_json(p) for p in sm.input.spreads]
     points, plane = plane_tables(scores, spreads)
     pr_scatter(points, plane, sm.output.figure, sm.params.templates)
-    with atomic_path(sm.output.plane) as tmp:
-        plane.to_csv(tmp, index=False)
+    write_csv(sm.output.plane, plane)
     overlap = overlap_long(scores)
-    with atomic_path(sm.output.overlap) as tmp:
-        overlap.to_csv(tmp, index=False)
+    write_csv(sm.output.overlap, overlap)
     write_text(sm.output.overlap_markdown, overlap_markdown(overlap))
     log.info("P/R plane: %d (dataset, entry, reference, model) means", len(plane))
     log.info("model-vs-model overlap: %d rows", len(overlap))

@@ -2,7 +2,7 @@
 (Le Bronnec et al. (2024), Fig. 6/B.1)."""
 
 from genmetrics.analysis.distribution import sweep_table
-from genmetrics.io import atomic_path
+from genmetrics.io import write_csv
 from genmetrics.npz import load_embeddings
 from genmetrics.runlog import log_to
 
@@ -14,6 +14,5 @@ with log_to(sm.log[0]) as log:
         sm.params.settings,
         source=sm.wildcards.source,
     )
-    with atomic_path(sm.output[0]) as tmp:
-        df.to_csv(tmp, index=False)
+    write_csv(sm.output[0], df)
     log.info("%d sweep rows", len(df))

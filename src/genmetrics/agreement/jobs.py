@@ -22,18 +22,19 @@ from genmetrics.agreement.judgment_sets import (
 )
 from genmetrics.agreement.preference import pairwise_agreement
 from genmetrics.agreement.scoring import directions, pairwise_scores, score_texts
-from genmetrics.io import atomic_path, write_json, write_text
+from genmetrics.io import read_csv, write_json, write_text
+from genmetrics.io import write_csv as _write_csv
 from genmetrics.provenance import package_versions
 
 
 def write_csv(path: str | Path, df: pd.DataFrame) -> None:
-    with atomic_path(path) as tmp:
-        df.to_csv(tmp, index=False)
+    """A table of the agreement study (:func:`genmetrics.io.write_csv`: cells escaped)."""
+    _write_csv(path, df)
 
 
 def read_scores(path: str | Path) -> pd.DataFrame:
     """A scores CSV with ``item`` kept as text (document ids like ``0001`` stay as written)."""
-    return pd.read_csv(path, dtype={"item": str, "group": str})
+    return read_csv(path, dtype={"item": str, "group": str})
 
 
 def score_set(settings: Mapping[str, Any], path: str, scores_out: str, record_out: str) -> None:
@@ -182,7 +183,7 @@ def summarise(
     rows = []
     for name, path in results.items():
         s = settings[name]
-        df = pd.read_csv(path)
+        df = read_csv(path)
         if s["kind"] in CRITERIA:
             method = s["figure"]["method"]
             d = df[df["method"] == method]

@@ -45,7 +45,7 @@ from genmetrics.analysis.units import (
     seed_intervals,
     sizes,
 )
-from genmetrics.io import atomic_path, read_json, write_text
+from genmetrics.io import read_json, write_csv, write_text
 
 #: the columns every reader of the tidy table needs
 COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
@@ -188,12 +188,10 @@ def write_aggregates(
 
     replicates: Replicates = {}
     df = collect_scores(records, replicates)
-    with atomic_path(scores) as tmp:
-        df.to_csv(tmp, index=False)
+    write_csv(scores, df)
     intervals = seed_intervals(df, replicates)  # over prompts and seeds
-    with atomic_path(summary) as tmp:
-        summary_table(df, intervals).to_csv(tmp, index=False)
-    write_text(headline, headline_scores(df, intervals).to_csv(index=False))
+    write_csv(summary, summary_table(df, intervals))
+    write_csv(headline, headline_scores(df, intervals))
     table = headline_table(df, intervals)
     write_text(headline_markdown, markdown(table, full_table=Path(scores).name))
     return df

@@ -4,6 +4,10 @@ Key = sha256 of the featurizer settings (JSON, sorted) and the text. The setting
 determines the numbers (:func:`model_identity`): the model's content hash (weights, config,
 tokenizer; never its name), the featurizer options, and the torch/transformers versions. Each entry is one ``.npy``
 file ``{root}/{key[:2]}/{key}.npy`` written atomically, so parallel jobs can share a cache.
+
+An entry that cannot be read, or is not a one-dimensional float array, is recomputed (a
+warning names it); entries of one call that must share a shape (embeddings) and do not are an
+error naming the odd entry.
 """
 
 from __future__ import annotations
@@ -11,12 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from genmetrics import GenmetricsError
 from genmetrics.io import atomic_path
 
 _log = logging.getLogger("genmetrics")
@@ -65,9 +71,19 @@ class FeatureCache:
         if not p.exists():
             return None
         try:  # mapped first: a damaged or forged header fails before any allocation
-            return np.array(np.load(p, mmap_mode="r", allow_pickle=False))
+            value = np.array(np.load(p, mmap_mode="r", allow_pickle=False))
         except (ValueError, OSError):
             return None  # a damaged entry is recomputed
+        if value.ndim != 1 or value.dtype.kind != "f":  # every entry: one text's float vector
+            _log.warning(
+                "feature cache: %s holds a %s array of shape %s, not a vector of floats; "
+                "recomputed",
+                p,
+                value.dtype,
+                value.shape,
+            )
+            return None
+        return value
 
     def put(self, text: str, value: np.ndarray) -> None:
         if self.root is None:
@@ -82,6 +98,7 @@ def cached_map(
     compute: Callable[[list[str]], list[np.ndarray]],
     cache: FeatureCache,
     chunk: int = 256,
+    same_shape: bool = False,
 ) -> tuple[list[np.ndarray], int]:
     """Return one array per text, computing only the chunks of texts not all in ``cache``.
 
@@ -89,7 +106,9 @@ def cached_map(
     is cached is read, any other chunk is computed whole and written to the cache as soon as
     it is done. A killed job keeps its finished chunks, and the rerun computes the rest in the
     same chunks, so the same batches give the same bytes as a run that was never stopped (a
-    chunk cut off half-written is computed again whole). Returns (arrays, texts computed).
+    chunk cut off half-written is computed again whole). With ``same_shape`` (embeddings of
+    one model) arrays of different shapes are an error naming the odd cache entry. Returns
+    (arrays, texts computed).
     """
     found = {t: cache.get(t) for t in dict.fromkeys(texts)}
     ordered = sorted(found)
@@ -107,7 +126,32 @@ def cached_map(
         for t, v in zip(part, compute(part), strict=True):
             cache.put(t, v)
             found[t] = v
+    if same_shape:
+        computed = {t for part in todo for t in part}
+        _check_same_shape(found, computed, cache)
     return [found[t] for t in texts], sum(map(len, todo))
+
+
+def _check_same_shape(
+    found: Mapping[str, np.ndarray], computed: set[str], cache: FeatureCache
+) -> None:
+    """All arrays of ``found`` have one shape; else an error naming a cached entry of the odd
+    shape (the shape of the computed arrays is the right one, else the most common)."""
+    shapes = Counter(np.shape(v) for v in found.values())
+    if len(shapes) <= 1:
+        return
+    made = {np.shape(found[t]) for t in computed}
+    right = next(iter(made)) if len(made) == 1 else shapes.most_common(1)[0][0]
+    odd = next((t for t, v in found.items() if np.shape(v) != right and t not in computed), None)
+    if odd is None:  # the featurizer itself
+        raise GenmetricsError(
+            f"the featurizer returned arrays of different shapes {sorted(shapes)}"
+        )
+    raise GenmetricsError(
+        f"feature cache {cache.root}: entry {cache._path(odd)} has shape {np.shape(found[odd])}, "
+        f"the other features of this call {right} (a damaged or foreign entry: delete it, or "
+        "the cache folder, and rerun)"
+    )
 
 
 def run_stats(

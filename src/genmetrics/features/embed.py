@@ -63,7 +63,7 @@ def embed_texts(
         emb = _embed(batch_texts, lm, tok, kind, batch_size, max_tokens, layer, pooling, progress)
         return list(emb)
 
-    vecs, computed = cached_map(texts, compute, cache)
+    vecs, computed = cached_map(texts, compute, cache, same_shape=True)
     if stats is not None:
         stats.update(run_stats(cache, settings, texts, computed, bool(loaded)))
     return np.stack(vecs).astype(np.float32)

@@ -199,10 +199,31 @@ def quick_equality(a: str, b: str) -> bool | None:
 
 @functools.lru_cache(maxsize=2)
 def _classifier(folder: str, device: str) -> tuple[Any, Any]:
+    """The tokenizer and the pair classifier saved in ``folder``; a folder that holds no such
+    pair (no config, no weights, no tokenizer, not two labels, no [CLS]/[SEP]) is an error
+    naming it, not transformers' own exception."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForSequenceClassification.from_pretrained(folder).to(device)
+    def refuse(reason: str) -> GenmetricsError:
+        return GenmetricsError(
+            f"equivalence=classifier: model {folder!r} is not a pair classifier with its "
+            f"tokenizer ({reason}); it needs NoveltyBench's classifier ({_CLASSIFIER}) and "
+            "its tokenizer, saved with save_pretrained"
+        )
+
+    if not (Path(folder) / "config.json").is_file():
+        raise refuse("no config.json")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        model = AutoModelForSequenceClassification.from_pretrained(folder)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        first = " ".join(str(e).split())[:200]
+        raise refuse(f"transformers cannot load it: {type(e).__name__}: {first}") from None
+    if model.config.num_labels != 2:
+        raise refuse(f"{model.config.num_labels} labels, not 2 (different, equivalent)")
+    if tokenizer.cls_token_id is None or tokenizer.sep_token_id is None:
+        raise refuse("its tokenizer has no [CLS] or no [SEP] token")
+    model = model.to(device)
     model.eval()
     return tokenizer, model
 

@@ -15,6 +15,10 @@ special tokens) and its words, and returns tokens / words (sums, not a mean of r
   (pr-4-llm ``pr_llm/data/average_tokens_per_words.py``: ``len(tokenizer.encode(text,
   add_special_tokens=False))`` and ``len(word_tokenize(text))`` summed over WebText train).
   More words than whitespace words, so a smaller ratio.
+
+A row outside :data:`PLAUSIBLE` (0.5 to 20 tokens per word) is warned about by
+:func:`implausible_rows`, naming the file, line and row: ``0.0001`` makes every budget one
+token.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.data.prompts import load_tokens_per_word
+from genmetrics.data.prompts import load_tokens_per_word, max_new_tokens
 from genmetrics.data.words import DEFAULT_LANGUAGE, check_language, count_words, uses_whitespace
 
 WORD_KINDS = ("whitespace", "nltk")
@@ -42,6 +46,11 @@ NLTK_LANGUAGES = {
     "pt": "portuguese",
     "ru": "russian",
 }
+
+#: tokens per word a real tokenizer gives: fewer than 0.5 is a token of more than two words on
+#: average, more than 20 a word of more than 20 tokens (GPT-2's bytes on Chinese jieba words
+#: give 4.5, a byte tokenizer on English about 6); outside, a row is a typo or a wrong unit
+PLAUSIBLE = (0.5, 20.0)
 
 #: a row name of the table: no whitespace, no leading '#' (a comment)
 _ROW_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*(@[a-z]+)?\Z")
@@ -141,12 +150,38 @@ def format_row(name: str, m: TokensPerWord, source: str, tokenizer: str) -> str:
     return "\t".join([name, f"{m.tokens_per_word:.3f}", " ".join(note.split())])
 
 
+def implausible_rows(path: str | Path, where: str | None = None) -> list[str]:
+    """One warning per row of the table at ``path`` (read by
+    :func:`genmetrics.data.prompts.load_tokens_per_word`, so well formed) whose value is outside
+    :data:`PLAUSIBLE`, naming ``where`` (else the file), the line and the row, with the token
+    budget it gives 50 words."""
+    load_tokens_per_word(path)  # the format checked, with its errors
+    lo, hi = PLAUSIBLE
+    out = []
+    with open(path, encoding="utf-8-sig", newline="") as f:  # as load_tokens_per_word reads it
+        lines = list(f)
+    for lineno, line in enumerate(lines[1:], start=2):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.rstrip("\r\n").split("\t")
+        name, value = parts[0].strip(), float(parts[1])
+        if not lo <= value <= hi:
+            label = f"{where}: {path}" if where else str(path)
+            out.append(
+                f"warning: {label}: line {lineno}: row {name!r} says {value:g} tokens per word, "
+                f"outside the plausible {lo:g} to {hi:g}: a 50-word budget becomes "
+                f"{max_new_tokens(50, value)} token(s); check the row (a typo, or another unit?)"
+            )
+    return out
+
+
 def with_user_table(
     shipped: Mapping[str, float], path: str | Path, where: str = "tokens_per_word_table"
 ) -> tuple[dict[str, float], list[str]]:
     """The shipped table plus the rows of the user's table at ``path`` (same format, read by
     :func:`genmetrics.data.prompts.load_tokens_per_word`); a user's row replaces a shipped row of
-    the same name. Returns (table, notes: one line per replaced value). Errors name ``where``."""
+    the same name. Returns (table, notes: one line per replaced value, and a warning per
+    row outside :data:`PLAUSIBLE`, :func:`implausible_rows`). Errors name ``where``."""
     try:
         user = load_tokens_per_word(path)
     except GenmetricsError as e:
@@ -156,4 +191,4 @@ def with_user_table(
         for name, value in user.items()
         if name in shipped and shipped[name] != value
     ]
-    return {**shipped, **user}, notes
+    return {**shipped, **user}, notes + implausible_rows(path, where)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.io import PathLike, atomic_path, regular_file
+from genmetrics.io import PathLike, atomic_path, csv_writer, regular_file
 from genmetrics.omniinput.density import Bins
 
 #: the columns of an annotation CSV, in order
@@ -147,10 +147,10 @@ def export_samples(
     edges = bins.edges
     rows = 0
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
-        w = csv.writer(f)
+        w = csv_writer(f)  # the text escaped where a spreadsheet would run it as a formula
         w.writerow(COLUMNS)
         for b, s in enumerate(samp):
-            lo, hi = repr(float(edges[b])), repr(float(edges[b + 1]))
+            lo, hi = float(edges[b]), float(edges[b + 1])  # written as repr: exact
             for i, toks in enumerate(s):
                 text = ""
                 if decode is not None:
@@ -165,10 +165,10 @@ def export_samples(
                         lo,
                         hi,
                         i,
-                        "" if zs is None else repr(float(zs[b][i])),
+                        "" if zs is None else float(zs[b][i]),
                         " ".join(str(int(t)) for t in toks),
                         text,
-                        "" if sc is None else repr(float(sc[b][i])),
+                        "" if sc is None else float(sc[b][i]),
                     ]
                 )
                 rows += 1

@@ -343,7 +343,7 @@ def summarise_runs(scores: list[str], table: str | Path, figure: str | Path) -> 
     import pandas as pd
 
     from genmetrics.figures.omniinput import omniinput_runs_figure
-    from genmetrics.io import read_json, write_text
+    from genmetrics.io import read_json, write_csv
 
     records = {Path(p).parent.name: read_json(p) for p in scores}
     rows = [
@@ -351,5 +351,5 @@ def summarise_runs(scores: list[str], table: str | Path, figure: str | Path) -> 
         for run, rec in records.items()
         for k, v in rec["values"].items()
     ]
-    write_text(table, pd.DataFrame(rows).to_csv(index=False))
+    write_csv(table, pd.DataFrame(rows))
     omniinput_runs_figure(records, figure)

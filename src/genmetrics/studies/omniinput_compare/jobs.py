@@ -59,12 +59,12 @@ def compare_job(
     import pandas as pd
 
     from genmetrics.figures.omniinput_compare import omniinput_compare_figure
-    from genmetrics.io import read_json, write_text
+    from genmetrics.io import read_json, write_csv
     from genmetrics.studies.omniinput_compare.compare import comparison_rows, mean_curve
 
     records = {Path(p).parent.name: read_json(p) for p in scores}
     rows = comparison_rows(settings, records)
-    write_text(table, pd.DataFrame(rows).to_csv(index=False))
+    write_csv(table, pd.DataFrame(rows))
     curves = {
         g: mean_curve([records[r] for r in s["runs"].values()]) for g, s in settings["runs"].items()
     }
@@ -87,7 +87,7 @@ def variance_job(
     per-bin table (CSV) and its summary (JSON) (:mod:`genmetrics.studies.omniinput_compare.variance`)."""
     import pandas as pd
 
-    from genmetrics.io import write_json, write_text
+    from genmetrics.io import write_csv, write_json
     from genmetrics.omniinput.annotation_csv import read_annotations
     from genmetrics.omniinput.density import read_result
     from genmetrics.omniinput.jobs import annotate_run
@@ -115,7 +115,7 @@ def variance_job(
         settings["threshold"],
         tuple(settings["labels"]),
     )
-    write_text(outputs["table"], pd.DataFrame(rows).to_csv(index=False))
+    write_csv(outputs["table"], pd.DataFrame(rows))
     summary["annotators"] = {
         settings["labels"][0]: settings["annotator_a"],
         settings["labels"][1]: settings["annotator_b"],

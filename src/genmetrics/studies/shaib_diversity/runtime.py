@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from genmetrics import GenmetricsError
-from genmetrics.io import read_texts, write_json, write_text
+from genmetrics.io import read_texts, write_csv, write_json, write_text
 
 __all__ = [
     "COLUMNS",
@@ -279,7 +279,7 @@ def write_runtime(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {ext: folder / f"runtime.{ext}" for ext in ("csv", "md", "json", "png")}
-    write_text(paths["csv"], table.to_csv(index=False))
+    write_csv(paths["csv"], table)
     md = f"# {title}\n\n" + runtime_markdown(table, stops)
     write_text(paths["md"], md)
     write_json(paths["json"], {**settings, "stops": list(stops)})
