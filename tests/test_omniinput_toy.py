@@ -391,6 +391,15 @@ def test_config_checks(tmp_path):
         GenmetricsError, match=r"omniinput\.runs\.r\.annotator\.path: .* not a file"
     ):
         _plan(tmp_path, {"runs": {"r": {**run, "annotator": {"kind": "csv", "path": "/no/such"}}}})
+    # the export it asks for lies under the config's results_dir (a study's own tree)
+    with pytest.raises(
+        GenmetricsError, match=r"snakemake results/study/omniinput/RUN/samples\.csv"
+    ):
+        _plan(
+            tmp_path,
+            {"runs": {"r": {**run, "annotator": {"kind": "csv", "path": "/no/such"}}}},
+            results_dir="results/study",
+        )
     with pytest.raises(GenmetricsError, match=r"omniinput\.runs\.r\.bins: need lo < hi"):
         _plan(tmp_path, {"runs": {"r": {**run, "bins": {"lo": 5, "hi": 5}, "annotator": {"kind": "rule", "rule": "a:b"}}}})  # fmt: skip
     judged = _plan(tmp_path, {"runs": {"r": {**run, "annotator": {"kind": "judge_lm", "checkpoint": "smollm2-135m"}}}})  # fmt: skip

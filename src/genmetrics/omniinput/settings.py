@@ -250,7 +250,9 @@ def omni_plan(
         bins = dict(r["bins"])
         if not bins["lo"] < bins["hi"]:
             raise GenmetricsError(f"{key}.bins: need lo < hi, got lo={bins['lo']}, hi={bins['hi']}")
-        annotator = _annotator(key + ".annotator", r.get("annotator"), checkpoints)
+        annotator = _annotator(
+            key + ".annotator", r.get("annotator"), checkpoints, results.omni_samples
+        )
         seeds = r.get("seeds")
         for seed in seeds if seeds is not None else [r["seed"]]:
             run = name if seeds is None else f"{name}-seed{seed}"
@@ -280,7 +282,12 @@ def omni_plan(
                 f"{key}.run: {v['run']!r} is not a run (runs with seeds are named "
                 f"<run>-seed<k>: {', '.join(runs)})"
             )
-        v = {**v, "annotator": _annotator(key + ".annotator", v["annotator"], checkpoints)}
+        v = {
+            **v,
+            "annotator": _annotator(
+                key + ".annotator", v["annotator"], checkpoints, results.omni_samples
+            ),
+        }
         if v["labels"][0] == v["labels"][1]:
             raise GenmetricsError(f"{key}.labels: the two annotators need different names")
         variance[name] = v
@@ -364,7 +371,14 @@ def _comparisons(
     return out
 
 
-def _annotator(key: str, a: Mapping[str, Any] | None, checkpoints: Mapping[str, Any]) -> dict:
+def _annotator(
+    key: str,
+    a: Mapping[str, Any] | None,
+    checkpoints: Mapping[str, Any],
+    samples: str = RESULTS.omni_samples,
+) -> dict:
+    """An annotator section checked; ``samples`` is the run's samples path pattern (under the
+    config's ``results_dir``), named in the error of a missing CSV."""
     if a is None:
         raise GenmetricsError(
             f"{key}: missing; say who scores the samples: kind judge_lm (with checkpoint), "
@@ -387,6 +401,6 @@ def _annotator(key: str, a: Mapping[str, Any] | None, checkpoints: Mapping[str, 
     if kind == "csv" and not Path(a["path"]).is_file():
         raise GenmetricsError(
             f"{key}.path: {a['path']} is not a file (export the samples first: snakemake "
-            "results/omniinput/RUN/samples.csv, fill the score column)"
+            f"{samples.format(run='RUN')}, fill the score column)"
         )
     return a
