@@ -132,26 +132,14 @@ def score_loaded(
     ref_rows: Sequence[Mapping[str, Any]] | None = None,
     params: Mapping[str, Any] | None = None,
     where: str = "",
-    pair_by: str = "id",
-    language: str = DEFAULT_LANGUAGE,
-    interval: Mapping[str, Any] | None = None,
+    **options: Any,
 ) -> dict[str, Any]:
     """Score inputs already in memory (data of ``metric``'s kind plus one row of metadata per
-    item): :func:`score_resolved` after :func:`resolve` (``metric`` a registered name or a
-    :class:`Metric`; ``params`` checked here)."""
+    item): :func:`score_resolved` (its ``options``: ``pair_by``, ``language``, ``interval``)
+    after :func:`resolve` (``metric`` a registered name or a :class:`Metric`; ``params``
+    checked here)."""
     m, checked = resolve(metric, params)
-    return score_resolved(
-        m,
-        cand,
-        cand_rows,
-        ref,
-        ref_rows,
-        checked,
-        where,
-        pair_by=pair_by,
-        language=language,
-        interval=interval,
-    )
+    return score_resolved(m, cand, cand_rows, ref, ref_rows, checked, where, **options)
 
 
 def score_resolved(
@@ -167,8 +155,8 @@ def score_resolved(
     interval: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Score inputs already in memory (data of ``metric``'s kind plus one row of metadata per
-    item; ``params`` as :func:`resolve` checked them): a paired metric aligns candidates with references by ``prompt_id``/``source_id``,
-    else by ``id``, or by position with ``pair_by="position"`` (:func:`pair_rows`, naming
+    item; ``params`` as :func:`resolve` checked them): a paired metric aligns candidates with
+    references by ``prompt_id``/``source_id``, else by ``id``, or by position with ``pair_by="position"`` (:func:`pair_rows`, naming
     ``where`` in errors), a linked one gets each candidate's references
     (:func:`link_groups`), a per-prompt one the ``prompt_id`` of each candidate row
     (:func:`prompt_ids`); each set must hold the metric's ``min_items`` (:func:`check_sizes`);
