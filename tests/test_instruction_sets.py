@@ -70,6 +70,9 @@ def test_the_downsample_keeps_the_smallest_size_and_each_sets_draw_is_its_own():
     more = downsample({**sets, "other": _set("d", "e", "f")}, seed=0)
     assert more["big"] == drawn["big"]
     assert downsample(sets, seed=1)["big"] != drawn["big"]
+    # two sets of one size are not drawn in the same order (the order pairs the aligned cut)
+    twins = downsample({"a": sets["big"], "b": sets["big"]}, seed=0, size=10)
+    assert [r["id"] for r in twins["a"]] != [r["id"] for r in twins["b"]]
     assert [len(v) for v in downsample(sets, 0, size=2).values()] == [2, 2]
     with pytest.raises(GenmetricsError, match="analysis.instruction_sets.size: 4 is more"):
         downsample(sets, 0, size=4)
