@@ -123,7 +123,7 @@ instruction-diversity: install
 # App. A.4-A.5, Tables 9, 12, 13): CR, CR: POS, self-repetition and NGD per set, whole and
 # downsampled to the smallest set then cut, beside the paper's numbers. The sets are the five
 # source subsets of AlpacaEval's 805 instructions (the paper's training sets are not offline)
-# -> results/instruction-sets/analysis/instruction_sets.md. About 3 min on 2 cores.
+# -> results/instruction-sets/analysis/instruction_sets.md. About 5 min on 2 shared cores.
 instruction-sets: install
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/instruction_sets.yaml
 
