@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: test-run studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: test-run studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity instruction-sets runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -114,9 +114,18 @@ chat-vs-base: install
 summary-diversity: install
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/summary_diversity.yaml
 
-# instruction-diversity: ten chat models' AlpacaEval responses (Tables 9, 13).
+# instruction-diversity: ten chat models' AlpacaEval responses (our extension: the paper scores
+# no responses; its Tables 9, 13 are the instruction-sets study below).
 instruction-diversity: install
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/instruction_diversity.yaml
+
+# instruction-sets: the *instructions* of instruction sets compared with each other (§10.2,
+# App. A.4-A.5, Tables 9, 12, 13): CR, CR: POS, self-repetition and NGD per set, whole and
+# downsampled to the smallest set then cut, beside the paper's numbers. The sets are the five
+# source subsets of AlpacaEval's 805 instructions (the paper's training sets are not offline)
+# -> results/instruction-sets/analysis/instruction_sets.md. About 5 min on 2 shared cores.
+instruction-sets: install
+	$(BIN)/snakemake --cores $(CORES) --configfile configs/instruction_sets.yaml
 
 # runtime: the time of every Shaib et al. (2024) diversity score as the number of texts grows,
 # ours and the `diversity` package's on the same REALSumm summaries (their Fig. 3) ->
@@ -124,7 +133,7 @@ instruction-diversity: install
 runtime: install-test
 	$(BIN)/python benchmarks/bench_diversity_runtime.py --out results/runtime
 
-studies: webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime omniinput-compare
+studies: webtext biographies creative chat-vs-base summary-diversity instruction-diversity instruction-sets runtime omniinput-compare
 
 # Controlled P/R experiment on AG News (Le Bronnec et al. 2024, Fig. 2); needs ../shared/data.
 agnews-experiment: install

@@ -240,6 +240,33 @@ rule repeated_patterns:
         "../workflow/scripts/repeated_patterns.py"
 
 
+# Instruction sets compared with each other (analysis.instruction_sets; Shaib et al. (2024),
+# Tables 9, 12, 13): every score whole and downsampled-then-cut, beside the paper's numbers.
+rule instruction_sets:
+    input:
+        # texts: RESULTS.generations of each set (imported instructions), in the sets' order;
+        # assets: the NLTK data where a score reads POS tags
+        **PLAN.instruction_sets_inputs(),
+    output:
+        table=RESULTS.instruction_sets_table,
+        markdown=report(
+            RESULTS.instruction_sets_markdown,
+            caption="../workflow/report/instruction_sets.rst",
+            category="Diversity",
+        ),
+        paper=RESULTS.instruction_sets_paper,
+    log:
+        RESULTS.log("instruction_sets.log"),
+    conda:
+        "../envs/metrics.yaml"
+    threads: 1
+    params:
+        # analysis.instruction_sets checked, the dataset's language, the code digest
+        settings=PLAN.instruction_sets_settings(),
+    script:
+        "../workflow/scripts/instruction_sets.py"
+
+
 # How stable each ranking of models is across featurizers: made when two entries differ only
 # in their featurizer (analysis.featurizer_robustness: false turns it off).
 rule featurizer_robustness:

@@ -39,6 +39,9 @@ T_975_2 = 4.302652729911275
         ("−0.95", -0.95),
         ("0", 0.0),
         ("452.25", 452.25),
+        ("84,437", 84437.0),  # Shaib et al. Table 12 (thousands separated by commas)
+        ("6,594,646", 6594646.0),
+        ("4550", 4550.0),
     ],
 )
 def test_paper_number_reads_what_is_printed(printed, number):

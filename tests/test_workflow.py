@@ -128,6 +128,7 @@ STUDY_RULES = {
         "repeated_patterns": 1,
         "import_texts": 10,
     },
+    "instruction_sets.yaml": {"instruction_sets": 1, "import_texts": 5, "score": 20},
     "omniinput_compare.yaml": {
         "omni_compare": 2,
         "omni_sample": 13,

@@ -92,6 +92,11 @@ class ResultPaths:
     # repeated n-grams and POS patterns per source (analysis.patterns)
     patterns_table: str = "results/analysis/patterns/{dataset}.csv"
     patterns_markdown: str = "results/analysis/patterns/{dataset}.md"
+    # instruction sets compared (analysis.instruction_sets): the table, its Markdown (the
+    # paper's Tables 12, 9, 13) and the side-by-side table with the paper's numbers
+    instruction_sets_table: str = "results/analysis/instruction_sets.csv"
+    instruction_sets_markdown: str = "results/analysis/instruction_sets.md"
+    instruction_sets_paper: str = "results/analysis/instruction_sets_paper.csv"
     # figures and the report
     correlation_figure: str = "results/figures/metric_correlation.png"
     pr_figure: str = "results/figures/precision_recall.png"

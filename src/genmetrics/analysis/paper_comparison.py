@@ -66,13 +66,15 @@ PAPERS_DIR = Path("resources") / "papers"
 N_COLUMNS = ("n_candidate", "n", "n_texts")
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)"
+_THOUSANDS = r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?"  # 6,594,646
 
 
 def paper_number(value: str | float | None) -> float:
     """The number a printed value states: ``0.356 (0.053)`` → 0.356 (the SD in parentheses
     left out), ``1.00 ± 0.00`` → 1.0, ``4.159*`` → 4.159, ``41/500`` → 0.082 (a count of a
-    total), ``1/6 ≈ 0.167`` → 0.167 (what follows ≈), ``−0.87`` → −0.87; NaN for an empty
-    value (a number only in a figure). Raises ValueError when the text holds no number."""
+    total), ``1/6 ≈ 0.167`` → 0.167 (what follows ≈), ``−0.87`` → −0.87, ``84,437`` → 84437
+    (thousands separated by commas); NaN for an empty value (a number only in a figure).
+    Raises ValueError when the text holds no number."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return math.nan
     text = str(value).strip().replace("−", "-")
@@ -80,6 +82,8 @@ def paper_number(value: str | float | None) -> float:
         return math.nan
     if "≈" in text:
         text = text.split("≈", 1)[1].strip()
+    if re.fullmatch(_THOUSANDS, text):
+        return float(text.replace(",", ""))
     frac = re.fullmatch(rf"({_NUMBER})\s*/\s*({_NUMBER})", text)
     if frac:
         return float(frac.group(1)) / float(frac.group(2))

@@ -18,6 +18,7 @@ from genmetrics.omniinput.settings import PROPOSALS, OmniPlan
 from genmetrics.params import canonical
 from genmetrics.paths import PROMPTS, REFERENCES, RESULTS, ResultPaths
 from genmetrics.plan.inputs import POS_ASSETS, JobInputs
+from genmetrics.plan.instruction_sets import InstructionSetQueries
 from genmetrics.plan.jobs import JobParams
 from genmetrics.plan.memo import fixed_signature
 from genmetrics.plan.objects import (
@@ -35,7 +36,15 @@ from genmetrics.plan.targets import TargetLists, Targets
 
 
 @dataclass(frozen=True)
-class Plan(JobInputs, JobParams, ResourceQueries, TargetLists, PatternQueries, RobustnessQueries):
+class Plan(
+    JobInputs,
+    JobParams,
+    ResourceQueries,
+    TargetLists,
+    PatternQueries,
+    RobustnessQueries,
+    InstructionSetQueries,
+):
     """A config, checked and resolved (:func:`genmetrics.plan.load.load_plan`)."""
 
     cache: str
@@ -58,6 +67,7 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists, PatternQueries, R
     variants: dict = field(default_factory=dict)  # few-shot variant -> {"dataset", "n"}
     patterns: dict | None = None  # analysis.patterns, checked (plan/patterns.py)
     robustness: list | None = None  # entries differing only in featurizer (plan/robustness.py)
+    instruction_sets: dict | None = None  # analysis.instruction_sets (plan/instruction_sets.py)
     results: ResultPaths = RESULTS  # every file the run writes, under the config's results_dir
     targets: Targets = field(init=False)
     # answers of the memoized queries (plan/memo.py), per query and arguments

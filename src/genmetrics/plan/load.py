@@ -36,6 +36,7 @@ from genmetrics.plan.core import Plan
 from genmetrics.plan.diversity import diversity_settings
 from genmetrics.plan.gpu_resources import job_resources
 from genmetrics.plan.inputs import POS_ASSETS
+from genmetrics.plan.instruction_sets import check_instruction_sets
 from genmetrics.plan.objects import (
     _JOB_KEYS,
     Checkpoint,
@@ -261,6 +262,9 @@ def load_plan(
         variants=variants,
         patterns=check_patterns(cfg["analysis"].get("patterns"), list(datasets), groups),
         robustness=featurizer_groups(cfg["analysis"]["featurizer_robustness"], entries),
+        instruction_sets=check_instruction_sets(
+            cfg["analysis"].get("instruction_sets"), list(datasets), models, entries
+        ),
         results=results,
     )
     # a GPU kind that resources.gpu_kinds lacks stops the dry run here, naming its key

@@ -101,6 +101,7 @@ class TargetLists:
         analyses += [self.results.few_shot_figure] if few_shot else []
         analyses += self.patterns_targets()  # analysis.patterns (plan/patterns.py)
         analyses += self.robustness_targets()  # table, Markdown, figure (plan/robustness.py)
+        analyses += self.instruction_sets_targets()  # plan/instruction_sets.py
         omni = self.omniinput
         return Targets(
             omniinput=tuple(omni.targets),
