@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: test-run studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: test-run studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test install-docs docs lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,17 @@ $(VENV)/.installed-test: $(VENV)/.installed
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
+
+$(VENV)/.installed-docs: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e ".[all,docs]"
+	touch $@
+
+install-docs: $(VENV)/.installed-docs
+
+# The documentation site (mkdocs.yml, docs/) into site/: offline, warnings are errors
+docs: install-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	@echo "Site: site/index.html"
 
 # The run, then its report (as `make report`). On CPU cores, one thread per model job and
 # several jobs at once: two single-thread generate jobs are 1.4x faster than one job on two
