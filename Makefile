@@ -97,7 +97,7 @@ bench: install-test
 clean:
 	rm -rf results .snakemake
 
-# The precision/recall paper's studies (Le Bronnec et al. 2024; README "Studies"): each a ready
+# The precision/recall paper's studies (Le Bronnec et al. 2024; docs/studies.md): each a ready
 # config at 2-core size on the registry models and ../shared/data, writing results/<study>/.
 # webtext: the P/R plane with 2-sigma ellipses (Fig. 1), MAUVE bars (Fig. B.2), the variance
 # split (Table B.4) and the N and k sweeps (Fig. 6 / B.1).
@@ -117,7 +117,7 @@ creative: install
 chat-vs-base: install
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/chat_vs_base.yaml
 
-# The diversity paper's studies (Shaib et al. 2024; README "Studies: the diversity paper's and
+# The diversity paper's studies (Shaib et al. 2024; docs/studies.md "The diversity paper's and
 # OmniInput's experiments"), on real system outputs in ../shared/data (nothing generated).
 # summary-diversity: 25 CNN/DM systems (REALSumm) and 4 XSum systems: every diversity score per
 # system raw and truncated (Tables 3-5, 7), length correlation (Table 6), CNN/DM-XSum stability
