@@ -95,7 +95,7 @@ bench: install-test
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf results .snakemake
+	rm -rf results .snakemake site
 
 # The precision/recall paper's studies (Le Bronnec et al. 2024; docs/studies.md): each a ready
 # config at 2-core size on the registry models and ../shared/data, writing results/<study>/.
