@@ -8,6 +8,7 @@ block is either run or says on the line before it why not
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -73,3 +74,19 @@ def test_python_block_runs_as_written(page, code, project):
         timeout=600,
     )
     assert proc.returncode == 0, (page, code, proc.stderr[-2000:])
+
+
+def test_site_builds_offline_with_no_warnings(tmp_path):
+    """`make docs`'s build (strict: a broken link or anchor is an error), where the `docs`
+    extra is installed (CI installs it before the tests)."""
+    pytest.importorskip("mkdocs", reason="the docs extra is not installed (make install-docs)")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "index.html").is_file() and (tmp_path / "library.html").is_file()
