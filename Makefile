@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: test-run studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity instruction-sets runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test lint format dry-run report bench clean
+.PHONY: test-run studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity instruction-sets runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test install-docs docs lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,17 @@ $(VENV)/.installed-test: $(VENV)/.installed
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
+
+$(VENV)/.installed-docs: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e ".[all,docs]"
+	touch $@
+
+install-docs: $(VENV)/.installed-docs
+
+# The documentation site (mkdocs.yml, docs/) into site/: offline, warnings are errors
+docs: install-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	@echo "Site: site/index.html"
 
 # The run, then its report (as `make report`). On CPU cores, one thread per model job and
 # several jobs at once: two single-thread generate jobs are 1.4x faster than one job on two
@@ -84,9 +95,9 @@ bench: install-test
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf results .snakemake
+	rm -rf results .snakemake site
 
-# The precision/recall paper's studies (Le Bronnec et al. 2024; README "Studies"): each a ready
+# The precision/recall paper's studies (Le Bronnec et al. 2024; docs/studies.md): each a ready
 # config at 2-core size on the registry models and ../shared/data, writing results/<study>/.
 # webtext: the P/R plane with 2-sigma ellipses (Fig. 1), MAUVE bars (Fig. B.2), the variance
 # split (Table B.4) and the N and k sweeps (Fig. 6 / B.1).
@@ -106,7 +117,7 @@ creative: install
 chat-vs-base: install
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/chat_vs_base.yaml
 
-# The diversity paper's studies (Shaib et al. 2024; README "Studies: the diversity paper's and
+# The diversity paper's studies (Shaib et al. 2024; docs/studies.md "The diversity paper's and
 # OmniInput's experiments"), on real system outputs in ../shared/data (nothing generated).
 # summary-diversity: 25 CNN/DM systems (REALSumm) and 4 XSum systems: every diversity score per
 # system raw and truncated (Tables 3-5, 7), length correlation (Table 6), CNN/DM-XSum stability

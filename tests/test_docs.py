@@ -1,23 +1,28 @@
-"""The README's metric table is generated from the registry (`genmetrics list --markdown`)."""
+"""The metric table of the README and of the documentation's metrics page is generated from
+the registry (`genmetrics list --markdown`); the contributor's map names what exists."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
+
 from genmetrics.cli import markdown_table
 from genmetrics.metrics import all_metrics
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+METRICS_PAGE = README.parent / "docs" / "metrics" / "index.md"
 
 
-def test_readme_metric_table_is_current():
-    text = README.read_text(encoding="utf-8")
+@pytest.mark.parametrize("page", [README, METRICS_PAGE], ids=lambda p: p.name)
+def test_metric_table_is_current(page):
+    text = page.read_text(encoding="utf-8")
     m = re.search(r"<!-- metrics:start -->\n(.*?)\n<!-- metrics:end -->", text, re.S)
-    assert m, "README.md has no <!-- metrics:start --> ... <!-- metrics:end --> block"
+    assert m, f"{page} has no <!-- metrics:start --> ... <!-- metrics:end --> block"
     want = markdown_table([x.describe() for x in all_metrics().values()])
     assert m.group(1) == want, (
-        "README metric table is stale: regenerate it with `genmetrics list --markdown`"
+        f"{page}'s metric table is stale: regenerate it with `genmetrics list --markdown`"
     )
 
 

@@ -5,7 +5,7 @@ FACE and FACEScore code, each checked against its own definition.
 * each paper convention end to end against an oracle written from its text (FACE-1: Re X on
   the true-frequency grid, SO as an integral ratio; FACE-2: |X| re-gridded by index, Eqs. 2-6);
 * what a convention fixes cannot be changed silently; the record states every setting;
-* the README's table of the conventions on one shared example is what the code gives.
+* the FACE documentation page's table of the conventions on one shared example is what the code gives.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from genmetrics.metrics._spectra import batch_distances
 from genmetrics.metrics.face import CONVENTIONS, VALUES, ensemble_members, face, judge
 from genmetrics.metrics.registry import Preset, register
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+#: the documentation page with the conventions' table on one shared example
+FACE_PAGE = Path(__file__).resolve().parents[1] / "docs" / "metrics" / "face.md"
 
 
 # ------------------------------------------------------------------ FACE-2 Eqs. 2-6 by hand
@@ -285,17 +286,17 @@ def _interval():
     return Interval(int, 1, None)
 
 
-# ------------------------------------------------------------------ the README's table
+# ------------------------------------------------------------ the FACE page's table
 
 
-#: the README's shared example: one human and one model surprisal sequence (nats)
+#: the FACE page's shared example: one human and one model surprisal sequence (nats)
 HUMAN = [3.2, 1.1, 4.5, 0.7, 2.2, 5.1, 1.9, 0.4, 2.6, 3.8, 1.2, 0.9]
 MODEL = [2.0, 2.5, 1.2, 3.3, 0.9, 2.8, 1.5, 2.1, 1.7, 2.4, 3.0, 1.1]
 
 
 def readme_table() -> dict[str, dict[str, str]]:
-    """The README's "one shared example" table: value → convention → the printed number."""
-    text = README.read_text(encoding="utf-8")
+    """The FACE page's "one shared example" table: value → convention → the printed number."""
+    text = FACE_PAGE.read_text(encoding="utf-8")
     start = text.index("<!-- face-conventions-example -->")
     lines = text[start:].splitlines()[1:]
     rows = [ln for ln in lines[: next(i for i, ln in enumerate(lines) if not ln.strip())]]
@@ -307,7 +308,7 @@ def readme_table() -> dict[str, dict[str, str]]:
     return out
 
 
-def test_the_readme_example_table_is_what_the_code_gives():
+def test_the_face_page_example_table_is_what_the_code_gives():
     table = readme_table()
     assert set(next(iter(table.values()))) == set(CONVENTIONS)
     for convention in CONVENTIONS:

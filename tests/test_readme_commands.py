@@ -1,7 +1,8 @@
-"""Every command in the README still works as written.
+"""Every command in the README and the documentation pages (``docs/``) still works as written.
 
-Commands are the lines of the README's ``bash`` blocks and the inline code spans that start
-with ``make``, ``snakemake``, ``genmetrics``, ``python`` or ``.venv/bin/``. Each is checked
+Commands are the lines of the pages' ``bash`` blocks and the inline code spans that start
+with ``make``, ``snakemake``, ``genmetrics``, ``python`` or ``.venv/bin/``; a block preceded by
+``<!-- docs-test: skip (reason) -->`` (cluster-only commands) is left out. Each is checked
 the cheapest way that still runs it as written:
 
 * ``make <target>``: the target exists and ``make -n`` resolves its recipe (what the recipe
@@ -30,6 +31,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+#: the documentation site's pages (mkdocs.yml): their commands run as the README's do
+DOCS = sorted((REPO / "docs").rglob("*.md"))
+#: the line before a code block that is not run, with the reason: ``<!-- docs-test: skip (why) -->``
+SKIP_MARKER = re.compile(r"<!-- docs-test: skip \((?P<reason>[^)]+)\) -->")
 BIN = Path(sys.executable).parent
 
 #: command prefixes that are not ours, and why they are not run
@@ -43,18 +48,34 @@ NOT_OURS = {
 }
 
 
+def documented_text() -> str:
+    """The README and every page of the documentation site, one after the other."""
+    return "\n\n".join(p.read_text(encoding="utf-8") for p in [README, *DOCS])
+
+
+def code_blocks(text: str) -> list[tuple[str, str, str | None]]:
+    """``(language, body, skip reason or None)`` of each fenced code block of ``text``."""
+    out = []
+    for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M):
+        before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        skip = SKIP_MARKER.fullmatch(before.strip())
+        out.append((m[1], m[2], skip["reason"] if skip else None))
+    return out
+
+
 def readme_commands(text: str | None = None) -> list[str]:
-    """The README's commands, in order, without comments, continuation lines joined."""
-    text = README.read_text() if text is None else text
+    """The commands of the README and the documentation pages (or of ``text``), in order,
+    without comments, continuation lines joined; blocks marked skip left out."""
+    text = documented_text() if text is None else text
     out: list[str] = []
-    for lang, block in re.findall(r"```(\w*)\n(.*?)```", text, re.S):
-        if lang != "bash":
+    for lang, block, skip in code_blocks(text):
+        if lang != "bash" or skip:
             continue
         for line in re.sub(r"\s*\\\n\s*", " ", block).splitlines():
             line = line.strip()
             if line and not line.startswith("#"):
                 out.append(_strip_comment(line))
-    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
     for span in re.findall(r"`([^`\n]+)`", prose):
         if re.match(r"(make |snakemake |genmetrics |python |\.venv/bin/)", span) and not (
             _synopsis(span) or (span.startswith("genmetrics ") and len(span.split()) == 2)
@@ -130,6 +151,7 @@ def test_readme_command_extraction_on_a_hand_made_text():
         "```bash\n.venv/bin/genmetrics list   # all metrics\n"
         "genmetrics score x \\\n    --param a=1\n# a comment\n```\n"
         "```python\nimport genmetrics\n```\n"
+        "<!-- docs-test: skip (needs a SLURM cluster) -->\n```bash\nsbatch x\n```\n"
     )
     assert readme_commands(text) == [
         ".venv/bin/genmetrics list",

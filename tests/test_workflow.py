@@ -111,7 +111,7 @@ def make_targets(config: Path) -> list[str]:
     return []
 
 
-#: the paper-shaped outputs each study must build (README "Studies"): rule -> jobs at least
+#: the paper-shaped outputs each study must build (docs/studies.md): rule -> jobs at least
 STUDY_RULES = {
     "webtext.yaml": {"pr_scatter": 1, "mauve_bars": 1, "spread_table": 1, "sweep_figure": 1},
     "biographies.yaml": {"few_shot_figure": 1, "correlation_heatmap": 1, "make_prompts": 3},
@@ -186,14 +186,15 @@ def test_dry_run_of_every_config(path, tmp_path):
 
 
 def test_every_study_has_a_make_target_and_a_readme_row():
-    """The studies of STUDY_RULES: a make target running their config, and a row of the
-    README's studies table naming that command."""
-    readme = (REPO / "README.md").read_text()
+    """The studies of STUDY_RULES: a make target running their config, and a row naming that
+    command in the README's studies list and in the studies page's table of results."""
+    pages = [(REPO / "README.md").read_text(), (REPO / "docs" / "studies.md").read_text()]
     makefile = (REPO / "Makefile").read_text()
     for name in STUDY_RULES:
         target = re.search(r"^([\w-]+): install\n\t.*configs/" + re.escape(name), makefile, re.M)
         assert target, name
-        assert f"| `make {target[1]}` |" in readme, target[1]
+        for page in pages:
+            assert f"| `make {target[1]}` |" in page, target[1]
 
 
 def _write(tmp_path: Path, cfg: dict, name: str = "cfg.yaml") -> Path:

@@ -151,7 +151,8 @@ def format_metrics(metrics: list[dict[str, Any]]) -> str:
 
 
 def markdown_table(metrics: list[dict[str, Any]]) -> str:
-    """The README's metric table, generated from the registry (a test keeps README current)."""
+    """The metric table of the README and docs/metrics/index.md, generated from the registry
+    (tests/test_docs.py keeps both current)."""
     arrow = {"higher": "↑", "lower": "↓", None: ""}
     rows = [
         "| metric | input | values (↑/↓ = better; no arrow: neither) | parameters (default) "
@@ -179,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     lp = sub.add_parser("list", help="list every registered metric with its values and params")
     lp.add_argument("--json", action="store_true", help="print JSON instead of a table")
     lp.add_argument(
-        "--markdown", action="store_true", help="print the README's metric table (generated)"
+        "--markdown",
+        action="store_true",
+        help="print the metric table of the README and the docs (generated)",
     )
     from genmetrics.scoring.on_the_fly import DEFAULT_CONFIG, add_input_options, inputs_epilog
 

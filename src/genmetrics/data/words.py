@@ -54,7 +54,7 @@ def check_language(language: Any, where: str = "language") -> str:
         f"{where}: {language!r} is not a supported language; whitespace words for "
         f"{', '.join(WHITESPACE_LANGUAGES)}; "
         + ", ".join(f"{lang} words by {seg}" for lang, seg in SEGMENTERS.items())
-        + " (a language written without spaces needs a word segmenter: README, Languages)"
+        + " (a language written without spaces needs a word segmenter: docs/workflow.md, Languages)"
     )
 
 

@@ -83,7 +83,7 @@ def _round(a: np.ndarray) -> list[float]:
 
 
 #: the published conventions (``convention``): what each fixes or defaults (:data:`VALUES`:
-#: what it reports; the README's FACE section compares them row by row and on one example)
+#: what it reports; docs/metrics/face.md compares them row by row and on one example)
 CONVENTIONS = {
     "facescore": Preset(
         "the FACEScore code (Liu et al. 2025's repository, 0976433)",

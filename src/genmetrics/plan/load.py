@@ -447,7 +447,7 @@ def _entry(
     if metric.input == "density":
         raise GenmetricsError(
             f"{key}: {metric.name} scores a model's input space, not texts; configure it under "
-            "omniinput.runs (README, OmniInput)"
+            "omniinput.runs (docs/metrics/omniinput.md)"
         )
     params = metric.check_params(e["params"], where=f"{key}.params")
     input_kind = metric.input_kind(params)
