@@ -145,6 +145,101 @@ def test_realsumm_rows_from_pickles_in_the_upstream_layout(tmp_path):
     ]
 
 
+def test_wikitext_detokenizer_undoes_the_corpus_tokenisation():
+    from genmetrics.data.upstream_text import wikitext_detokenize as d
+
+    assert d(" a guest @-@ starring role , in 2000 @,@ 000 ( 3 @.@ 5 % ) . ") == (
+        "a guest-starring role, in 2000,000 (3.5%)."
+    )
+    assert d(" he said \" we 're here \" ; it 's Thurstan 's , not the Smiths ' ") == (
+        "he said \"we're here\"; it's Thurstan's, not the Smiths'"
+    )
+    assert d(" [ it 's ] costs $ 5 , £ 400 and ¥ 2 @.@ 1 billion ... or .23 m ") == (
+        "[it's] costs $5, £400 and ¥2.1 billion ... or .23 m"
+    )
+    # a possessive 's before a quoted title keeps the opening quote's space
+    assert d(" Eliot 's ' Preludes ' and 1950 – 51 ") == "Eliot's ' Preludes' and 1950 – 51"
+
+
+def test_wikitext_raw_articles_sections_and_continued_lines(tmp_path):
+    f = tmp_path / "wiki.test.raw"
+    long = " ".join(["word"] * 8)
+    f.write_bytes(
+        (
+            f" = Some Title = \r\n {long} . \r\n short one . \r\n = = A @-@ Section = = \r\n"
+            f" {long} x \r\n = 1 rad / s k = \r\n 1 Ω . {long} \r\n = Next = \r\n {long} \r\n"
+        ).encode()
+    )
+    opts = {"id_prefix": "w-", "min_words": 8, "continued_lines": ["= 1 rad / s k ="]}
+    rows = read("wikitext_raw", {"raw": f}, opts)
+    assert [(r["id"], r["title"], r["section"], r["paragraph_index"]) for r in rows] == [
+        ("w-00-000", "Some Title", None, 0),
+        ("w-00-002", "Some Title", "A-Section", 2),  # the short paragraph 1 is counted, left out
+        ("w-01-000", "Next", None, 0),
+    ]
+    assert rows[1]["text"] == f"{long} x = 1 rad / s k = 1 Ω. {long}"
+    rows = read("wikitext_raw", {"raw": f}, {**opts, "continued_lines": []})
+    assert [r["title"] for r in rows] == ["Some Title", "Some Title", "1 rad / s k", "Next"]
+
+
+def test_agnews_cleaning_and_the_train_sample_left_outs(tmp_path):
+    from genmetrics.data.upstream_text import agnews_clean
+
+    # the space before a lost "&" goes with the entity, except before amp; (our copy's AT &T)
+    raw = r"Turner   Newall #39;s  quot;cut quot; AT amp;T \\ next\line #151; 5 #36;1 gt; x"
+    assert agnews_clean(raw) == 'Turner Newall\'s "cut" AT &T\nnext line— 5$1 > x'
+    test = tmp_path / "test.csv"
+    test.write_text('"3","T1","Same text."\n"1","T2","Other, quoted: ""x"""\n')
+    assert read("agnews_csv", {"test": test}, {"id_prefix": "t-"}) == [
+        {"id": "t-0000", "label": 2, "label_name": "Business", "title": "T1", "text": "Same text."},
+        {
+            "id": "t-0001",
+            "label": 0,
+            "label_name": "World",
+            "title": "T2",
+            "text": 'Other, quoted: "x"',
+        },
+    ]
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("Same  text.\tWorld\nNew one.\tSports\nNew  one.\tWorld\nThird.\tSci/Tech\n")
+    rows = read("agnews_tsv", {"dev": dev, "test": test}, {"id_prefix": "s-"})
+    assert [(r["id"], r["label"], r["text"]) for r in rows] == [
+        ("s-00001", 1, "New one."),  # line 0 is a test description, line 2 repeats line 1
+        ("s-00003", 3, "Third."),
+    ]
+    dev.write_text("no tab here\n")
+    with pytest.raises(GenmetricsError, match=r"dev.tsv: line 1: not 'description<TAB>"):
+        read("agnews_tsv", {"dev": dev, "test": test}, {"id_prefix": "s-"})
+
+
+def test_alpaca_outputs_follow_the_instruction_numbering(tmp_path):
+    def dump(name, recs):
+        (tmp_path / name).write_text(json.dumps(recs))
+        return tmp_path / name
+
+    ins = dump("a.json", [{"dataset": "d", "instruction": q, "output": "x"} for q in "ABC"])
+    out = dump(
+        "b.json",
+        [
+            {"instruction": q, "dataset": "d", "output": o, "generator": "m"}
+            for q, o in ("C3", "A1")
+        ],
+    )
+    assert read("alpaca_instructions", {"outputs": ins}, {})[2] == {
+        "id": "alpaca-002",
+        "dataset": "d",
+        "text": "C",
+    }
+    rows = read("alpaca_outputs", {"outputs": out, "instructions": ins}, {"decoding": "t"})
+    assert [(r["id"], r["source_id"], r["text"]) for r in rows] == [
+        ("alpaca-000.m", "alpaca-000", "1"),
+        ("alpaca-002.m", "alpaca-002", "3"),
+    ]
+    dump("b.json", [{"instruction": "Z", "output": "", "generator": "m"}])
+    with pytest.raises(GenmetricsError, match="b.json: an instruction not in 'instructions'"):
+        read("alpaca_outputs", {"outputs": out, "instructions": ins}, {"decoding": "t"})
+
+
 # ------------------------------------------------------------------ our copy, same upstream lines
 
 #: (reader, files in tests/data/upstream, options, our file, how many leading rows to compare)
@@ -189,10 +284,50 @@ EXCERPTS = [
         "realsumm/references.jsonl",
         1,
     ),
+    (
+        "wikitext_raw",
+        {"raw": "wiki.test.head.raw"},  # the first article, CRLF as upstream
+        {"id_prefix": "wt2test-", "min_words": 40},
+        "wikitext2_test/paragraphs.jsonl",
+        6,
+    ),
+    (
+        "agnews_csv",
+        {"test": "ag_news.test.head.csv"},
+        {"id_prefix": "agnews-test-"},
+        "ag_news/test.jsonl",
+        40,
+    ),
+    (
+        "agnews_tsv",
+        {"dev": "alps.agnews.dev.head.tsv", "test": "ag_news.test.head.csv"},
+        {"id_prefix": "agnews-trainsample-"},
+        "ag_news/train_sample.jsonl",
+        30,
+    ),
+    (
+        "alpaca_instructions",
+        {"outputs": "alpaca_eval.llama-2-7b-chat-hf.head.json"},
+        {},
+        "alpaca_eval/instructions.jsonl",
+        3,
+    ),
+    (
+        "alpaca_outputs",
+        {
+            "outputs": "alpaca_eval.guanaco-7b.head.json",
+            "instructions": "alpaca_eval.llama-2-7b-chat-hf.head.json",
+        },
+        {"decoding": "temperature 0.7, top_p 1.0"},
+        "alpaca_eval/guanaco-7b.jsonl",
+        3,
+    ),
 ]
 
 
-@pytest.mark.parametrize("reader,files,options,ours,n", EXCERPTS, ids=[e[3] for e in EXCERPTS])
+@pytest.mark.parametrize(
+    "reader,files,options,ours,n", EXCERPTS, ids=[f"{e[0]}:{e[3]}" for e in EXCERPTS]
+)
 def test_reader_gives_our_rows_for_the_same_upstream_lines(reader, files, options, ours, n):
     if not SHARED_DATA.exists():
         pytest.skip("needs ../shared/data (our copy of the study data) beside the checkout")
@@ -299,6 +434,15 @@ def test_a_study_without_its_data_stops_the_plan_naming_dataset_upstream_and_mir
     monkeypatch, tmp_path
 ):
     cfg = _study(monkeypatch, None)
+    plan = plan_of(cfg)  # a reader makes the rows: the job downloads the upstream
+    assert any(
+        n.startswith(
+            "datasets.bios.source: wikitext2_test/paragraphs.jsonl downloaded from "
+            "Tylogi/TyloQuant@7989d038b13c data/wikitext-2-raw/wiki.test.raw"
+        )
+        for n in plan.notes
+    )
+    del cfg["datasets"]["bios"]["source"]["upstream"]["reader"]  # an upstream without a reader
     with pytest.raises(GenmetricsError) as e:
         plan_of(cfg)
     msg = str(e.value)
