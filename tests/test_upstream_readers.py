@@ -504,3 +504,57 @@ def test_every_study_source_names_a_pinned_upstream_with_digests():
                 data = (SHARED_DATA / src["file"]).read_bytes()
                 assert hashlib.sha256(data).hexdigest() == src["sha256"], (path.name, name)
                 assert data.count(b"\n") == src["rows"], (path.name, name)
+
+
+@pytest.mark.parametrize(
+    "study,key,folder,upstream",
+    [
+        ("agreement", "agreement.sets.realsumm.path", "realsumm", "neulab/REALSumm@a5900e3e36c6"),
+        (
+            "omniinput_compare",
+            "omniinput.classifiers.agnews-sports.train.path",
+            "ag_news/train_sample.jsonl",
+            "forest-snow/alps@3c7ef2c98249 data/agnews/dev.tsv",
+        ),
+    ],
+)
+def test_a_path_in_an_unset_mirror_stops_the_plan_naming_it_and_its_upstream(
+    monkeypatch, tmp_path, study, key, folder, upstream
+):
+    monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
+    monkeypatch.delenv("GENMETRICS_DATA_MIRROR", raising=False)
+    with pytest.raises(GenmetricsError) as e:
+        plan_of(config(f"configs/{study}.yaml"))
+    msg = str(e.value)
+    assert msg.startswith(f"{key}: {folder} needs the data mirror (the GENMETRICS_DATA_MIRROR ")
+    assert "config key data_mirror" in msg and f"made from {upstream}" in msg and "\n" not in msg
+    # the config's data_mirror takes the variable's place: the error is then the missing file
+    cfg = config(f"configs/{study}.yaml")
+    cfg["data_mirror"] = str(tmp_path / "mirror")
+    with pytest.raises(GenmetricsError, match=rf"{tmp_path}/mirror/{folder}"):
+        plan_of(cfg)
+
+
+def test_what_a_config_needs_from_the_mirror():
+    from genmetrics.data.mirror import mirror_needs
+
+    def load(name):
+        return yaml.safe_load((REPO / "configs" / name).read_text())
+
+    for name in ("biographies.yaml", "agnews_pr.yaml", "instruction_diversity.yaml"):
+        assert mirror_needs(load(name)) == [], name
+    assert mirror_needs(load("agreement.yaml")) == [
+        f"agreement.sets.{s}.path"
+        for s in ("realsumm", "xsum", "hanna", "contrastive_search", "rankgen")
+    ]
+    cfg = {
+        "note": "# ../shared/data in a comment is no need",
+        "datasets": {
+            "a": {"source": {"kind": "upstream", "upstream": {"reader": "wikitext_raw"}}},
+            "b": {"source": {"kind": "upstream", "upstream": {"reader": "no_such_reader"}}},
+            "c": {"source": {"kind": "pypi"}},
+        },
+        "models": {"m": {"texts": {"source": {"kind": "upstream", "upstream": {}}}}},
+        "x": [{"path": "${GENMETRICS_DATA_MIRROR}/hanna"}],
+    }
+    assert mirror_needs(cfg) == ["datasets.b.source", "models.m.texts.source", "x[0].path"]
