@@ -240,6 +240,44 @@ def test_alpaca_outputs_follow_the_instruction_numbering(tmp_path):
         read("alpaca_outputs", {"outputs": out, "instructions": ins}, {"decoding": "t"})
 
 
+def test_xsum_hallucination_rows_join_the_three_files(tmp_path):
+    (tmp_path / "h.csv").write_text(
+        "bbcid,system,summary,hallucination_type,hallucinated_span,"
+        "hallucinated_span_start,hallucinated_span_end,worker_id\n"
+        + "".join(f"7,{s},{s.lower()} it\\'s.,NULL,NULL,-1,-1,wid_0\n" for s in ("Gold", "PtGen"))
+        + "7,BERTS2S,b.,extrinsic,b,1,2,wid_0\n7,BERTS2S,b.,NULL,b,-1,-1,wid_1\n"
+        + "7,BERTS2S,b.,intrinsic,b,1,2,wid_0\n"
+        + "".join(f"7,{s},{s}.,NULL,NULL,-1,-1,wid_0\n" for s in ("TConvS2S",))
+    )
+    (tmp_path / "f.csv").write_text(
+        'bbcid,system,summary,is_factual,worker_id\n7,TranS2S,"from, factuality.",yes,wid_1\n'
+        "7,TranS2S,x,no,wid_0\n"
+    )
+    (tmp_path / "e.csv").write_text(
+        "system_bbcid,R1,R2,RL,BERTScore,Entailment,Faithful,Factual\n"
+        "bert_withckpt_7,0.5,0.25,0.5,0.7,1e-05,0.75,0.0\n"
+    )
+    files = {"faithfulness": "h.csv", "factuality": "f.csv", "scores": "e.csv"}
+    rows = read("xsum_hallucination", {k: tmp_path / v for k, v in files.items()}, {})
+    assert [
+        (r["id"], r["text"], r["n_annotators_with_span"], r["factual_votes"]) for r in rows
+    ] == [
+        ("7.Gold", "gold it's.", 0, None),
+        ("7.BERTS2S", "b.", 1, None),  # wid_1's span has no type: nothing marked
+        ("7.TranS2S", "from, factuality.", 0, {"wid_1": "yes", "wid_0": "no"}),
+        ("7.PtGen", "ptgen it's.", 0, None),
+        ("7.TConvS2S", "TConvS2S.", 0, None),
+    ]
+    assert rows[1]["faithful"] == 0.75 and rows[1]["entailment"] == 1e-05
+    assert list(rows[1])[4:8] == ["text", "faithful", "factual", "rouge1_f"]
+    assert "rouge1_f" not in rows[0] and rows[0]["is_reference"] is True
+    (tmp_path / "e.csv").write_text(
+        "system_bbcid,R1,R2,RL,BERTScore,Entailment,Faithful,Factual\nbart_7,0,0,0,0,0,0,0\n"
+    )
+    with pytest.raises(GenmetricsError, match=r"e.csv: unknown system 'bart' in bart_7"):
+        read("xsum_hallucination", {k: tmp_path / v for k, v in files.items()}, {})
+
+
 # ------------------------------------------------------------------ our copy, same upstream lines
 
 #: (reader, files in tests/data/upstream, options, our file, how many leading rows to compare)
@@ -321,6 +359,17 @@ EXCERPTS = [
         {"decoding": "temperature 0.7, top_p 1.0"},
         "alpaca_eval/guanaco-7b.jsonl",
         3,
+    ),
+    (
+        "xsum_hallucination",
+        {
+            "faithfulness": "xsum.hallucination_annotations.head.csv",
+            "factuality": "xsum.factuality_annotations.head.csv",
+            "scores": "xsum.eval_scores.head.csv",
+        },  # the lines of two documents, 10138849 and 11154244
+        {},
+        "xsum_hallucination/summaries.jsonl",
+        10,
     ),
 ]
 
@@ -541,7 +590,12 @@ def test_what_a_config_needs_from_the_mirror():
     def load(name):
         return yaml.safe_load((REPO / "configs" / name).read_text())
 
-    for name in ("biographies.yaml", "agnews_pr.yaml", "instruction_diversity.yaml"):
+    for name in (
+        "biographies.yaml",
+        "agnews_pr.yaml",
+        "instruction_diversity.yaml",
+        "summary_diversity.yaml",
+    ):
         assert mirror_needs(load(name)) == [], name
     assert mirror_needs(load("agreement.yaml")) == [
         f"agreement.sets.{s}.path"

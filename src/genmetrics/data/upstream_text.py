@@ -296,3 +296,89 @@ def alpaca_outputs(files: Mapping[str, Path], options: Mapping[str, Any]) -> Row
             )
         )
     return [row for _, row in sorted(rows, key=lambda t: t[0])]
+
+
+# ------------------------------------------------------------------ XSum hallucinations
+
+_XSUM_SYSTEMS = ["Gold", "BERTS2S", "TranS2S", "PtGen", "TConvS2S"]
+#: the eval-score file's system ids -> the annotation files' system names
+_XSUM_EVAL_SYSTEMS = {
+    "bert_withckpt": "BERTS2S",
+    "bert_nockpt": "TranS2S",
+    "ptgen": "PtGen",
+    "tconvs2s": "TConvS2S",
+}
+_XSUM_SCORES = [
+    ("Faithful", "faithful"),
+    ("Factual", "factual"),
+    ("R1", "rouge1_f"),
+    ("R2", "rouge2_f"),
+    ("RL", "rougeL_f"),
+    ("BERTScore", "bertscore"),
+    ("Entailment", "entailment"),
+]
+
+
+def _csv_rows(path: Path, columns: set[str]) -> list[dict[str, str]]:
+    rows = list(csv.DictReader(io.StringIO(_text(path), newline="")))
+    missing = columns - set(rows[0] if rows else ())
+    if missing:
+        raise GenmetricsError(f"{path}: no column {', '.join(sorted(missing))}")
+    return rows
+
+
+@_register("xsum_hallucination")
+def xsum_hallucination(files: Mapping[str, Path], options: Mapping[str, Any]) -> Rows:
+    """google-research-datasets/xsum_hallucination_annotations: one row per (BBC document,
+    system), documents by id, systems Gold, BERTS2S, TranS2S, PtGen, TConvS2S: ``{"id":
+    f"{bbcid}.{system}", "bbcid", "system", "is_reference", "text"}``, the stored scores of
+    ``scores`` where it has the summary (``faithful``, ``factual``, ``rouge1_f``, ``rouge2_f``,
+    ``rougeL_f``, ``bertscore``, ``entailment``), ``factual_votes`` (``{worker: yes/no}`` of
+    ``factuality``, else ``None``) and ``n_annotators_with_span`` (the workers of
+    ``faithfulness`` who marked a span: its type is not ``NULL``). The text is the faithfulness
+    file's without its ``\\'`` escapes, else the factuality file's."""
+    faith = _csv_rows(
+        _one(files, "faithfulness"), {"bbcid", "system", "summary", "hallucination_type"}
+    )
+    fact = _csv_rows(_one(files, "factuality"), {"bbcid", "system", "summary", "is_factual"})
+    scores_path = _one(files, "scores")
+    evals = _csv_rows(scores_path, {"system_bbcid"} | {c for c, _ in _XSUM_SCORES})
+    text: dict[tuple[str, str], str] = {}
+    marked: dict[tuple[str, str], set[str]] = {}
+    for r in faith:
+        k = (r["bbcid"], r["system"])
+        text.setdefault(k, r["summary"].replace("\\'", "'"))
+        if r["hallucination_type"] != "NULL":
+            marked.setdefault(k, set()).add(r["worker_id"])
+    votes: dict[tuple[str, str], dict[str, str]] = {}
+    for r in fact:
+        k = (r["bbcid"], r["system"])
+        text.setdefault(k, r["summary"])
+        votes.setdefault(k, {})[r["worker_id"]] = r["is_factual"]
+    scores: dict[tuple[str, str], dict[str, str]] = {}
+    for r in evals:
+        system, _, bbcid = r["system_bbcid"].rpartition("_")
+        if system not in _XSUM_EVAL_SYSTEMS:
+            raise GenmetricsError(
+                f"{scores_path}: unknown system {system!r} in {r['system_bbcid']}"
+            )
+        scores[(bbcid, _XSUM_EVAL_SYSTEMS[system])] = r
+    rows: Rows = []
+    for bbcid in sorted({b for b, _ in text} | {b for b, _ in scores}):
+        for system in _XSUM_SYSTEMS:
+            k = (bbcid, system)
+            if k not in text:
+                raise GenmetricsError(f"{files['faithfulness']}: no {system} summary of {bbcid}")
+            row = {
+                "id": f"{bbcid}.{system}",
+                "bbcid": bbcid,
+                "system": system,
+                "is_reference": system == "Gold",
+                "text": text[k],
+            }
+            if k in scores:
+                row.update({ours: float(scores[k][col]) for col, ours in _XSUM_SCORES})
+            row["factual_votes"] = votes.get(k)
+            row["n_annotators_with_span"] = len(marked.get(k, ()))
+            rows.append(row)
+    return rows
