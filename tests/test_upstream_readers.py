@@ -278,6 +278,29 @@ def test_xsum_hallucination_rows_join_the_three_files(tmp_path):
         read("xsum_hallucination", {k: tmp_path / v for k, v in files.items()}, {})
 
 
+def test_detectgpt_human_joins_each_model_file_s_trimmed_copies(tmp_path):
+    def dump(name, originals):
+        (tmp_path / name).write_text(json.dumps({"original": originals, "sampled": originals}))
+        return tmp_path / name
+
+    files = {
+        "xsum_gpt2-xl": dump("a.json", ["a b c", "x y", "x y z"]),
+        # longest copies first, each to the longest document it continues: "x y z w" joins
+        # "x y z", not the first match "x y" (two postings of one story); "q r" is new
+        "xsum_opt-2.7b": dump("b.json", ["x y", "q r", "x y z w", "a b"]),
+    }
+    rows = read("detectgpt_human", files, {"sources": {"xsum": "BBC"}})
+    assert [(r["id"], r["text"], r["models"], r["near_duplicate_of"]) for r in rows] == [
+        ("xsum-0000", "a b c", ["gpt2-xl", "opt-2.7b"], None),
+        ("xsum-0001", "x y", ["gpt2-xl", "opt-2.7b"], ["xsum-0002"]),
+        ("xsum-0002", "x y z w", ["gpt2-xl", "opt-2.7b"], ["xsum-0001"]),
+        ("xsum-0003", "q r", ["opt-2.7b"], None),
+    ]
+    assert rows[0]["source"] == "BBC" and rows[0]["domain"] == "xsum"
+    with pytest.raises(GenmetricsError, match=r"'xsum_gpt5' is not '<domain>_<model>'"):
+        read("detectgpt_human", {**files, "xsum_gpt5": files["xsum_gpt2-xl"]}, {"sources": {}})
+
+
 # ------------------------------------------------------------------ our copy, same upstream lines
 
 #: (reader, files in tests/data/upstream, options, our file, how many leading rows to compare)
@@ -370,6 +393,16 @@ EXCERPTS = [
         {},
         "xsum_hallucination/summaries.jsonl",
         10,
+    ),
+    (
+        "detectgpt_human",
+        {  # the first 3 documents (and samples) of each upstream pubmed file
+            f"pubmed_{m}": f"fast-detect-gpt.pubmed_{m}.head.json"
+            for m in ("davinci", "gpt-3.5-turbo", "gpt-4")
+        },
+        {"sources": {"pubmed": "PubMedQA (question + long answer)"}},
+        "detectgpt_continuations/human.jsonl",
+        3,
     ),
 ]
 
