@@ -482,6 +482,34 @@ def test_fetch_upstream_makes_the_recorded_rows_or_says_which_reader_differs(tmp
         fetch_upstream(bad, tmp_path / "cache4", "datasets.g.source")
 
 
+def test_fetch_upstream_runs_a_reader_of_several_files(tmp_path):
+    """The AG News train sample's source as configs/agnews_pr.yaml has it (dev.tsv and
+    test.csv), on the excerpts: each file is fetched and checked, the reader gets both."""
+    up = {"dev": DATA / "alps.agnews.dev.head.tsv", "test": DATA / "ag_news.test.head.csv"}
+    files = {
+        k: {"url": v.as_uri(), "path": v.name, "sha256": hashlib.sha256(v.read_bytes()).hexdigest()}
+        for k, v in up.items()
+    }
+    opts = {"id_prefix": "agnews-trainsample-"}
+    rows = read("agnews_tsv", up, opts)
+    src = {
+        "kind": "upstream",
+        "file": "ag_news/train_sample.jsonl",
+        "rows": 30,
+        "sha256": hashlib.sha256(rows_bytes(rows)).hexdigest(),
+        "upstream": {"repo": "forest-snow/alps", "commit": "3c7ef2c9" * 5, "files": files},
+    }
+    src["upstream"] |= {"reader": "agnews_tsv", "options": opts}
+    out = resolve_source(src, tmp_path / "cache", "models.q1.texts.source")
+    assert out.read_bytes() == rows_bytes(rows)
+    spec = {"source": src, "format": "jsonl", "label_fields": ["label_name"]}
+    got = load_dataset("t", spec, tmp_path / "cache")
+    assert [(r["id"], r["label_name"]) for r in got[:2]] == [
+        ("agnews-trainsample-00000", "Sci/Tech"),
+        ("agnews-trainsample-00001", "Sci/Tech"),
+    ]
+
+
 def test_the_mirror_copy_is_checked_by_sha256_and_rows(tmp_path):
     mirror = tmp_path / "mirror"
     (mirror / "gpt2_generations").mkdir(parents=True)
