@@ -30,6 +30,7 @@ from conftest import (  # noqa: F401 (BIN, FAST and snakemake: other test files 
     placeholder_checkpoint,
     scripts_as_checked_out,
     snakemake,
+    study_data_missing,
 )
 
 from genmetrics.data.mirror import mirror_needs
@@ -143,9 +144,9 @@ STUDY_RULES = {
 def test_dry_run_of_every_config(path, tmp_path):
     """Every config dry-runs with the targets its make target asks for; a study's DAG holds
     its paper-shaped outputs."""
-    needs = mirror_needs(yaml.safe_load(path.read_text()))
-    if needs and not os.environ.get("GENMETRICS_DATA_MIRROR"):
-        pytest.skip(f"needs the data mirror (GENMETRICS_DATA_MIRROR, unset) for {', '.join(needs)}")
+    missing = study_data_missing(yaml.safe_load(path.read_text()))
+    if missing:
+        pytest.skip(missing)
     env = {"GENMETRICS_TINY_MODEL": str(placeholder_checkpoint(tmp_path / "tiny-model"))}
     targets = make_targets(path)
     args = ("-n", *targets, "--cores", "2", "--configfile", str(path))
