@@ -301,6 +301,64 @@ def test_detectgpt_human_joins_each_model_file_s_trimmed_copies(tmp_path):
         read("detectgpt_human", {**files, "xsum_gpt5": files["xsum_gpt2-xl"]}, {"sources": {}})
 
 
+@pytest.fixture(scope="module")
+def gpt2_bpe() -> Path:
+    """GPT-2's gpt2.tiktoken (the pinned openai-whisper sdist from PyPI; skipped offline)."""
+    from genmetrics.data.assets import gpt2_bpe_file
+
+    try:
+        return gpt2_bpe_file()
+    except GenmetricsError as e:
+        pytest.skip(f"GPT-2's BPE ranks are not at hand: {e}")
+
+
+def test_detectgpt_prompts_follow_each_model_s_rule(gpt2_bpe):
+    from genmetrics.data.upstream_detectgpt import _gpt2, _prompt
+
+    enc = _gpt2(gpt2_bpe)
+    human = " ".join(f"w{i}" for i in range(40))  # "w0 w1 ...": 2 tokens a word ("w", "0")
+
+    def prompt(model, sample, domain="xsum", original=human):
+        return _prompt(original, sample, domain, model, enc)
+
+    assert prompt("gpt2-xl", human) == (" ".join(f"w{i}" for i in range(15)), "exact")
+    assert prompt("opt-2.7b", human) == (" ".join(f"w{i}" for i in range(14)) + " w", "exact")
+    # davinci: the 30 tokens without their last word; a text of 30 tokens or fewer is whole
+    assert prompt("davinci", human) == (" ".join(f"w{i}" for i in range(14)), "exact")
+    assert prompt("gpt-4", "w0 w1 w2 more", original="w0 w1 w2") == ("w0 w1 w2", "exact")
+    # a sample that does not start with the exact prompt (NeoX: always) gets the shared prefix
+    assert prompt("gpt-j-6B", "w0 w1 x") == ("w0 w1 ", "shared-prefix")
+    assert prompt("gpt-neox-20b", human[:20] + "!") == (human[:20], "shared-prefix")
+    q = "Question: Why? Answer: Because of w1. More"
+    assert prompt("gpt-4", "Question: Why? Answer: It is.", "pubmed", q) == (
+        "Question: Why? Answer:",
+        "exact",
+    )
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["gpt2-xl", "opt-2.7b", "gpt-neo-2.7B", "gpt-j-6B", "gpt-neox-20b", "davinci", "gpt-4"],
+)
+def test_detectgpt_samples_give_our_rows_for_the_same_upstream_records(model, gpt2_bpe):
+    """The first 2 records of each upstream xsum file (all 8 models: the ids need them all)."""
+    if not SHARED_DATA.exists():
+        pytest.skip("needs ../shared/data (our copy of the study data) beside the checkout")
+    from genmetrics.data.upstream_detectgpt import MODELS
+
+    files = {f"xsum_{m}": DATA / f"fast-detect-gpt.xsum_{m}.head.json" for m in MODELS}
+    ours = SHARED_DATA / "detectgpt_continuations" / f"xsum.{model}.jsonl"
+    first = json.loads(ours.read_text(encoding="utf-8").split("\n", 1)[0])
+    opts = {"domain": "xsum", "model": model, "decoding": first["decoding"]}
+    rows = read("detectgpt_samples", {**files, "gpt2_bpe": gpt2_bpe}, opts)
+    by_id = {json.loads(line)["id"]: json.loads(line) for line in ours.open(encoding="utf-8")}
+    assert [r["id"] for r in rows] == [f"xsum-0000.{model}", f"xsum-0001.{model}"]
+    for row in rows:
+        assert rows_bytes([row]) == rows_bytes([by_id[row["id"]]]), row["id"]
+    with pytest.raises(GenmetricsError, match="'gpt2_bpe' .* is required for xsum_gpt2-xl"):
+        read("detectgpt_samples", files, {**opts, "model": "gpt2-xl"})
+
+
 # ------------------------------------------------------------------ our copy, same upstream lines
 
 #: (reader, files in tests/data/upstream, options, our file, how many leading rows to compare)
@@ -656,6 +714,7 @@ def test_what_a_config_needs_from_the_mirror():
         "agnews_pr.yaml",
         "instruction_diversity.yaml",
         "summary_diversity.yaml",
+        "face_scaling.yaml",
     ):
         assert mirror_needs(load(name)) == [], name
     assert mirror_needs(load("agreement.yaml")) == [
@@ -673,3 +732,19 @@ def test_what_a_config_needs_from_the_mirror():
         "x": [{"path": "${GENMETRICS_DATA_MIRROR}/hanna"}],
     }
     assert mirror_needs(cfg) == ["datasets.b.source", "models.m.texts.source", "x[0].path"]
+
+
+def test_face_scaling_plans_every_download_with_the_dataset_in_the_reader_options(monkeypatch):
+    monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
+    monkeypatch.delenv("GENMETRICS_DATA_MIRROR", raising=False)
+    plan = plan_of(config("configs/face_scaling.yaml"))
+    src = plan.models["gpt-j-6B"].texts_for("writing")["source"]
+    assert src["file"] == "detectgpt_continuations/writing.gpt-j-6B.jsonl"
+    assert src["upstream"]["options"]["domain"] == "writing"  # "{dataset}" filled in
+    assert src["sha256"] == "8d5ca2ad403eb6b705c93ca8f8e2a19bdfd762457881a24dad16860d0e095bf8"
+    assert len(src["upstream"]["files"]) == 25  # every domain's file, and GPT-2's BPE
+    assert any(
+        n.startswith("models.gpt-4.texts.source (dataset pubmed): detectgpt_continuations/")
+        and "downloaded from baoguangsheng/fast-detect-gpt" in n
+        for n in plan.notes
+    )

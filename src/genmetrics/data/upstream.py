@@ -26,13 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.data.upstream_detectgpt import detectgpt_human
+from genmetrics.data.upstream_detectgpt import detectgpt_human, detectgpt_samples
 from genmetrics.data.upstream_text import TEXT_READERS, Reader, Rows, _one, _opt, _text
 
 #: reader name -> function; :func:`reader` looks names up here (the text corpora's readers,
-#: :mod:`genmetrics.data.upstream_text`, and Fast-DetectGPT's human documents are in it
+#: :mod:`genmetrics.data.upstream_text`, and Fast-DetectGPT's documents and samples are in it
 #: from the start)
-READERS: dict[str, Reader] = {**TEXT_READERS, "detectgpt_human": detectgpt_human}
+READERS: dict[str, Reader] = {
+    **TEXT_READERS,
+    "detectgpt_human": detectgpt_human,
+    "detectgpt_samples": detectgpt_samples,
+}
 
 
 def _register(name: str) -> Callable[[Reader], Reader]:
