@@ -198,28 +198,19 @@ def smollm2() -> Path:
 
 
 def study_data_missing(cfg: dict) -> str | None:
-    """Why a config's study data cannot be had here, else ``None``: an upstream source that no
-    reader makes (it needs the data mirror) while no mirror is set."""
-    from genmetrics.data.upstream import READERS
+    """Why a config's study data cannot be had here, else ``None``: what it can only read from
+    the data mirror (:func:`genmetrics.data.mirror.mirror_needs`: an upstream source that no
+    reader makes, a path in the mirror) while no mirror is set."""
+    from genmetrics.data.mirror import mirror_needs
 
     if os.environ.get("GENMETRICS_DATA_MIRROR") or cfg.get("data_mirror"):
         return None
-    sources = [d.get("source") or {} for d in (cfg.get("datasets") or {}).values()]
-    sources += [
-        (m.get("texts") or {}).get("source") or {} for m in (cfg.get("models") or {}).values()
-    ]
-    for src in sources:
-        if (
-            src.get("kind") == "upstream"
-            and (src.get("upstream") or {}).get("reader") not in READERS
-        ):
-            return (
-                f"{src['file']} needs the data mirror (GENMETRICS_DATA_MIRROR, or ../shared/data "
-                "beside the checkout), which is not present"
-            )
-    paths = repr(cfg.get("agreement")) + repr(cfg.get("omniinput"))
-    if "GENMETRICS_DATA_MIRROR" in paths:
-        return "reads folders of the data mirror (GENMETRICS_DATA_MIRROR), which is not set"
+    needs = mirror_needs(cfg)
+    if needs:
+        return (
+            f"{', '.join(needs)} need the data mirror (GENMETRICS_DATA_MIRROR, or ../shared/data "
+            "beside the checkout), which is not set"
+        )
     return None
 
 

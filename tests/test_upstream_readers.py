@@ -145,6 +145,220 @@ def test_realsumm_rows_from_pickles_in_the_upstream_layout(tmp_path):
     ]
 
 
+def test_wikitext_detokenizer_undoes_the_corpus_tokenisation():
+    from genmetrics.data.upstream_text import wikitext_detokenize as d
+
+    assert d(" a guest @-@ starring role , in 2000 @,@ 000 ( 3 @.@ 5 % ) . ") == (
+        "a guest-starring role, in 2000,000 (3.5%)."
+    )
+    assert d(" he said \" we 're here \" ; it 's Thurstan 's , not the Smiths ' ") == (
+        "he said \"we're here\"; it's Thurstan's, not the Smiths'"
+    )
+    assert d(" [ it 's ] costs $ 5 , £ 400 and ¥ 2 @.@ 1 billion ... or .23 m ") == (
+        "[it's] costs $5, £400 and ¥2.1 billion ... or .23 m"
+    )
+    # a possessive 's before a quoted title keeps the opening quote's space
+    assert d(" Eliot 's ' Preludes ' and 1950 – 51 ") == "Eliot's ' Preludes' and 1950 – 51"
+
+
+def test_wikitext_raw_articles_sections_and_continued_lines(tmp_path):
+    f = tmp_path / "wiki.test.raw"
+    long = " ".join(["word"] * 8)
+    f.write_bytes(
+        (
+            f" = Some Title = \r\n {long} . \r\n short one . \r\n = = A @-@ Section = = \r\n"
+            f" {long} x \r\n = 1 rad / s k = \r\n 1 Ω . {long} \r\n = Next = \r\n {long} \r\n"
+        ).encode()
+    )
+    opts = {"id_prefix": "w-", "min_words": 8, "continued_lines": ["= 1 rad / s k ="]}
+    rows = read("wikitext_raw", {"raw": f}, opts)
+    assert [(r["id"], r["title"], r["section"], r["paragraph_index"]) for r in rows] == [
+        ("w-00-000", "Some Title", None, 0),
+        ("w-00-002", "Some Title", "A-Section", 2),  # the short paragraph 1 is counted, left out
+        ("w-01-000", "Next", None, 0),
+    ]
+    assert rows[1]["text"] == f"{long} x = 1 rad / s k = 1 Ω. {long}"
+    rows = read("wikitext_raw", {"raw": f}, {**opts, "continued_lines": []})
+    assert [r["title"] for r in rows] == ["Some Title", "Some Title", "1 rad / s k", "Next"]
+
+
+def test_agnews_cleaning_and_the_train_sample_left_outs(tmp_path):
+    from genmetrics.data.upstream_text import agnews_clean
+
+    # the space before a lost "&" goes with the entity, except before amp; (our copy's AT &T)
+    raw = r"Turner   Newall #39;s  quot;cut quot; AT amp;T \\ next\line #151; 5 #36;1 gt; x"
+    assert agnews_clean(raw) == 'Turner Newall\'s "cut" AT &T\nnext line— 5$1 > x'
+    test = tmp_path / "test.csv"
+    test.write_text('"3","T1","Same text."\n"1","T2","Other, quoted: ""x"""\n')
+    assert read("agnews_csv", {"test": test}, {"id_prefix": "t-"}) == [
+        {"id": "t-0000", "label": 2, "label_name": "Business", "title": "T1", "text": "Same text."},
+        {
+            "id": "t-0001",
+            "label": 0,
+            "label_name": "World",
+            "title": "T2",
+            "text": 'Other, quoted: "x"',
+        },
+    ]
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("Same  text.\tWorld\nNew one.\tSports\nNew  one.\tWorld\nThird.\tSci/Tech\n")
+    rows = read("agnews_tsv", {"dev": dev, "test": test}, {"id_prefix": "s-"})
+    assert [(r["id"], r["label"], r["text"]) for r in rows] == [
+        ("s-00001", 1, "New one."),  # line 0 is a test description, line 2 repeats line 1
+        ("s-00003", 3, "Third."),
+    ]
+    dev.write_text("no tab here\n")
+    with pytest.raises(GenmetricsError, match=r"dev.tsv: line 1: not 'description<TAB>"):
+        read("agnews_tsv", {"dev": dev, "test": test}, {"id_prefix": "s-"})
+
+
+def test_alpaca_outputs_follow_the_instruction_numbering(tmp_path):
+    def dump(name, recs):
+        (tmp_path / name).write_text(json.dumps(recs))
+        return tmp_path / name
+
+    ins = dump("a.json", [{"dataset": "d", "instruction": q, "output": "x"} for q in "ABC"])
+    out = dump(
+        "b.json",
+        [
+            {"instruction": q, "dataset": "d", "output": o, "generator": "m"}
+            for q, o in ("C3", "A1")
+        ],
+    )
+    assert read("alpaca_instructions", {"outputs": ins}, {})[2] == {
+        "id": "alpaca-002",
+        "dataset": "d",
+        "text": "C",
+    }
+    rows = read("alpaca_outputs", {"outputs": out, "instructions": ins}, {"decoding": "t"})
+    assert [(r["id"], r["source_id"], r["text"]) for r in rows] == [
+        ("alpaca-000.m", "alpaca-000", "1"),
+        ("alpaca-002.m", "alpaca-002", "3"),
+    ]
+    dump("b.json", [{"instruction": "Z", "output": "", "generator": "m"}])
+    with pytest.raises(GenmetricsError, match="b.json: an instruction not in 'instructions'"):
+        read("alpaca_outputs", {"outputs": out, "instructions": ins}, {"decoding": "t"})
+
+
+def test_xsum_hallucination_rows_join_the_three_files(tmp_path):
+    (tmp_path / "h.csv").write_text(
+        "bbcid,system,summary,hallucination_type,hallucinated_span,"
+        "hallucinated_span_start,hallucinated_span_end,worker_id\n"
+        + "".join(f"7,{s},{s.lower()} it\\'s.,NULL,NULL,-1,-1,wid_0\n" for s in ("Gold", "PtGen"))
+        + "7,BERTS2S,b.,extrinsic,b,1,2,wid_0\n7,BERTS2S,b.,NULL,b,-1,-1,wid_1\n"
+        + "7,BERTS2S,b.,intrinsic,b,1,2,wid_0\n"
+        + "".join(f"7,{s},{s}.,NULL,NULL,-1,-1,wid_0\n" for s in ("TConvS2S",))
+    )
+    (tmp_path / "f.csv").write_text(
+        'bbcid,system,summary,is_factual,worker_id\n7,TranS2S,"from, factuality.",yes,wid_1\n'
+        "7,TranS2S,x,no,wid_0\n"
+    )
+    (tmp_path / "e.csv").write_text(
+        "system_bbcid,R1,R2,RL,BERTScore,Entailment,Faithful,Factual\n"
+        "bert_withckpt_7,0.5,0.25,0.5,0.7,1e-05,0.75,0.0\n"
+    )
+    files = {"faithfulness": "h.csv", "factuality": "f.csv", "scores": "e.csv"}
+    rows = read("xsum_hallucination", {k: tmp_path / v for k, v in files.items()}, {})
+    assert [
+        (r["id"], r["text"], r["n_annotators_with_span"], r["factual_votes"]) for r in rows
+    ] == [
+        ("7.Gold", "gold it's.", 0, None),
+        ("7.BERTS2S", "b.", 1, None),  # wid_1's span has no type: nothing marked
+        ("7.TranS2S", "from, factuality.", 0, {"wid_1": "yes", "wid_0": "no"}),
+        ("7.PtGen", "ptgen it's.", 0, None),
+        ("7.TConvS2S", "TConvS2S.", 0, None),
+    ]
+    assert rows[1]["faithful"] == 0.75 and rows[1]["entailment"] == 1e-05
+    assert list(rows[1])[4:8] == ["text", "faithful", "factual", "rouge1_f"]
+    assert "rouge1_f" not in rows[0] and rows[0]["is_reference"] is True
+    (tmp_path / "e.csv").write_text(
+        "system_bbcid,R1,R2,RL,BERTScore,Entailment,Faithful,Factual\nbart_7,0,0,0,0,0,0,0\n"
+    )
+    with pytest.raises(GenmetricsError, match=r"e.csv: unknown system 'bart' in bart_7"):
+        read("xsum_hallucination", {k: tmp_path / v for k, v in files.items()}, {})
+
+
+def test_detectgpt_human_joins_each_model_file_s_trimmed_copies(tmp_path):
+    def dump(name, originals):
+        (tmp_path / name).write_text(json.dumps({"original": originals, "sampled": originals}))
+        return tmp_path / name
+
+    files = {
+        "xsum_gpt2-xl": dump("a.json", ["a b c", "x y", "x y z"]),
+        # longest copies first, each to the longest document it continues: "x y z w" joins
+        # "x y z", not the first match "x y" (two postings of one story); "q r" is new
+        "xsum_opt-2.7b": dump("b.json", ["x y", "q r", "x y z w", "a b"]),
+    }
+    rows = read("detectgpt_human", files, {"sources": {"xsum": "BBC"}})
+    assert [(r["id"], r["text"], r["models"], r["near_duplicate_of"]) for r in rows] == [
+        ("xsum-0000", "a b c", ["gpt2-xl", "opt-2.7b"], None),
+        ("xsum-0001", "x y", ["gpt2-xl", "opt-2.7b"], ["xsum-0002"]),
+        ("xsum-0002", "x y z w", ["gpt2-xl", "opt-2.7b"], ["xsum-0001"]),
+        ("xsum-0003", "q r", ["opt-2.7b"], None),
+    ]
+    assert rows[0]["source"] == "BBC" and rows[0]["domain"] == "xsum"
+    with pytest.raises(GenmetricsError, match=r"'xsum_gpt5' is not '<domain>_<model>'"):
+        read("detectgpt_human", {**files, "xsum_gpt5": files["xsum_gpt2-xl"]}, {"sources": {}})
+
+
+@pytest.fixture(scope="module")
+def gpt2_bpe() -> Path:
+    """GPT-2's gpt2.tiktoken (the pinned openai-whisper sdist from PyPI; skipped offline)."""
+    from genmetrics.data.assets import gpt2_bpe_file
+
+    try:
+        return gpt2_bpe_file()
+    except GenmetricsError as e:
+        pytest.skip(f"GPT-2's BPE ranks are not at hand: {e}")
+
+
+def test_detectgpt_prompts_follow_each_model_s_rule(gpt2_bpe):
+    from genmetrics.data.upstream_detectgpt import _gpt2, _prompt
+
+    enc = _gpt2(gpt2_bpe)
+    human = " ".join(f"w{i}" for i in range(40))  # "w0 w1 ...": 2 tokens a word ("w", "0")
+
+    def prompt(model, sample, domain="xsum", original=human):
+        return _prompt(original, sample, domain, model, enc)
+
+    assert prompt("gpt2-xl", human) == (" ".join(f"w{i}" for i in range(15)), "exact")
+    assert prompt("opt-2.7b", human) == (" ".join(f"w{i}" for i in range(14)) + " w", "exact")
+    # davinci: the 30 tokens without their last word; a text of 30 tokens or fewer is whole
+    assert prompt("davinci", human) == (" ".join(f"w{i}" for i in range(14)), "exact")
+    assert prompt("gpt-4", "w0 w1 w2 more", original="w0 w1 w2") == ("w0 w1 w2", "exact")
+    # a sample that does not start with the exact prompt (NeoX: always) gets the shared prefix
+    assert prompt("gpt-j-6B", "w0 w1 x") == ("w0 w1 ", "shared-prefix")
+    assert prompt("gpt-neox-20b", human[:20] + "!") == (human[:20], "shared-prefix")
+    q = "Question: Why? Answer: Because of w1. More"
+    assert prompt("gpt-4", "Question: Why? Answer: It is.", "pubmed", q) == (
+        "Question: Why? Answer:",
+        "exact",
+    )
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["gpt2-xl", "opt-2.7b", "gpt-neo-2.7B", "gpt-j-6B", "gpt-neox-20b", "davinci", "gpt-4"],
+)
+def test_detectgpt_samples_give_our_rows_for_the_same_upstream_records(model, gpt2_bpe):
+    """The first 2 records of each upstream xsum file (all 8 models: the ids need them all)."""
+    if not SHARED_DATA.exists():
+        pytest.skip("needs ../shared/data (our copy of the study data) beside the checkout")
+    from genmetrics.data.upstream_detectgpt import MODELS
+
+    files = {f"xsum_{m}": DATA / f"fast-detect-gpt.xsum_{m}.head.json" for m in MODELS}
+    ours = SHARED_DATA / "detectgpt_continuations" / f"xsum.{model}.jsonl"
+    first = json.loads(ours.read_text(encoding="utf-8").split("\n", 1)[0])
+    opts = {"domain": "xsum", "model": model, "decoding": first["decoding"]}
+    rows = read("detectgpt_samples", {**files, "gpt2_bpe": gpt2_bpe}, opts)
+    by_id = {json.loads(line)["id"]: json.loads(line) for line in ours.open(encoding="utf-8")}
+    assert [r["id"] for r in rows] == [f"xsum-0000.{model}", f"xsum-0001.{model}"]
+    for row in rows:
+        assert rows_bytes([row]) == rows_bytes([by_id[row["id"]]]), row["id"]
+    with pytest.raises(GenmetricsError, match="'gpt2_bpe' .* is required for xsum_gpt2-xl"):
+        read("detectgpt_samples", files, {**opts, "model": "gpt2-xl"})
+
+
 # ------------------------------------------------------------------ our copy, same upstream lines
 
 #: (reader, files in tests/data/upstream, options, our file, how many leading rows to compare)
@@ -189,10 +403,71 @@ EXCERPTS = [
         "realsumm/references.jsonl",
         1,
     ),
+    (
+        "wikitext_raw",
+        {"raw": "wiki.test.head.raw"},  # the first article, CRLF as upstream
+        {"id_prefix": "wt2test-", "min_words": 40},
+        "wikitext2_test/paragraphs.jsonl",
+        6,
+    ),
+    (
+        "agnews_csv",
+        {"test": "ag_news.test.head.csv"},
+        {"id_prefix": "agnews-test-"},
+        "ag_news/test.jsonl",
+        40,
+    ),
+    (
+        "agnews_tsv",
+        {"dev": "alps.agnews.dev.head.tsv", "test": "ag_news.test.head.csv"},
+        {"id_prefix": "agnews-trainsample-"},
+        "ag_news/train_sample.jsonl",
+        30,
+    ),
+    (
+        "alpaca_instructions",
+        {"outputs": "alpaca_eval.llama-2-7b-chat-hf.head.json"},
+        {},
+        "alpaca_eval/instructions.jsonl",
+        3,
+    ),
+    (
+        "alpaca_outputs",
+        {
+            "outputs": "alpaca_eval.guanaco-7b.head.json",
+            "instructions": "alpaca_eval.llama-2-7b-chat-hf.head.json",
+        },
+        {"decoding": "temperature 0.7, top_p 1.0"},
+        "alpaca_eval/guanaco-7b.jsonl",
+        3,
+    ),
+    (
+        "xsum_hallucination",
+        {
+            "faithfulness": "xsum.hallucination_annotations.head.csv",
+            "factuality": "xsum.factuality_annotations.head.csv",
+            "scores": "xsum.eval_scores.head.csv",
+        },  # the lines of two documents, 10138849 and 11154244
+        {},
+        "xsum_hallucination/summaries.jsonl",
+        10,
+    ),
+    (
+        "detectgpt_human",
+        {  # the first 3 documents (and samples) of each upstream pubmed file
+            f"pubmed_{m}": f"fast-detect-gpt.pubmed_{m}.head.json"
+            for m in ("davinci", "gpt-3.5-turbo", "gpt-4")
+        },
+        {"sources": {"pubmed": "PubMedQA (question + long answer)"}},
+        "detectgpt_continuations/human.jsonl",
+        3,
+    ),
 ]
 
 
-@pytest.mark.parametrize("reader,files,options,ours,n", EXCERPTS, ids=[e[3] for e in EXCERPTS])
+@pytest.mark.parametrize(
+    "reader,files,options,ours,n", EXCERPTS, ids=[f"{e[0]}:{e[3]}" for e in EXCERPTS]
+)
 def test_reader_gives_our_rows_for_the_same_upstream_lines(reader, files, options, ours, n):
     if not SHARED_DATA.exists():
         pytest.skip("needs ../shared/data (our copy of the study data) beside the checkout")
@@ -265,6 +540,34 @@ def test_fetch_upstream_makes_the_recorded_rows_or_says_which_reader_differs(tmp
         fetch_upstream(bad, tmp_path / "cache4", "datasets.g.source")
 
 
+def test_fetch_upstream_runs_a_reader_of_several_files(tmp_path):
+    """The AG News train sample's source as configs/agnews_pr.yaml has it (dev.tsv and
+    test.csv), on the excerpts: each file is fetched and checked, the reader gets both."""
+    up = {"dev": DATA / "alps.agnews.dev.head.tsv", "test": DATA / "ag_news.test.head.csv"}
+    files = {
+        k: {"url": v.as_uri(), "path": v.name, "sha256": hashlib.sha256(v.read_bytes()).hexdigest()}
+        for k, v in up.items()
+    }
+    opts = {"id_prefix": "agnews-trainsample-"}
+    rows = read("agnews_tsv", up, opts)
+    src = {
+        "kind": "upstream",
+        "file": "ag_news/train_sample.jsonl",
+        "rows": 30,
+        "sha256": hashlib.sha256(rows_bytes(rows)).hexdigest(),
+        "upstream": {"repo": "forest-snow/alps", "commit": "3c7ef2c9" * 5, "files": files},
+    }
+    src["upstream"] |= {"reader": "agnews_tsv", "options": opts}
+    out = resolve_source(src, tmp_path / "cache", "models.q1.texts.source")
+    assert out.read_bytes() == rows_bytes(rows)
+    spec = {"source": src, "format": "jsonl", "label_fields": ["label_name"]}
+    got = load_dataset("t", spec, tmp_path / "cache")
+    assert [(r["id"], r["label_name"]) for r in got[:2]] == [
+        ("agnews-trainsample-00000", "Sci/Tech"),
+        ("agnews-trainsample-00001", "Sci/Tech"),
+    ]
+
+
 def test_the_mirror_copy_is_checked_by_sha256_and_rows(tmp_path):
     mirror = tmp_path / "mirror"
     (mirror / "gpt2_generations").mkdir(parents=True)
@@ -299,6 +602,15 @@ def test_a_study_without_its_data_stops_the_plan_naming_dataset_upstream_and_mir
     monkeypatch, tmp_path
 ):
     cfg = _study(monkeypatch, None)
+    plan = plan_of(cfg)  # a reader makes the rows: the job downloads the upstream
+    assert any(
+        n.startswith(
+            "datasets.bios.source: wikitext2_test/paragraphs.jsonl downloaded from "
+            "Tylogi/TyloQuant@7989d038b13c data/wikitext-2-raw/wiki.test.raw"
+        )
+        for n in plan.notes
+    )
+    del cfg["datasets"]["bios"]["source"]["upstream"]["reader"]  # an upstream without a reader
     with pytest.raises(GenmetricsError) as e:
         plan_of(cfg)
     msg = str(e.value)
@@ -360,3 +672,79 @@ def test_every_study_source_names_a_pinned_upstream_with_digests():
                 data = (SHARED_DATA / src["file"]).read_bytes()
                 assert hashlib.sha256(data).hexdigest() == src["sha256"], (path.name, name)
                 assert data.count(b"\n") == src["rows"], (path.name, name)
+
+
+@pytest.mark.parametrize(
+    "study,key,folder,upstream",
+    [
+        ("agreement", "agreement.sets.realsumm.path", "realsumm", "neulab/REALSumm@a5900e3e36c6"),
+        (
+            "omniinput_compare",
+            "omniinput.classifiers.agnews-sports.train.path",
+            "ag_news/train_sample.jsonl",
+            "forest-snow/alps@3c7ef2c98249 data/agnews/dev.tsv",
+        ),
+    ],
+)
+def test_a_path_in_an_unset_mirror_stops_the_plan_naming_it_and_its_upstream(
+    monkeypatch, tmp_path, study, key, folder, upstream
+):
+    monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
+    monkeypatch.delenv("GENMETRICS_DATA_MIRROR", raising=False)
+    with pytest.raises(GenmetricsError) as e:
+        plan_of(config(f"configs/{study}.yaml"))
+    msg = str(e.value)
+    assert msg.startswith(f"{key}: {folder} needs the data mirror (the GENMETRICS_DATA_MIRROR ")
+    assert "config key data_mirror" in msg and f"made from {upstream}" in msg and "\n" not in msg
+    # the config's data_mirror takes the variable's place: the error is then the missing file
+    cfg = config(f"configs/{study}.yaml")
+    cfg["data_mirror"] = str(tmp_path / "mirror")
+    with pytest.raises(GenmetricsError, match=rf"{tmp_path}/mirror/{folder}"):
+        plan_of(cfg)
+
+
+def test_what_a_config_needs_from_the_mirror():
+    from genmetrics.data.mirror import mirror_needs
+
+    def load(name):
+        return yaml.safe_load((REPO / "configs" / name).read_text())
+
+    for name in (
+        "biographies.yaml",
+        "agnews_pr.yaml",
+        "instruction_diversity.yaml",
+        "summary_diversity.yaml",
+        "face_scaling.yaml",
+    ):
+        assert mirror_needs(load(name)) == [], name
+    assert mirror_needs(load("agreement.yaml")) == [
+        f"agreement.sets.{s}.path"
+        for s in ("realsumm", "xsum", "hanna", "contrastive_search", "rankgen")
+    ]
+    cfg = {
+        "note": "# ../shared/data in a comment is no need",
+        "datasets": {
+            "a": {"source": {"kind": "upstream", "upstream": {"reader": "wikitext_raw"}}},
+            "b": {"source": {"kind": "upstream", "upstream": {"reader": "no_such_reader"}}},
+            "c": {"source": {"kind": "pypi"}},
+        },
+        "models": {"m": {"texts": {"source": {"kind": "upstream", "upstream": {}}}}},
+        "x": [{"path": "${GENMETRICS_DATA_MIRROR}/hanna"}],
+    }
+    assert mirror_needs(cfg) == ["datasets.b.source", "models.m.texts.source", "x[0].path"]
+
+
+def test_face_scaling_plans_every_download_with_the_dataset_in_the_reader_options(monkeypatch):
+    monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
+    monkeypatch.delenv("GENMETRICS_DATA_MIRROR", raising=False)
+    plan = plan_of(config("configs/face_scaling.yaml"))
+    src = plan.models["gpt-j-6B"].texts_for("writing")["source"]
+    assert src["file"] == "detectgpt_continuations/writing.gpt-j-6B.jsonl"
+    assert src["upstream"]["options"]["domain"] == "writing"  # "{dataset}" filled in
+    assert src["sha256"] == "8d5ca2ad403eb6b705c93ca8f8e2a19bdfd762457881a24dad16860d0e095bf8"
+    assert len(src["upstream"]["files"]) == 25  # every domain's file, and GPT-2's BPE
+    assert any(
+        n.startswith("models.gpt-4.texts.source (dataset pubmed): detectgpt_continuations/")
+        and "downloaded from baoguangsheng/fast-detect-gpt" in n
+        for n in plan.notes
+    )

@@ -30,7 +30,10 @@ from conftest import (  # noqa: F401 (BIN, FAST and snakemake: other test files 
     placeholder_checkpoint,
     scripts_as_checked_out,
     snakemake,
+    study_data_missing,
 )
+
+from genmetrics.data.mirror import mirror_needs
 
 CACHE = REPO / ".cache" / "genmetrics"
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -142,8 +145,9 @@ STUDY_RULES = {
 def test_dry_run_of_every_config(path, tmp_path):
     """Every config dry-runs with the targets its make target asks for; a study's DAG holds
     its paper-shaped outputs."""
-    if "../shared/data" in path.read_text() and not SHARED_DATA.exists():
-        pytest.skip("reads ../shared/data, which is not present")
+    missing = study_data_missing(yaml.safe_load(path.read_text()))
+    if missing:
+        pytest.skip(missing)
     env = {"GENMETRICS_TINY_MODEL": str(placeholder_checkpoint(tmp_path / "tiny-model"))}
     targets = make_targets(path)
     args = ("-n", *targets, "--cores", "2", "--configfile", str(path))
@@ -695,8 +699,7 @@ def test_cluster_profile_maps_gpu_rules_to_gpu_partitions(tmp_path):
 
 def test_model_vs_model_comparison_dag(tmp_path):
     """The creative-writing config compares models with each other: no human reference."""
-    if not SHARED_DATA.exists():
-        pytest.skip("../shared/data is not present")
+    assert not mirror_needs(yaml.safe_load((REPO / "configs/creative.yaml").read_text()))
     proc = snakemake(
         "-n", "--cores", "2", "--configfile", str(REPO / "configs/creative.yaml"), cwd=tmp_path
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
@@ -220,6 +221,74 @@ def mirror_in_paths(node: Any, mirror: str | None) -> None:
             for var in (f"${{{DATA_MIRROR_ENV}}}", f"${DATA_MIRROR_ENV}"):
                 v = v.replace(var, str(mirror))
             node[k] = v
+
+
+#: the upstream of each folder of the data mirror that a config reads by path
+#: (``$GENMETRICS_DATA_MIRROR/<folder>...``), said when the mirror is not set
+MIRROR_FOLDERS = {
+    "realsumm": "neulab/REALSumm@a5900e3e36c6 scores_dicts/abs.pkl, scores_dicts/ext.pkl",
+    "xsum_hallucination": "google-research-datasets/xsum_hallucination_annotations@4abdbb2c807c "
+    "hallucination_annotations_xsum_summaries.csv, factuality_annotations_xsum_summaries.csv, "
+    "eval_scores_xsum_summaries.csv",
+    "hanna": "dig-team/hanna-benchmark-asg@282f27536a5d",
+    "contrastive_search": "yxuansu/Contrastive_Search_versus_Contrastive_Decoding@bdca42ddae6e",
+    "rankgen_ab": "martiansideofthemoon/rankgen@23a8e7ce2dd6",
+    "ag_news/test.jsonl": "suuuch/TransformerClassification@0d9808e1978c data/ag_news_csv/test.csv",
+    "ag_news/train_sample.jsonl": "forest-snow/alps@3c7ef2c98249 data/agnews/dev.tsv (without "
+    "the descriptions of suuuch/TransformerClassification@0d9808e1978c data/ag_news_csv/test.csv)",
+}
+_MIRROR_VAR = re.compile(r"\$\{?" + DATA_MIRROR_ENV + r"\}?/*([^\s]*)")
+
+
+def mirror_path_values(node: Any, where: str = "") -> list[tuple[str, str]]:
+    """``(key, value)`` of every string in a config that names a path in the data mirror
+    (``$GENMETRICS_DATA_MIRROR/...``), in config order."""
+    out: list[tuple[str, str]] = []
+    if isinstance(node, Mapping):
+        for k, v in node.items():
+            out += mirror_path_values(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += mirror_path_values(v, f"{where}[{i}]")
+    elif isinstance(node, str) and _MIRROR_VAR.search(node):
+        out.append((where, node))
+    return out
+
+
+def check_mirror_paths(config: Mapping[str, Any], mirror: Path | None) -> None:
+    """A config that reads files of the data mirror by path (an agreement set, an OmniInput
+    classifier's texts) stops here when no mirror is set: one line naming the key, the
+    folder, its upstream (:data:`MIRROR_FOLDERS`) and how to set the mirror."""
+    if mirror:
+        return
+    for key, value in mirror_path_values(config):
+        rel = _MIRROR_VAR.search(value).group(1)
+        origin = MIRROR_FOLDERS.get(rel) or MIRROR_FOLDERS.get(rel.split("/")[0])
+        made = f"made from {origin}" if origin else "see its README.md in the project's data folder"
+        raise GenmetricsError(
+            f"{key}: {rel or value} needs the data mirror ({MIRROR_HOW}, a folder laid out like "
+            f"the project's data folder), which is not set: {value!r} points nowhere ({made})"
+        )
+
+
+def mirror_needs(config: Mapping[str, Any], where: str = "") -> list[str]:
+    """The keys of what a config can only read from the data mirror: its ``upstream`` sources
+    whose reader is not in :data:`genmetrics.data.upstream.READERS` (none makes their rows) and
+    its paths in the mirror (:func:`mirror_path_values`). Empty: it runs without a mirror."""
+    out: list[str] = []
+    if isinstance(config, Mapping):
+        if config.get("kind") == "upstream":
+            if (config.get("upstream") or {}).get("reader") not in READERS:
+                out.append(where or "source")
+            return out
+        for k, v in config.items():
+            out += mirror_needs(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(config, list):
+        for i, v in enumerate(config):
+            out += mirror_needs(v, f"{where}[{i}]")
+    elif isinstance(config, str) and _MIRROR_VAR.search(config):
+        out.append(where)
+    return out
 
 
 def mirror_root(mirror: Path | None) -> dict[str, str]:

@@ -26,12 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
+from genmetrics.data.upstream_detectgpt import detectgpt_human, detectgpt_samples
+from genmetrics.data.upstream_text import TEXT_READERS, Reader, Rows, _one, _opt, _text
 
-Rows = list[dict[str, Any]]
-Reader = Callable[[Mapping[str, Path], Mapping[str, Any]], Rows]
-
-#: reader name -> function; :func:`reader` looks names up here
-READERS: dict[str, Reader] = {}
+#: reader name -> function; :func:`reader` looks names up here (the text corpora's readers,
+#: :mod:`genmetrics.data.upstream_text`, and Fast-DetectGPT's documents and samples are in it
+#: from the start)
+READERS: dict[str, Reader] = {
+    **TEXT_READERS,
+    "detectgpt_human": detectgpt_human,
+    "detectgpt_samples": detectgpt_samples,
+}
 
 
 def _register(name: str) -> Callable[[Reader], Reader]:
@@ -53,25 +58,6 @@ def rows_bytes(rows: Rows) -> bytes:
     """The rows as the data mirror's JSON Lines: one ``json.dumps(row, ensure_ascii=False)``
     per line (key order as built), each ending in ``\\n``, UTF-8."""
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
-
-
-def _one(files: Mapping[str, Path], name: str) -> Path:
-    if name not in files:
-        raise GenmetricsError(f"upstream.files: {name!r} is required (files: {', '.join(files)})")
-    return Path(files[name])
-
-
-def _text(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise GenmetricsError(f"{path}: invalid UTF-8 at byte {e.start}") from None
-
-
-def _opt(options: Mapping[str, Any], name: str) -> Any:
-    if name not in options:
-        raise GenmetricsError(f"upstream.options.{name}: required by this reader")
-    return options[name]
 
 
 # ------------------------------------------------------------------ Python list literal

@@ -22,7 +22,13 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.agreement.settings import agreement_plan
-from genmetrics.data.mirror import data_mirror, mirror_in_paths, mirror_root, study_source
+from genmetrics.data.mirror import (
+    check_mirror_paths,
+    data_mirror,
+    mirror_in_paths,
+    mirror_root,
+    study_source,
+)
 from genmetrics.data.prompts import load_tokens_per_word, tokens_per_word
 from genmetrics.data.words import check_language
 from genmetrics.generation.transformers_backend import GenerationSettings
@@ -163,6 +169,7 @@ def load_plan(
             )
     validate_config(cfg, schema_path)
     mirror_in_paths(cfg, cfg.get("data_mirror"))
+    check_mirror_paths(cfg, data_mirror(cfg.get("data_mirror")))
     notes = expand_paths(cfg)
     env_cache = os.environ.get("GENMETRICS_CACHE")
     if env_cache and Path(env_cache).resolve() != Path(cfg["cache"]).resolve():

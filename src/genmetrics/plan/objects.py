@@ -47,8 +47,8 @@ def source_files(src: dict) -> list[str]:
 
 def for_dataset(src: dict, dataset: str) -> dict:
     """A source with ``{dataset}`` filled in: in ``path``, an upstream source's ``file`` and
-    its upstream files' paths; an upstream source's ``rows`` and ``sha256`` given per dataset
-    (a mapping) become the dataset's value."""
+    its upstream files' paths and its reader's string options; an upstream source's ``rows``
+    and ``sha256`` given per dataset (a mapping) become the dataset's value."""
     src = dict(src)
     for k in ("path", "file"):
         if k in src:
@@ -66,6 +66,12 @@ def for_dataset(src: dict, dataset: str) -> dict:
                 f["sha256"] = f["sha256"].get(dataset)
             files[n] = f
         src["upstream"] = {**src["upstream"], "files": files}
+    if isinstance(src.get("upstream"), dict) and isinstance(src["upstream"].get("options"), dict):
+        opts = {
+            k: v.replace("{dataset}", dataset) if isinstance(v, str) else v
+            for k, v in src["upstream"]["options"].items()
+        }
+        src["upstream"] = {**src["upstream"], "options": opts}
     if src.get("mirror_root") and src.get("file"):
         src["mirror_path"] = os.path.join(src["mirror_root"], src["file"])
     return src
