@@ -193,6 +193,10 @@ def test_embed_then_score_the_npz_gives_the_same_value(capsys, work, minilm):
         extra = ("--featurizer", "mini") if how == "texts" else ()
         rec = score(capsys, "mauve", "--candidate", cand, "--reference", ref, *extra)
         values[how] = rec["values"]
+        cut = rec["truncation"]["candidate"]  # WebText-long texts, max_tokens 64
+        assert cut["max_tokens"] == 64 and 0 < cut["truncated"] <= cut["texts"] == N
+        assert cut == read_provenance(work / "gen.npz")["truncation"]
+        assert any(w.startswith("texts truncated: ") for w in rec["warnings"])
     assert values["npz"] == values["texts"]
     npz_rec = score(capsys, "mauve", "--candidate", "gen.npz", "--reference", "ref.npz")
     assert npz_rec["inputs"]["candidate"]["featurizer"]["name"] == "mini"

@@ -351,6 +351,7 @@ def test_a_missing_vllm_says_how_to_install_it(monkeypatch, tiny_model_dir):
 def plan_env(monkeypatch, tmp_path):
     monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
     monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(placeholder_checkpoint(tmp_path / "tiny")))
+    monkeypatch.setenv(ENGINE_ENV, FAKE)  # backend: vllm needs an importable engine
 
 
 def _config() -> dict:
@@ -409,6 +410,24 @@ def test_backend_errors_name_the_key(plan_env):
     }
     with pytest.raises(GenmetricsError, match=r"models\.sys\.backend: imported texts"):
         _plan(cfg)
+
+
+def test_a_vllm_model_needs_an_importable_engine(plan_env, monkeypatch):
+    """``backend: vllm`` without its engine importable is a plan error naming the key (so
+    ``snakemake -n`` fails), for ``vllm`` itself (not installed here) and for a module named
+    by ``$GENMETRICS_VLLM_MODULE``; the fake engine passes."""
+    cfg = _config()
+    cfg["models"]["smollm2-nucleus"]["backend"] = "vllm"
+    assert _plan(cfg).models["smollm2-nucleus"].engine["backend"] == "vllm"  # the fake
+    for name in ("", "genmetrics.testing.no_such_engine"):
+        monkeypatch.setenv(ENGINE_ENV, name)
+        want = name or "vllm"
+        if not name and importlib.util.find_spec("vllm") is not None:
+            continue  # vllm is installed: nothing to refuse
+        with pytest.raises(
+            GenmetricsError, match=rf"^models\.smollm2-nucleus\.backend: vllm, but '{want}'"
+        ):
+            _plan(cfg)
 
 
 # ------------------------------------------------------------------ a real vLLM (GPU)
@@ -491,9 +510,11 @@ def _blocks(out: str, rule: str) -> list[str]:
     return [b for b in blocks if re.search(rf"^(local)?rule {rule}:", b.strip(), re.M)]
 
 
-def test_a_vllm_model_dry_runs_with_its_generate_jobs(plan_env, tmp_path):
-    """The default config with one model on ``backend: vllm``: its generate jobs are in the
-    DAG like every other model's (the engine is needed only when a job runs)."""
+def test_a_vllm_model_dry_runs_with_its_generate_jobs(plan_env, tmp_path, monkeypatch):
+    """The default config with one model on ``backend: vllm``: with an importable engine (the
+    fake one, ``$GENMETRICS_VLLM_MODULE``) its generate jobs are in the DAG like every other
+    model's; where the engine is not importable (vllm is not installed here) the dry run
+    itself fails, naming the key, before any job runs."""
     cfg = _config()
     cfg["models"]["smollm2-nucleus"]["backend"] = "vllm"
     path = tmp_path / "vllm.yaml"
@@ -502,6 +523,12 @@ def test_a_vllm_model_dry_runs_with_its_generate_jobs(plan_env, tmp_path):
     jobs = _blocks(out, "generate")
     assert any("model=smollm2-nucleus" in b for b in jobs)
     assert any("model=smollm2-pure" in b for b in jobs)
+    monkeypatch.setenv(ENGINE_ENV, "genmetrics_no_such_engine")
+    proc = snakemake("-n", "--cores", "2", "--configfile", str(path), cwd=tmp_path, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "models.smollm2-nucleus.backend: vllm, but 'genmetrics_no_such_engine'" in out
+    assert "rule generate" not in out
 
 
 @pytest.mark.e2e
@@ -521,6 +548,7 @@ def test_switching_one_model_to_vllm_reruns_only_its_jobs(offline_run, tmp_path)
     targets = [f"results/generations/stories/{m}/seed0.jsonl" for m in ("tiny-pure", "tiny-chat")]
     model = copy_ / Path(env["GENMETRICS_TINY_MODEL"]).name  # the copy's own checkpoint
     env = {"GENMETRICS_TINY_MODEL": str(model), "GENMETRICS_REPO": str(REPO)}
+    env[ENGINE_ENV] = FAKE  # backend: vllm is checked importable when the plan loads
     triggers = (
         "--rerun-triggers",
         *yaml.safe_load((REPO / "cluster/profile.yaml").read_text())["rerun-triggers"],

@@ -311,7 +311,8 @@ def test_scores_csv_states_each_intervals_scheme_and_a_bound_that_would_miss_the
     ]
     t = aggregate(tmp_path, recs)
     s = t["scores"].set_index("name")
-    assert list(s.columns[-6:]) == ["lower", "upper", "level", "resamples", "scheme", "interval"]
+    intervals = ["lower", "upper", "level", "resamples", "scheme", "interval"]
+    assert list(s.columns[-8:]) == [*intervals, "truncated", "warnings"]  # then the warnings
     assert (s.loc["ttr", "scheme"], s.loc["distinct_1", "scheme"]) == ("replacement", "half")
     assert s.loc["mattr", "interval"] == why and math.isnan(s.loc["mattr", "lower"])
     summary = t["summary"].set_index("name")

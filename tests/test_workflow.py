@@ -40,6 +40,7 @@ SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 SCORE_COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
 SCORE_COLUMNS += ["scale", "n_candidate", "n_reference"]  # analysis.aggregate.EXTRA_COLUMNS
 SCORE_COLUMNS += ["lower", "upper", "level", "resamples", "scheme", "interval"]  # intervals
+SCORE_COLUMNS += ["truncated", "warnings"]  # what the record warns of
 CONFIGS = sorted([*REPO.glob("configs/*.yaml"), TEST_CONFIG, REPO / "config.yaml"])
 
 

@@ -4,6 +4,7 @@ continuation is scored given its prompt (conditional surprisal)."""
 from genmetrics.devices import claim_gpus, gpus_requested
 from genmetrics.features.surprisal import surprisal_source
 from genmetrics.io import read_jsonl
+from genmetrics.metrics.kinds import truncation_warning
 from genmetrics.npz import save_npz, with_provenance
 from genmetrics.provenance import record
 from genmetrics.runlog import log_to
@@ -12,12 +13,22 @@ sm = snakemake  # noqa: F821
 claim_gpus(gpus_requested(sm.resources))  # a workstation: this job's own GPU(s)
 with log_to(sm.log[0]) as log:
     rows = read_jsonl(sm.input.texts)
+    stats: dict = {}  # its truncation: how many texts max_tokens cut
     arrays = surprisal_source(
-        rows, sm.params.part, sm.params.source, sm.input.model, **sm.params.settings, progress=True
+        rows,
+        sm.params.part,
+        sm.params.source,
+        sm.input.model,
+        **sm.params.settings,
+        progress=True,
+        stats=stats,
     )
     rec = record(
         config={"evaluator": sm.params.settings, "source": sm.params.source},
         inputs={"texts": sm.input.texts, "model": sm.input.model},
     )
+    rec["truncation"] = stats["truncation"]
     save_npz(sm.output[0], **with_provenance(arrays, rec))
+    if stats["truncation"]["truncated"]:
+        log.warning("%s", truncation_warning("", stats["truncation"]))
     log.info("surprisal of %d texts, %d tokens", len(arrays["ids"]), len(arrays["values"]))

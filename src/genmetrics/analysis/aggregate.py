@@ -17,7 +17,12 @@ Conventions:
   ``level``, ``resamples``, ``scheme``: how its prompts were drawn, ``half`` or
   ``replacement``, and ``interval``: ``prompts``, or the record's reason for none);
   the record's replicates are not in the table: :func:`collect_scores` hands them to the seed
-  summary, whose interval is over prompts and seeds (:func:`summary_table`).
+  summary, whose interval is over prompts and seeds (:func:`summary_table`);
+* last what the record warns of (:data:`WARNING_COLUMNS`): ``truncated``, the largest share
+  of a role's texts that a model cut at its maximum length (:func:`truncated_share`; empty
+  where the record does not say), and ``warnings``, the record's warnings joined by
+  :data:`WARNING_SEPARATOR` (zero k-NN radii, identical histograms, a rank-deficient
+  covariance, a value not finite, texts truncated; empty: none).
 
 :func:`write_aggregates` writes it with everything the aggregate rule derives from it: the
 seed summary (:func:`summary_table`) and the headline table
@@ -38,6 +43,7 @@ from genmetrics.analysis.units import (
     INTERVAL_COLUMNS,
     OVER_PROMPTS,
     SIZE_COLUMNS,
+    WARNING_SEPARATOR,
     Replicates,
     on_table_scale,
     registered_scale,
@@ -49,14 +55,17 @@ from genmetrics.io import read_json, write_csv, write_text
 
 #: the columns every reader of the tidy table needs
 COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
-#: then the value's registered scale, the texts it was computed on and its interval
-EXTRA_COLUMNS = ["scale", *SIZE_COLUMNS, *INTERVAL_COLUMNS]
+#: what the record warns of: the largest share of a role's texts truncated, and its warnings
+WARNING_COLUMNS = ["truncated", "warnings"]
+#: then the value's registered scale, the texts it was computed on, its interval and warnings
+EXTRA_COLUMNS = ["scale", *SIZE_COLUMNS, *INTERVAL_COLUMNS, *WARNING_COLUMNS]
+
 #: the seed summary (``results/scores_summary.csv``)
 SUMMARY_COLUMNS = ["dataset", "model", "reference", "metric", "entry", "name", "scale"]
 SUMMARY_COLUMNS += ["mean", "std", "n_seeds", *SIZE_COLUMNS, *INTERVAL_COLUMNS]
 _SEEDED = re.compile(r"(.+)/seed(\d+)")
 _INT_COLUMNS = ["seed", *SIZE_COLUMNS, "resamples"]
-_FLOAT_COLUMNS = ["lower", "upper", "level"]
+_FLOAT_COLUMNS = ["lower", "upper", "level", "truncated"]
 
 
 def _interval(rec: dict, name: str) -> tuple[dict, np.ndarray | None, int]:
@@ -113,6 +122,8 @@ def collect_scores(
                 "scale": registered_scale(rec["metric"], name),
                 "n_candidate": n_candidate,
                 "n_reference": n_reference,
+                "truncated": truncated_share(rec),
+                "warnings": WARNING_SEPARATOR.join(rec.get("warnings") or []) or None,
             }
             cols, reps, draw_seed = _interval(rec, name)
             rows.append(row | cols)
@@ -124,6 +135,17 @@ def collect_scores(
     for c in _FLOAT_COLUMNS:
         df[c] = df[c].astype(float)
     return df.sort_values(["dataset", "model", "seed", "entry", "name"]).reset_index(drop=True)
+
+
+def truncated_share(rec: dict) -> float | None:
+    """The largest share of a role's texts that a model cut (the record's ``truncation``:
+    a featurizer's ``max_tokens``, or the metric's own model); None where nothing says."""
+    shares = [
+        t["truncated"] / t["texts"]
+        for t in (rec.get("truncation") or {}).values()
+        if isinstance(t, dict) and t.get("texts")
+    ]
+    return max(shares) if shares else None
 
 
 def read_scores(path: str | Path) -> pd.DataFrame:

@@ -30,6 +30,12 @@ Everything it says of a metric is read from its registration
   (``150–160`` where seeds differ), and a cell computed on other sizes says so in brackets
   (``0.93 [n 150 / 160]``); a value without a reference has no reference size.
 
+* a value whose records warn (``scores.csv``'s ``warnings``: zero k-NN radii, identical
+  histograms, a rank-deficient covariance, a value not finite), or for which more than
+  :data:`TRUNCATED_FLAG` of a set's texts was truncated (``truncated``), has those lines in
+  the long form's ``warnings`` and its cell marked :data:`WARNING_MARK`, the lines listed
+  under its family's table (:func:`warning_lines`).
+
 * :func:`headline_scores` — the long form: mean, std, number of seeds and text sizes per
   (dataset, model, entry) headline value (``results/scores_headline.csv``, columns
   :data:`LONG_COLUMNS`);
@@ -52,6 +58,7 @@ from genmetrics.analysis.units import (
     CONVENTION,
     INTERVAL_COLUMNS,
     SIZE_COLUMNS,
+    WARNING_SEPARATOR,
     converted_text,
     interval_legend,
     on_table_scale,
@@ -76,14 +83,27 @@ LONG_COLUMNS = [
     "n_seeds",
     *SIZE_COLUMNS,
     *INTERVAL_COLUMNS,
+    "truncated",
+    "warnings",
 ]
+#: an entry is flagged where more than this share of a role's texts (candidate or reference,
+#: any seed) was truncated by a model's maximum length (``scores.csv``'s ``truncated``)
+TRUNCATED_FLAG = 0.05
+#: what marks a cell of the wide table whose value comes with warnings
+WARNING_MARK = "⚠"
+#: the warnings of a record about truncation (counted by share instead: :data:`TRUNCATED_FLAG`)
+_TRUNCATION_PREFIX = "texts truncated:"
 #: the wide table's size columns (each family's first)
 N_TEXTS, N_REFERENCES = "n texts", "n references"
 LEGEND = (
     "↑ higher is better, ↓ lower is better, in parentheses the value's range or unit; each "
     "cell is the mean over seeds, followed by its interval [lower, upper] where it has one "
     "(below), else by ± std (ddof=1) over seeds (the mean alone for one seed; the human "
-    "references have none); – not scored."
+    "references have none); – not scored; "
+    f"{WARNING_MARK}: the value comes with warnings, listed below its table (a degenerate "
+    "number: zero k-NN radii, identical histograms, a rank-deficient covariance, a value not "
+    f"finite; or more than {TRUNCATED_FLAG:.0%} of its texts truncated by a model's maximum "
+    "length)."
 )
 SIZES_LEGEND = (
     f"{N_TEXTS}: the texts each value was computed on (per seed: a model's generations, or "
@@ -167,6 +187,11 @@ def _long(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> pd.DataFra
     for c, m in zip(SIZE_COLUMNS, _EXTRA[:2], strict=True):
         out[c] = sizes[(c, "min")].round().astype("Int64")
         out[m] = sizes[(c, "max")].round().astype("Int64")
+    out["truncated"] = g["truncated"].max() if "truncated" in d.columns else float("nan")
+    out["warnings"] = g["warnings"].agg(_warnings) if "warnings" in d.columns else None
+    out["warnings"] = [
+        _flagged(w, t) for w, t in zip(out["warnings"], out["truncated"], strict=True)
+    ]
     out = out.reset_index()
     iv = seed_intervals(d) if intervals is None else intervals
     iv = iv.drop(columns="reference").drop_duplicates(keys)
@@ -191,6 +216,31 @@ def _long(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> pd.DataFra
     out = out.iloc[order].reset_index(drop=True)[LONG_COLUMNS + _EXTRA]
     out.attrs["converted"] = converted
     return out
+
+
+def _warnings(cells: pd.Series) -> list[str]:
+    """The distinct warnings of a value's rows (``scores.csv`` cells joined by
+    :data:`~genmetrics.analysis.units.WARNING_SEPARATOR`), in order, the truncation
+    lines left out (:func:`_flagged` counts truncation by its share)."""
+    out: dict[str, None] = {}
+    for c in cells:
+        if isinstance(c, str) and c:
+            for line in c.split(WARNING_SEPARATOR):
+                if not line.startswith(_TRUNCATION_PREFIX):
+                    out[line] = None
+    return list(out)
+
+
+def _flagged(warnings: list[str] | None, truncated: float) -> str | None:
+    """The headline's warnings of a value: its record's (:func:`_warnings`) and, where more
+    than :data:`TRUNCATED_FLAG` of a role's texts was truncated, that share; None: none."""
+    lines = list(warnings or [])
+    if isinstance(truncated, float) and truncated > TRUNCATED_FLAG:
+        lines.append(
+            f"{_TRUNCATION_PREFIX} {truncated:.0%} of the texts of a set cut at a model's "
+            f"maximum length (flagged above {TRUNCATED_FLAG:.0%})"
+        )
+    return WARNING_SEPARATOR.join(lines) or None
 
 
 def _position(info: _Info, value: str) -> tuple:
@@ -272,7 +322,7 @@ def headline_table(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> p
             dtype=object,
         )
     info = {m: _metric_info(m) for m in long["metric"].unique()}
-    rows, columns, cells, sizes = {}, {}, {}, {}
+    rows, columns, cells, sizes, warned = {}, {}, {}, {}, {}
     for r in long.itertuples(index=False):
         row = (r.dataset, r.model)
         named = not info[r.metric].single
@@ -280,6 +330,9 @@ def headline_table(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> p
         rows.setdefault(row, None)
         columns[column] = (info[r.metric].order, r.entry, _position(info[r.metric], r.value_name))
         cells[row, column] = cell(r.mean, r.std, r.n_seeds, r.lower, r.upper)
+        if isinstance(r.warnings, str) and r.warnings and cells[row, column] is not None:
+            cells[row, column] += f" {WARNING_MARK}"
+            warned[(*row, column)] = r.warnings
         sizes[row, column] = (
             size_text([r.n_candidate, r.n_candidate_max]),
             size_text([r.n_reference, r.n_reference_max]),
@@ -311,6 +364,8 @@ def headline_table(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> p
         "schemes": sorted(set(long["scheme"].dropna())),
         "none": dict(zip(reasons["entry"], reasons["interval"], strict=True)),
     }
+    # (dataset, model, (family, header)) → the value's warnings (joined), the cells marked
+    out.attrs["warnings"] = warned
     return out
 
 
@@ -364,7 +419,19 @@ def headline_markdown(table: pd.DataFrame, full_table: str = "scores.csv") -> st
         for (ds, model), row in sub.iterrows():
             lines.append(_md_row([ds, model, *("–" if pd.isna(v) else v for v in row)]))
         lines.append("")
+        lines += [f"{WARNING_MARK} {line}" for line in warning_lines(table, family)]
+        lines += [""] if warning_lines(table, family) else []
     return "\n".join(lines)
+
+
+def warning_lines(table: pd.DataFrame, family: str) -> list[str]:
+    """``dataset / model / header: warning; warning`` for each marked cell of ``family`` in
+    :func:`headline_table`'s ``table`` (the markdown and the HTML report list them)."""
+    return [
+        f"{ds} / {model} / {head}: " + "; ".join(w.split(WARNING_SEPARATOR))
+        for (ds, model, (fam, head)), w in table.attrs.get("warnings", {}).items()
+        if fam == family
+    ]
 
 
 def _md_row(cells: list) -> str:

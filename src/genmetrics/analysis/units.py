@@ -41,6 +41,8 @@ import pandas as pd
 MEAN_WORDS_SCALE = "words"
 #: the columns of the text sizes, in every score table
 SIZE_COLUMNS = ["n_candidate", "n_reference"]
+#: how a score record's warnings are joined in one cell of the tables' ``warnings`` column
+WARNING_SEPARATOR = " | "
 #: the interval columns, after the sizes (see the module conventions)
 INTERVAL_COLUMNS = ["lower", "upper", "level", "resamples", "scheme", "interval"]
 #: what ``interval`` says of an interval over one seed's prompts, and over prompts and seeds

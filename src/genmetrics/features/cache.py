@@ -49,6 +49,16 @@ def model_identity(model: Any, cache_key: str | None = None) -> dict[str, Any] |
     return {"weights_sha256": fp, "name": None if fp else cache_key, "versions": versions}
 
 
+def tokenizer_of(model: Any) -> Any:
+    """The tokenizer of a featurizer's ``model``: the second of a loaded ``(model, tokenizer)``
+    pair, else loaded alone (no weights) from its manifest, folder or hub id."""
+    if isinstance(model, tuple):
+        return model[1]
+    from genmetrics.models.checkpoints import load_tokenizer
+
+    return load_tokenizer(model)
+
+
 class FeatureCache:
     """Entries of one featurizer setting under ``root`` (``None``: no cache). ``key`` is the
     digest of the settings (:func:`settings_digest`); a text's entry is

@@ -18,7 +18,14 @@ import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.features.batching import check_texts, right_padded_batches
-from genmetrics.features.cache import FeatureCache, cached_map, model_identity, run_stats
+from genmetrics.features.cache import (
+    FeatureCache,
+    cached_map,
+    model_identity,
+    run_stats,
+    tokenizer_of,
+)
+from genmetrics.metrics.kinds import truncation_record
 
 KINDS = ("causal_lm", "sentence_encoder")
 POOLING = ("mean", "cls", "pooler")
@@ -43,7 +50,10 @@ def embed_texts(
     ``(model, tokenizer)`` pair. With ``cache_dir`` and ``cache_key`` (naming the featurizer),
     texts already embedded by the same model *content* and settings are read from the cache
     (:func:`~genmetrics.features.cache.model_identity`). ``stats``, when given, is filled with
-    how the cache served the call (:func:`~genmetrics.features.cache.run_stats`)."""
+    how the cache served the call (:func:`~genmetrics.features.cache.run_stats`) and with
+    ``truncation``: how many texts had more than ``max_tokens`` tokens, embedded from their
+    first ``max_tokens`` only (:func:`~genmetrics.metrics.kinds.truncation_record`; counted
+    with the tokenizer, cached texts included)."""
     if kind not in KINDS:
         raise GenmetricsError(f"featurizer kind must be one of {KINDS}, got {kind!r}")
     if pooling not in POOLING:
@@ -66,6 +76,9 @@ def embed_texts(
     vecs, computed = cached_map(texts, compute, cache, same_shape=True)
     if stats is not None:
         stats.update(run_stats(cache, settings, texts, computed, bool(loaded)))
+        tok = loaded[0][1] if loaded else tokenizer_of(model)
+        lengths = [len(tok(t, verbose=False)["input_ids"]) for t in texts]
+        stats["truncation"] = truncation_record(lengths, max_tokens)
     return np.stack(vecs).astype(np.float32)
 
 
@@ -124,7 +137,8 @@ def embed_source(
     rows: Sequence[dict[str, Any]], part: str, source: str, model: Any, **settings: Any
 ) -> dict[str, Any]:
     """The embed job: the arrays of one feature file (``ids``, ``prompt_ids``, ``emb``) for one
-    part of a source's rows (:func:`genmetrics.metrics.kinds.part_texts`)."""
+    part of a source's rows (:func:`genmetrics.metrics.kinds.part_texts`); ``settings`` may
+    hold ``stats`` (filled as :func:`embed_texts` fills it: the file's ``truncation``)."""
     from genmetrics.metrics.kinds import part_texts, row_links
 
     kept, texts = part_texts(rows, part, source)

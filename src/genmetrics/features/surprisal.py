@@ -23,7 +23,14 @@ import numpy as np
 
 from genmetrics import GenmetricsError
 from genmetrics.features.batching import check_texts, right_padded_batches
-from genmetrics.features.cache import FeatureCache, cached_map, model_identity, run_stats
+from genmetrics.features.cache import (
+    FeatureCache,
+    cached_map,
+    model_identity,
+    run_stats,
+    tokenizer_of,
+)
+from genmetrics.metrics.kinds import truncation_record
 
 PREPEND = ("auto", "bos", "eos", "none")
 
@@ -66,7 +73,11 @@ def surprisal_texts(
 
     ``contexts``: one string per text that conditions it (its values are not returned); an
     empty text then gives an empty array. ``stats``, when given, is filled with how the cache
-    served the call (:func:`~genmetrics.features.cache.run_stats`).
+    served the call (:func:`~genmetrics.features.cache.run_stats`) and with ``truncation``:
+    how many texts the ``max_tokens`` cut (start token and context counted, as the evaluator
+    reads them; :func:`~genmetrics.metrics.kinds.truncation_record`); a cut text is scored on
+    its first tokens only, and a perplexity on this file says so (its score record's
+    ``truncation`` and ``warnings``).
     """
     if contexts is None:
         keys = check_texts(texts)
@@ -106,7 +117,20 @@ def surprisal_texts(
     values, computed = cached_map(keys, compute, cache)
     if stats is not None:
         stats.update(run_stats(cache, settings, keys, computed, bool(loaded)))
+        tok = loaded[0][1] if loaded else tokenizer_of(model)
+        start = start_token(tok, prepend)
+        ctxs = [""] * len(texts) if contexts is None else list(contexts)
+        lengths = [len(_ids(tok, start, c, t)[0]) for c, t in zip(ctxs, texts, strict=True)]
+        stats["truncation"] = truncation_record(lengths, max_tokens)
     return values
+
+
+def _ids(tok: Any, start: int | None, ctx: str, text: str) -> tuple[list[int], int]:
+    """The whole token ids the evaluator reads for ``text`` given ``ctx`` (start token,
+    context, text; before the ``max_tokens`` cut) and the length of its prefix."""
+    prefix = [] if start is None else [start]
+    prefix += tok(ctx, add_special_tokens=False)["input_ids"] if ctx else []
+    return prefix + tok(text, add_special_tokens=False, verbose=False)["input_ids"], len(prefix)
 
 
 def _surprisal(
@@ -124,14 +148,13 @@ def _surprisal(
     start = start_token(tok, prepend)
     enc, first = [], []  # ids, and the position of each text's first scored token
     for i, (ctx, t) in enumerate(pairs):
-        prefix = [] if start is None else [start]
-        prefix += tok(ctx, add_special_tokens=False)["input_ids"] if ctx else []
-        if len(prefix) >= max_tokens:
+        ids, n_prefix = _ids(tok, start, ctx, t)
+        if n_prefix >= max_tokens:
             raise GenmetricsError(
-                f"surprisal: text {i}'s context has {len(prefix)} tokens, max_tokens={max_tokens}"
+                f"surprisal: text {i}'s context has {n_prefix} tokens, max_tokens={max_tokens}"
             )
-        enc.append((prefix + tok(t, add_special_tokens=False)["input_ids"])[:max_tokens])
-        first.append(max(len(prefix), 1))
+        enc.append(ids[:max_tokens])
+        first.append(max(n_prefix, 1))
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     out: list[np.ndarray | None] = [None] * len(pairs)
     for idx, lens, ids, mask in right_padded_batches(
@@ -150,7 +173,8 @@ def surprisal_source(
     rows: Sequence[dict[str, Any]], part: str, source: str, model: Any, **settings: Any
 ) -> dict[str, Any]:
     """The surprisal job: the arrays of one ragged feature file (``ids``, ``prompt_ids``,
-    ``offsets``, ``values``); a continuation is scored given its prompt."""
+    ``offsets``, ``values``); a continuation is scored given its prompt. ``settings`` may
+    hold ``stats`` (filled as :func:`surprisal_texts` fills it: the file's ``truncation``)."""
     from genmetrics.metrics.kinds import part_texts, row_links
     from genmetrics.npz import ragged_to_arrays
 

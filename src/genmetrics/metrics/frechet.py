@@ -17,6 +17,8 @@ formula is symmetric). Computed in float64 as pytorch-fid 0.3.0's
 With fewer texts than dimensions (n <= d) a covariance is singular and the distance is
 biased upward (it shrinks as n grows, even between two samples of one distribution): compare
 distances at equal n, or read KID (:mod:`genmetrics.metrics.kid`), which is unbiased.
+pytorch-fid returns such a number without a word; here ``extras["rank_deficient"]`` and a line
+in the result's ``warnings`` (so the score record, ``scores.csv`` and the headline) say so.
 """
 
 from __future__ import annotations
@@ -141,6 +143,7 @@ def frechet(*, reference: np.ndarray, candidate: np.ndarray, eps: float = 1e-6) 
     mu_r, s_r = gaussian_stats(reference)
     value, parts = frechet_distance(mu_c, s_c, mu_r, s_r, eps=eps)
     d = int(reference.shape[1])
+    fewest = min(len(reference), len(candidate))
     return MetricResult(
         values={
             "frechet": value,
@@ -152,7 +155,15 @@ def frechet(*, reference: np.ndarray, candidate: np.ndarray, eps: float = 1e-6) 
             "eps_offset": bool(parts["eps_offset"]),
             "imag_max": parts["imag_max"],
             # n <= d: a singular covariance, the distance biased upward (module doc)
-            "rank_deficient": bool(min(len(reference), len(candidate)) <= d),
+            "rank_deficient": bool(fewest <= d),
         },
         n={"reference": len(reference), "candidate": len(candidate)},
+        warnings=(
+            [
+                f"rank-deficient covariance: {fewest} texts <= {d} dimensions, the distance "
+                "is biased upward (compare at equal n, or read KID)"
+            ]
+            if fewest <= d
+            else []
+        ),
     )

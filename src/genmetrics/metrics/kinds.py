@@ -70,6 +70,33 @@ def row_links(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
+def truncation_record(lengths: Sequence[int], max_tokens: int) -> dict[str, int]:
+    """How a model's ``max_tokens`` cut texts of token counts ``lengths`` (each counted
+    whole, before the cut): ``texts``, ``truncated`` (how many had more than ``max_tokens``),
+    ``max_tokens`` and ``longest`` (the most tokens of a text). Written into a feature file's
+    provenance (``truncation``) and a score record (``truncation``, per role)."""
+    lengths = [int(n) for n in lengths]
+    return {
+        "texts": len(lengths),
+        "truncated": sum(n > max_tokens for n in lengths),
+        "max_tokens": int(max_tokens),
+        "longest": max(lengths, default=0),
+    }
+
+
+def truncation_warning(role: str, rec: Mapping[str, Any]) -> str | None:
+    """The warning of a :func:`truncation_record` that cut texts (None where none was cut):
+    ``texts truncated: 7 of 10 candidate texts (70%) cut at 128 tokens (longest 2300)``."""
+    cut, total = int(rec.get("truncated") or 0), int(rec.get("texts") or 0)
+    if not cut or not total:
+        return None
+    who = f"{role} texts" if role else "texts"
+    return (
+        f"texts truncated: {cut} of {total} {who} ({cut / total:.0%}) cut at "
+        f"{rec.get('max_tokens')} tokens (longest {rec.get('longest')})"
+    )
+
+
 # ------------------------------------------------------------------ validators
 
 

@@ -20,7 +20,8 @@ tied points. mauve-text 0.4.0 (``compute_mauve``: ``idxs1 = np.argsort(x)``, the
 ``compute_area_under_curve``) gives 0.75 where the KLs are exactly 0 (p = q = (¼, ¼, ½):
 area 0.5 one way and 1.0 the other), and 1.0 up to rounding where rounding leaves them a
 hair above 0 (p = q uniform over 5 bins); never reliably 1. The same sorts are used here,
-so the numbers agree with mauve-text's.
+so the numbers agree with mauve-text's, and the result's ``warnings`` say the histograms are
+identical (the score record, ``scores.csv`` and the headline carry it).
 
 PCA solver (``pca_solver``): mauve-text runs scikit-learn's ``PCA(n_components=None)``, whose
 ``auto`` policy is the covariance eigendecomposition when d <= 1000 and n >= 10 d (from 3,840
@@ -248,4 +249,11 @@ def mauve(
         "device": device,
     }
     n = {"reference": len(reference), "candidate": len(candidate)}
-    return MetricResult(values=values, extras=extras, n=n)
+    warnings = []
+    if np.allclose(out["p_hist"], out["q_hist"], rtol=0, atol=1e-12):
+        warnings.append(
+            f"identical histograms: both sets fall into the {k} clusters in the same shares; "
+            f"MAUVE {values['mauve']:.4g} is mauve-text's tie artefact (0.75 or 1, not a "
+            "measured gap)"
+        )
+    return MetricResult(values=values, extras=extras, n=n, warnings=warnings)

@@ -4,7 +4,11 @@ With s_it the surprisal of token t of text i (the T_i tokens the evaluator score
 token count of text i (``token_count``): ``perplexity`` = exp(Σ_i Σ_t s_it / Σ_i N_i)
 (token-weighted over the corpus); ``mean_text_perplexity`` = mean_i exp(Σ_t s_it / N_i);
 ``mean_surprisal`` = Σ s / Σ N. Texts with no scored token (an empty generation) are left out
-and counted; a corpus with no scored token at all is an error.
+and counted; a corpus with no scored token at all is an error. A text longer than the
+surprisal rule's ``max_tokens`` (start token and prompt included) is scored on its first
+tokens only, as every evaluator here and HF evaluate (``max_length``) do: the surprisal file
+counts such texts, and a perplexity score on it carries the count (``truncation``) and a line
+in ``warnings`` (:func:`genmetrics.scoring.from_files.file_truncation`).
 
 Two published conventions, as ``token_count``:
 

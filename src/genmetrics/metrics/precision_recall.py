@@ -13,7 +13,11 @@ Then (Kynkäänniemi et al. 2019; Naeem et al. 2020; clovaai/prdc 0.2; pr-4-llm 
 ``strict=True`` uses ``<`` (prdc, pr-4-llm); ``strict=False`` uses ``<=`` (Kynkäänniemi's
 original code). They differ only on ties, i.e. duplicate points: a point with k or more exact
 duplicates in its own set has radius 0, so under ``<`` its ball is empty and under ``<=`` it
-holds exactly its duplicates. Duplicates are kept as they are (no dedupe).
+holds exactly its duplicates. Duplicates are kept as they are (no dedupe); the result's
+``warnings`` count the points of each set with radius 0 (:func:`zero_radii_warnings`). What
+prdc 0.2 really returns on such sets: a set scored against itself where every text appears
+k + 1 times gives precision = recall = density = coverage = 0 (every ball empty under ``<``),
+and so does this module under ``strict=True``; ``strict=False`` gives 1.
 
 Before the k-NN step, ``pca`` (default 0.9) applies pr-4-llm's ``PCA_``: stack [q; p],
 L2-normalise rows, keep the leading PCA components explaining 90 % of the variance, float32.
@@ -358,4 +362,29 @@ def precision_recall(
         values=out[k],
         extras={"knn": knn_record(engine, reduced=reduced, device=device, check=check)},
         n={"reference": len(reference), "candidate": len(candidate)},
+        warnings=zero_radii_warnings({"reference": p, "candidate": q}, k, strict),
     )
+
+
+def zero_radii(x: np.ndarray, k: int) -> int:
+    """How many rows of ``x`` have a k-NN radius of 0: rows with at least ``k`` exact
+    duplicates besides themselves (the k-th nearest neighbour at distance 0)."""
+    _, inverse, counts = np.unique(x, axis=0, return_inverse=True, return_counts=True)
+    return int((counts[inverse.ravel()] - 1 >= k).sum())
+
+
+def zero_radii_warnings(sets: dict[str, np.ndarray], k: int, strict: bool) -> list[str]:
+    """A warning per set (``reference``, ``candidate``) with k-NN radii of 0 (duplicated
+    texts): under ``strict`` (``<``, as prdc) their balls are empty, so a set scored against
+    itself with every text duplicated k times gets precision = recall = density = coverage =
+    0, the number prdc 0.2 returns; under ``<=`` each ball holds its duplicates only."""
+    out = []
+    for role, x in sets.items():
+        zero = zero_radii(x, k)
+        if zero:
+            inside = "empty balls (strict <, as prdc)" if strict else "balls of duplicates only"
+            out.append(
+                f"zero k-NN radii: {zero} of {len(x)} {role} points have k={k} or more exact "
+                f"duplicates, radius 0: {inside}"
+            )
+    return out

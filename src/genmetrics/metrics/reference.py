@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -295,6 +296,20 @@ def _bertscore_blocks(
     return prf, lengths
 
 
+def _bertscore_truncation(tokenizer: Any, texts: Sequence[str], kept: np.ndarray) -> dict:
+    """How many of ``texts`` bert_score's ``sent_encode`` cut at the tokenizer's
+    ``model_max_length`` (``kept``: the word pieces each kept): a text that kept the maximum
+    is counted whole (``strip()``, special tokens) to tell a cut from an exact fit."""
+    from genmetrics.metrics.kinds import truncation_record
+
+    limit = int(tokenizer.model_max_length)
+    whole = [
+        len(tokenizer(t.strip(), verbose=False)["input_ids"]) if k >= limit else int(k)
+        for t, k in zip(texts, kept, strict=True)
+    ]
+    return truncation_record(whole, limit)
+
+
 @register(
     "bertscore",
     input="texts",
@@ -349,7 +364,9 @@ def bertscore(
     token embeddings and three floats per pair, not every text's embeddings as
     ``bert_score.score`` does; values equal its per-pair P/R/F1 to float32 rounding (≤ 1e-6
     here). ``extras["device"]``: where the encoder ran (bert_score's choice: cuda when torch
-    sees a GPU)."""
+    sees a GPU). bert_score cuts every text at the tokenizer's ``model_max_length`` without a
+    word; the result's ``truncation`` counts the texts cut, per role (the score record's
+    ``truncation`` and ``warnings``)."""
     from bert_score import BERTScorer
     from bert_score.utils import get_idf_dict, sent_encode
 
@@ -396,8 +413,13 @@ def bertscore(
         "recall": prf[:, 1].astype(np.float64),
         "f1": prf[:, 2].astype(np.float64),
     }
+    truncation = {
+        role: _bertscore_truncation(tokenizer, texts, lengths[:, j])
+        for j, (role, texts) in enumerate((("candidate", candidate), ("reference", reference)))
+    }
     return MetricResult(
         values={f"bertscore_{k}": float(v.mean()) for k, v in per.items()},
+        truncation=truncation,
         extras={
             **per,
             "per_pair": {f"bertscore_{k}": v for k, v in per.items()},

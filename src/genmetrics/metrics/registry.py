@@ -169,11 +169,20 @@ PLUGIN_ENV = "GENMETRICS_METRIC_MODULES"
 
 @dataclass
 class MetricResult:
-    """What a metric returns: named scalar values, plus arrays for plots (curves, histograms)."""
+    """What a metric returns: named scalar values, plus arrays for plots (curves, histograms).
+
+    ``warnings``: one line each where the number is degenerate or computed on less than the
+    inputs (zero k-NN radii, identical histograms, a rank-deficient covariance, texts a model
+    of the metric truncated); the score record carries them (``warnings``), and so do
+    ``scores.csv`` and the headline table. ``truncation``: for a metric that runs a model on
+    texts itself (BERTScore), per role (``candidate``, ``reference``) the
+    :func:`genmetrics.metrics.kinds.truncation_record` of its tokenizer's cut."""
 
     values: dict[str, float]
     extras: dict[str, Any] = field(default_factory=dict)
     n: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    truncation: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

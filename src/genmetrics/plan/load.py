@@ -416,8 +416,28 @@ def _engine(key: str, backend: str, settings: dict[str, Any], gpus: int) -> dict
             f"{key}.sampling.typical_p: the vllm backend has no typical-p sampling "
             "(backend: transformers has)"
         )
+    _check_engine(key)
     settings["device_map"] = settings["max_memory"] = None
     return {"backend": "vllm", "tensor_parallel_size": max(1, int(gpus))}
+
+
+def _check_engine(key: str) -> None:
+    """``backend: vllm`` needs its engine importable (``$GENMETRICS_VLLM_MODULE`` or ``vllm``,
+    found without importing it) before any job runs, so a dry run fails naming the key."""
+    import importlib.util
+
+    from genmetrics.generation.vllm_backend import ENGINE_ENV
+
+    name = os.environ.get(ENGINE_ENV) or "vllm"
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent package missing, or an empty name
+        found = False
+    if not found:
+        raise GenmetricsError(
+            f"{key}.backend: vllm, but {name!r} is not importable here (pip install vllm, "
+            f"on a machine with CUDA GPUs; ${ENGINE_ENV} names another engine module)"
+        )
 
 
 def _feature_model(

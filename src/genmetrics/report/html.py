@@ -27,7 +27,12 @@ from typing import Any
 import pandas as pd
 
 from genmetrics.analysis.aggregate import read_scores
-from genmetrics.analysis.headline import family_tables, headline_scores, headline_table
+from genmetrics.analysis.headline import (
+    family_tables,
+    headline_scores,
+    headline_table,
+    warning_lines,
+)
 from genmetrics.analysis.headline import table_legend as headline_legend
 from genmetrics.analysis.units import summary_intervals
 from genmetrics.io import read_json, write_text
@@ -147,6 +152,10 @@ def _scores(
         note = _missing_note(df, long, family, sub)
         if note:
             parts.append(f"<p class='note'>{html.escape(note)}</p>")
+        warned = warning_lines(table, family)
+        if warned:
+            items = "".join(f"<li>{html.escape(line)}</li>" for line in warned)
+            parts.append(f"<ul class='warnings'>{items}</ul>")
     return parts
 
 

@@ -2,7 +2,10 @@
 
 Used by the CLI (``genmetrics score``) and the workflow's score rule, so both give the same
 numbers. A score record follows the design contract: ``{"metric", "dataset", "source",
-"reference", "values", "params", "n", "seconds", "versions"}``.
+"reference", "values", "params", "n", "seconds", "versions", "warnings"}``: ``warnings`` lists,
+one line each, what makes a number degenerate or computed on less than its inputs (the
+metric's own: zero k-NN radii, identical histograms, a rank-deficient covariance; a value not
+finite; texts a featurizer or the metric's model truncated, with ``truncation`` per role).
 """
 
 from __future__ import annotations
@@ -18,8 +21,17 @@ import numpy as np
 from genmetrics import GenmetricsError, __version__
 from genmetrics.data.words import DEFAULT_LANGUAGE, count_words
 from genmetrics.metrics.invoke import run
-from genmetrics.metrics.kinds import KINDS, PAIR_BY, TEXT_KINDS, Kind, link_groups, pair_rows
+from genmetrics.metrics.kinds import (
+    KINDS,
+    PAIR_BY,
+    TEXT_KINDS,
+    Kind,
+    link_groups,
+    pair_rows,
+    truncation_warning,
+)
 from genmetrics.metrics.registry import Metric, MetricResult, all_metrics, get
+from genmetrics.npz import read_provenance
 
 
 def _take(x: Any, idx: list[int]) -> Any:
@@ -79,7 +91,7 @@ def score_files(
         ref, ref_rows = load(kind, reference, "reference")
     where = f"{candidate} vs {reference}" if reference is not None else str(candidate)
     try:
-        return score_resolved(
+        rec = score_resolved(
             metric,
             cand,
             cand_rows,
@@ -95,6 +107,34 @@ def score_files(
         if str(candidate) in str(e) or (reference is not None and str(reference) in str(e)):
             raise
         raise GenmetricsError(f"{where}: {e}") from None
+    add_truncation(rec, file_truncation({"candidate": candidate, "reference": reference}))
+    return rec
+
+
+def file_truncation(paths: Mapping[str, str | Path | None]) -> dict[str, dict[str, Any]]:
+    """Per role, the ``truncation`` a feature file's provenance records (how many of its texts
+    the featurizer's ``max_tokens`` cut: :func:`genmetrics.metrics.kinds.truncation_record`);
+    a role whose file is not a feature ``.npz`` or records none is left out."""
+    out = {}
+    for role, path in paths.items():
+        if path is None or Path(path).suffix != ".npz" or not Path(path).is_file():
+            continue
+        rec = (read_provenance(path) or {}).get("truncation")
+        if isinstance(rec, dict):
+            out[role] = rec
+    return out
+
+
+def add_truncation(rec: dict[str, Any], truncation: Mapping[str, Mapping[str, Any]]) -> None:
+    """Record ``truncation`` (per role) in the score record ``rec``: its ``truncation`` and,
+    for each role with a text cut, a line in its ``warnings``."""
+    if not truncation:
+        return
+    rec.setdefault("truncation", {}).update({k: dict(v) for k, v in truncation.items()})
+    for role, t in truncation.items():
+        line = truncation_warning(role, t)
+        if line and line not in rec.setdefault("warnings", []):
+            rec["warnings"].append(line)
 
 
 def check_pair_by(metric: Metric, pair_by: str) -> None:
@@ -265,10 +305,22 @@ def record(
         "n": n,
         "seconds": round(seconds, 4),
         "versions": versions(),
+        "warnings": [*result.warnings, *saturated(values)],
     }
     if result.extras:
         out["extras"] = result.extras  # curves and histograms, for plots
+    add_truncation(out, result.truncation)
     return out
+
+
+def saturated(values: Mapping[str, float]) -> list[str]:
+    """A warning for each value that is not a finite number: ``inf`` where it overflowed
+    the float range (a perplexity above ~1.8e308), ``nan`` where it is undefined."""
+    return [
+        f"saturated value: {name} is {v} (beyond the float range or undefined)"
+        for name, v in values.items()
+        if not np.isfinite(v)
+    ]
 
 
 def _count(x: Any) -> int:

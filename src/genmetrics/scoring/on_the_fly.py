@@ -97,6 +97,7 @@ class NamedModel:
             },
             **{k: stats[k] for k in ("cache_key", "cache_dir", "cache_settings")},
             **{k: stats[k] for k in RUN_COUNTS},
+            "truncation": stats.get("truncation"),  # the texts its max_tokens cut
         }
 
 
@@ -417,6 +418,16 @@ def score_texts(
     rec = scoring.score_files(
         name, candidate, reference, params, pair_by, language, load=loader, interval=interval
     )
+    cut = {  # texts featurized here: the texts their max_tokens cut (a file's: score_files)
+        role: info[option]["truncation"]
+        for role, info in loader.inputs.items()
+        for option in SECTIONS
+        if "path" in info
+        and not str(info["path"]).endswith(".npz")
+        and isinstance(info.get(option), dict)
+        and info[option].get("truncation")
+    }
+    scoring.add_truncation(rec, cut)
     return {**rec, "inputs": loader.inputs}
 
 
@@ -452,8 +463,10 @@ def embed_file(
         config={"featurizer": model.settings, "source": str(texts), "field": field},
         inputs={"texts": files, "model": model.manifest},
     )
-    made = {k: v for k, v in described.items() if k not in RUN_COUNTS}  # not this file's
-    save_npz(out, **with_provenance({**links, "emb": emb}, {**rec, "features": made}))
+    # the run's counts are not this file's; its truncation is, as the embed job records it
+    made = {k: v for k, v in described.items() if k not in (*RUN_COUNTS, "truncation")}
+    rec |= {"features": made, "truncation": described["truncation"]}
+    save_npz(out, **with_provenance({**links, "emb": emb}, rec))
     return {"out": str(out), "n": int(emb.shape[0]), "dim": int(emb.shape[1]), **described}
 
 
