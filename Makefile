@@ -94,7 +94,7 @@ webtext: install
 	$(BIN)/snakemake --cores $(CORES) all sweeps --configfile configs/webtext.yaml
 
 # pr-scale: P/R at sizes that can show the effects, on texts that exist (no generation): the N
-# sweep to 996 per side and the k sweep (GPT-2 samples against WebText, Fig. 6 / B.1), P and R
+# sweep to 981 per side and the k sweep (GPT-2 samples against WebText, Fig. 6 / B.1), P and R
 # per model size with intervals (GPT-2 117M / 1.5B; GPT-Neo 2.7B / GPT-J 6B / GPT-NeoX 20B on
 # three DetectGPT domains), Fig. A.5's correlations with PRD's F_8 and F_1/8, and the paper's
 # numbers beside ours (analysis/pr_scale_side_by_side.md). About 25 min on 2 cores.

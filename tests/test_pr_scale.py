@@ -133,3 +133,4 @@ def test_study_markdown_holds_every_table():
     assert "| Fig. A.5 | Precision | Recall | 0.16 | 0.110 |" in md
     assert "| d1 | recall | small < mid < big | 0.500 < 0.550 < 0.750 |" in md
     assert "| webtext/gpt2-117m/seed0 | 921 | 0.921 | 0.461 | 5 |" in md
+    assert "| Fig. 6 | Llama-2 7B Chat against N (k = 4) | N of the plateau | 3000 | 921 |" in md

@@ -157,11 +157,12 @@ def comparison(
     ``versus="zero"``), Fig. 6's plateau N against where our sweep of ``sweep_source`` ends,
     and Fig. 6's P and R (only in the figure) against ours there."""
     names = list(A5_NAMES)
+    a5_note = "ours: the runs of every dataset together (within-dataset z-scores), Spearman"
     matches = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
             sel = {"what": "correlation", "a": A5_NAMES[a], "b": A5_NAMES[b]}
-            matches.append(Match(("Fig. A.5", a, b), sel, versus="zero"))
+            matches.append(Match(("Fig. A.5", a, b), sel, versus="zero", note=a5_note))
     row6 = "Llama-2 7B Chat against N (k = 4)"
     note = f"ours: {sweep_source}, the largest N its texts allow"
     matches.append(
@@ -181,7 +182,7 @@ def _cell(x) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)) or x is pd.NA:
         return ""
     if isinstance(x, float):
-        return f"{x:.3f}"
+        return f"{x:.0f}" if x.is_integer() and abs(x) >= 10 else f"{x:.3f}"  # a count
     return str(x).replace("|", "\\|")
 
 
@@ -210,6 +211,8 @@ def study_markdown(
         "## The paper's numbers beside ours",
         markdown_table(side[side_cols]),
         "## P and R per model size (interval over texts: half-samples, recentred)",
+        "kNN radii grow as a set shrinks: where two models of a dataset have different "
+        "n_candidate, compare them at equal N in the N sweep below.",
         markdown_table(series[size_cols]),
         "## Against size (§5.3: Recall is consistently better for larger models)",
         markdown_table(trend),
