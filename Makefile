@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: test-run studies webtext biographies creative chat-vs-base summary-diversity instruction-diversity instruction-sets runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test install-docs docs lint format dry-run report bench clean
+.PHONY: test-run studies webtext pr-scale biographies creative chat-vs-base summary-diversity instruction-diversity instruction-sets runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test install-docs docs lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -104,6 +104,14 @@ clean:
 webtext: install
 	$(BIN)/snakemake --cores $(CORES) all sweeps --configfile configs/webtext.yaml
 
+# pr-scale: P/R at sizes that can show the effects, on texts that exist (no generation): the N
+# sweep to 981 per side and the k sweep (GPT-2 samples against WebText, Fig. 6 / B.1), P and R
+# per model size with intervals (GPT-2 117M / 1.5B; GPT-Neo 2.7B / GPT-J 6B / GPT-NeoX 20B on
+# three DetectGPT domains), Fig. A.5's correlations with PRD's F_8 and F_1/8, and the paper's
+# numbers beside ours (analysis/pr_scale_side_by_side.md). About 25 min on 2 cores.
+pr-scale: install
+	$(BIN)/snakemake --cores $(CORES) all sweeps pr_scale_comparison --configfile configs/pr_scale.yaml
+
 # biographies: WikiText-2 paragraphs with n in-context examples; P/R against n (Fig. 8) and the
 # correlation table of P, R, MAUVE, Self-BLEU and Distinct-4 across models (Fig. 7).
 biographies: install
@@ -144,7 +152,7 @@ instruction-sets: install
 runtime: install-test
 	$(BIN)/python benchmarks/bench_diversity_runtime.py --out results/runtime
 
-studies: webtext biographies creative chat-vs-base summary-diversity instruction-diversity instruction-sets runtime omniinput-compare
+studies: webtext pr-scale biographies creative chat-vs-base summary-diversity instruction-diversity instruction-sets runtime omniinput-compare
 
 # Controlled P/R experiment on AG News (Le Bronnec et al. 2024, Fig. 2); needs ../shared/data.
 agnews-experiment: install

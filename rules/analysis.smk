@@ -74,6 +74,26 @@ rule sweeps:
         RESULTS.sweep_figure,
 
 
+# Optional target of configs/pr_scale.yaml (`snakemake pr_scale_comparison`): P and R per model
+# size with their trend, and the paper's numbers beside ours (Le Bronnec et al. (2024)).
+rule pr_scale_comparison:
+    input:
+        scores=RESULTS.scores,
+        correlation=RESULTS.correlation_table,
+        # RESULTS.sweep of every swept source
+        sweeps=TARGETS.sweeps,
+    output:
+        sizes=RESULTS.pr_scale_sizes,
+        table=RESULTS.pr_scale_side_by_side,
+        markdown=RESULTS.pr_scale_markdown,
+    log:
+        RESULTS.log("pr_scale_comparison.log"),
+    conda:
+        "../envs/metrics.yaml"
+    script:
+        "../workflow/scripts/pr_scale_comparison.py"
+
+
 rule length_analysis:
     input:
         RESULTS.scores,

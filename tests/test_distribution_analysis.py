@@ -222,3 +222,29 @@ def test_sweep_table_rows():
     full = df[(df.sweep == "n") & (df.n == 40)].iloc[0]
     k3 = df[(df.sweep == "k") & (df.k == 3)].iloc[0]
     assert full["precision"] == pytest.approx(k3["precision"])
+
+
+def test_sweep_table_sweeps_each_source_as_far_as_its_texts_go():
+    """One config's N list serves sources of different sizes: N above the smaller set are
+    replaced by its size (a set of 40 against 45 references: 10, 30, then 40, not 60)."""
+    from genmetrics.analysis.distribution import sweep_sizes, sweep_table
+
+    ref, cand = blobs(0, 45), blobs(1, 40)
+    settings = {
+        "ns": [60, 10, 30, 100],
+        "ks": [3],
+        "repeats": 2,
+        "params": {"k": 3, "pca": False, "strict": True, "seed": 0, "method": "auto"},
+    }
+    df = sweep_table(ref, cand, settings, source="m/seed0")
+    n_rows = df[df.sweep == "n"]
+    assert sorted(set(n_rows["n"])) == [10, 30, 40]
+    assert (n_rows.groupby("n").size() == 2).all()
+    # at N = 40 the candidate set is whole: every repeat differs only in the references drawn
+    direct = sweep_n(ref, cand, [40], k=3, pca=False, repeats=2)
+    got = n_rows[n_rows.n == 40].sort_values("repeat")
+    assert list(got["recall"]) == pytest.approx([r["recall"] for r in direct])
+    assert sweep_sizes([10, 30], 40) == [10, 30]
+    assert sweep_sizes([10, 40, 50], 40) == [10, 40]
+    assert sweep_sizes([50, 60], 40) == [40]
+    assert sweep_sizes(None, 40) is None

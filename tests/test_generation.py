@@ -286,6 +286,13 @@ def test_imported_texts_stand_in_for_generations(tmp_path):
     assert [r["prompt_id"] for r in m] == ["p1", "p3"] and stats["not_in_references"] == 8
     with pytest.raises(GenmetricsError, match="match_references: none of 10 texts"):
         import_texts("sys", spec, seed=0, prompt_ids={"x"})
+    # exclude_references: only the texts written for other prompts than the references
+    # (sampling after the exclusion: 4 of the 7 left)
+    o, stats = import_texts("sys", spec, seed=0, exclude_prompt_ids={"p1", "p3", "p5", "x"})
+    assert stats["in_references"] == 3 and stats["input"] == 7 and len(o) == 4
+    assert not {r["prompt_id"] for r in o} & {"p1", "p3", "p5"}
+    with pytest.raises(GenmetricsError, match="exclude each other"):
+        import_texts("sys", spec, seed=0, prompt_ids={"p1"}, exclude_prompt_ids={"p2"})
 
 
 def test_the_label_filter_on_a_list_field_needs_every_value():
@@ -358,6 +365,8 @@ def test_imported_texts_without_ids_are_never_tied_to_references_by_line(tmp_pat
     assert all("prompt_id" not in r for r in rows)
     with pytest.raises(GenmetricsError, match=r"^models\.sys\.texts\.match_references: .*no 'id'"):
         import_texts("sys", spec, seed=0, prompt_ids={"1", "2"})
+    with pytest.raises(GenmetricsError, match=r"texts\.exclude_references: .*no 'id'"):
+        import_texts("sys", spec, seed=0, exclude_prompt_ids={"1", "2"})
     jsonl = tmp_path / "sys.jsonl"
     jsonl.write_text("".join(f'{{"id": "d{i}", "text": "a b c d {i}"}}\n' for i in range(3)))
     rows, _ = import_texts("sys", {"source": {"kind": "local", "path": str(jsonl)}}, seed=0)

@@ -453,6 +453,13 @@ def test_imported_texts_name_one_file_per_dataset(tmp_path):
     cfg["models"]["sys"]["texts"]["match_references"] = True  # the dataset's references too
     files = plan_of(cfg).imported_files("bbc2", "sys")
     assert files["references"] == "results/data/bbc2/references.jsonl"
+    # exclude_references reads them too (to keep the texts apart); not with match_references
+    cfg["models"]["sys"]["texts"]["exclude_references"] = True
+    with pytest.raises(GenmetricsError, match=r"models\.sys\.texts: match_references and excl"):
+        plan_of(cfg)
+    cfg["models"]["sys"]["texts"]["match_references"] = False
+    files = plan_of(cfg).imported_files("bbc2", "sys")
+    assert files["references"] == "results/data/bbc2/references.jsonl"
     spec = plan.imported_texts("bbc2", "sys")
     assert spec["source"]["path"] == str(tmp_path / "bbc2.sys.jsonl")
     # a missing file stops the DAG naming the key that named it (not only the path)

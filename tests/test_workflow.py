@@ -118,6 +118,13 @@ def make_targets(config: Path) -> list[str]:
 #: the paper-shaped outputs each study must build (docs/studies.md): rule -> jobs at least
 STUDY_RULES = {
     "webtext.yaml": {"pr_scatter": 1, "mauve_bars": 1, "spread_table": 1, "sweep_figure": 1},
+    "pr_scale.yaml": {
+        "sweep": 11,
+        "sweep_figure": 1,
+        "correlation_heatmap": 1,
+        "pr_scale_comparison": 1,
+        "import_texts": 11,
+    },
     "biographies.yaml": {"few_shot_figure": 1, "correlation_heatmap": 1, "make_prompts": 3},
     "creative.yaml": {"pr_scatter": 1, "mauve_bars": 1, "generate": 4},
     "chat_vs_base.yaml": {"pr_scatter": 1, "mauve_bars": 1, "spread_table": 1},

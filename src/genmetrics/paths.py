@@ -86,6 +86,11 @@ class ResultPaths:
     scaling_cells: str = "results/analysis/scaling_cells.csv"
     scaling_table1: str = "results/analysis/scaling_table1.csv"
     scaling_table1_markdown: str = "results/analysis/scaling_table1.md"
+    # the pr-scale study (Le Bronnec et al. 2024 at larger N): P and R per model size, the
+    # paper's numbers beside ours
+    pr_scale_sizes: str = "results/analysis/pr_scale_sizes.csv"
+    pr_scale_side_by_side: str = "results/analysis/pr_scale_side_by_side.csv"
+    pr_scale_markdown: str = "results/analysis/pr_scale_side_by_side.md"
     # the rank agreement of models across featurizers (analysis.featurizer_robustness)
     featurizer_robustness_table: str = "results/analysis/featurizer_robustness.csv"
     featurizer_robustness_markdown: str = "results/analysis/featurizer_robustness.md"

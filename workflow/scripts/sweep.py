@@ -12,7 +12,8 @@ with log_to(sm.log[0]) as log:
         load_embeddings(sm.input.reference)[1],
         load_embeddings(sm.input.candidate)[1],
         sm.params.settings,
-        source=sm.wildcards.source,
+        # one source (model/seed) per dataset: the figure and the tables tell datasets apart
+        source=f"{sm.wildcards.dataset}/{sm.wildcards.source}",
     )
     write_csv(sm.output[0], df)
     log.info("%d sweep rows", len(df))

@@ -297,18 +297,31 @@ def sweep_table(
     """One sweep job: :func:`sweep_n` (``settings["ns"]``, ``repeats``; k = the entry's k) and
     :func:`sweep_k` (``settings["ks"]``) with the entry's ``pca``, ``strict`` and ``seed``
     (``settings["params"]``), as one table with columns ``source``, ``sweep`` (n | k), ...
+
+    One list of N serves every source of a config, and sources differ in size: the N of
+    ``settings["ns"]`` above the smaller set are left out and that set's size is swept in
+    their place (:func:`sweep_sizes`), so each source is swept as far as its texts go.
     """
     import pandas as pd
 
     params = settings["params"]
     p = {k: params[k] for k in ("pca", "strict", "seed")}
-    rows_n = sweep_n(
-        reference, candidate, settings["ns"], k=params["k"], repeats=settings["repeats"], **p
-    )
+    ns = sweep_sizes(settings["ns"], min(len(reference), len(candidate)))
+    rows_n = sweep_n(reference, candidate, ns, k=params["k"], repeats=settings["repeats"], **p)
     rows_k = sweep_k(reference, candidate, settings["ks"], **p)
     df = pd.concat([pd.DataFrame(rows_n).assign(sweep="n"), pd.DataFrame(rows_k).assign(sweep="k")])
     df.insert(0, "source", source)
     return df.reset_index(drop=True)
+
+
+def sweep_sizes(ns: Iterable[int] | None, n_max: int) -> list[int] | None:
+    """The N of ``ns`` a sweep can run on sets of ``n_max`` texts: those up to ``n_max``,
+    and ``n_max`` itself in place of any above it (``None``, the default sizes, stays)."""
+    if ns is None:
+        return None
+    ns = sorted({int(n) for n in ns})
+    kept = [n for n in ns if n <= n_max]
+    return kept + [n_max] if len(kept) < len(ns) and n_max not in kept else kept
 
 
 def _subsample(x: np.ndarray, n: int, seed: int) -> np.ndarray:

@@ -68,6 +68,7 @@ def import_texts(
     seed: int,
     cache: Path | None = None,
     prompt_ids: set[str] | None = None,
+    exclude_prompt_ids: set[str] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Read ``models.<name>.texts`` as the generations of one seed: cleaned, filtered and
     sampled with ``seed`` (so seeds resample the texts), in the generation row format
@@ -79,8 +80,14 @@ def import_texts(
     them, and ``match_references`` needs an id).
     ``prompt_ids`` (``match_references``: the dataset's reference ids) keeps only the rows
     whose prompt id is one of them, before cleaning; the stats count the others in
-    ``not_in_references``. Returns (rows, cleaning stats).
+    ``not_in_references``. ``exclude_prompt_ids`` (``exclude_references``) keeps only the
+    others: the stats count the rows dropped in ``in_references``. Returns (rows, cleaning
+    stats).
     """
+    if prompt_ids is not None and exclude_prompt_ids is not None:
+        raise GenmetricsError(
+            f"models.{name}.texts: match_references and exclude_references exclude each other"
+        )
     key = f"models.{name}.texts"
     pid = spec.get("prompt_id_field")
     rows_have_ids = True
@@ -107,9 +114,22 @@ def import_texts(
                 f"{key}.match_references: none of {n} texts has a prompt id among the "
                 f"dataset's {len(prompt_ids)} references"
             )
+    apart = 0
+    if exclude_prompt_ids is not None:
+        if rows_have_ids is False:
+            raise GenmetricsError(
+                f"{key}.exclude_references: the texts have no {spec.get('id_field', 'id')!r} "
+                "field, so nothing ties them to the references; set texts.id_field or "
+                "texts.prompt_id_field"
+            )
+        n = len(rows)
+        rows = [r for r in rows if str(r[pid] if pid else r["id"]) not in exclude_prompt_ids]
+        apart = n - len(rows)
     kept, stats = clean_rows(rows, {**spec.get("clean", {}), "seed": int(seed)}, where=key)
     if prompt_ids is not None:
         stats = {**stats, "not_in_references": dropped}
+    if exclude_prompt_ids is not None:
+        stats = {**stats, "in_references": apart}
     out = [
         {
             **r,

@@ -67,11 +67,13 @@ class JobInputs:
         return [self.results.shard_stats.format(shard=i, **keys) for i in range(n)]
 
     def imported_files(self, dataset: str, model: str) -> dict[str, Any]:
-        """The texts file (when local) and, with ``match_references``, the dataset's
-        references, whose ids the texts are restricted to."""
+        """The texts file (when local) and, with ``match_references`` or
+        ``exclude_references``, the dataset's references, whose ids the texts are restricted
+        to or kept apart from."""
         key = f"models.{model}.texts.source.path (dataset {dataset})"
         out: dict[str, Any] = {"texts": existing(self.models[model].local_files(dataset), key)}
-        if (self.models[model].texts or {}).get("match_references"):
+        texts = self.models[model].texts or {}
+        if texts.get("match_references") or texts.get("exclude_references"):
             out["references"] = self.results.references.format(dataset=dataset)
         return out
 

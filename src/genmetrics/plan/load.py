@@ -331,6 +331,10 @@ def _model(
         for k in ("resources", "preset", "backend"):
             if m.get(k):
                 raise GenmetricsError(f"{key}.{k}: imported texts run no generation job")
+        if m["texts"].get("match_references") and m["texts"].get("exclude_references"):
+            raise GenmetricsError(
+                f"{key}.texts: match_references and exclude_references exclude each other"
+            )
         return Model(texts=dict(m["texts"]), **common)
     ckpts = cfg["checkpoints"]
     if m["checkpoint"] not in ckpts:
