@@ -55,7 +55,9 @@ def jobs(plan) -> dict[tuple, object]:
         out["clean_dataset", ds] = plan.clean_options(ds)
         out["make_prompts", ds] = (plan.prompt_options(ds), plan.prompt_files(ds))
     for ck in plan.checkpoints:
-        out["fetch_model", ck] = plan.checkpoint_spec(ck)
+        key = plan.model_key(ck)  # fetch_model's wildcard: the checkpoint's content, not its name
+        out["fetch_model", key] = (plan.fetch_spec(key), plan.keyed_checkpoint(key))
+        out["checkpoint", ck] = (plan.checkpoint_spec(ck), plan.manifest(ck))
     for name, m in plan.models.items():
         for ds in m.datasets:
             for seed in m.seeds:

@@ -106,6 +106,7 @@ class Plan(JobInputs, JobParams, ResourceQueries, TargetLists, PatternQueries, R
             "dataset": names_pattern(self.datasets),
             "model": models,
             "checkpoint": names_pattern(self.checkpoints),
+            "model_key": "[0-9a-f]{20}",
             "featurizer": names_pattern(self.featurizers),
             "evaluator": names_pattern(self.evaluators),
             "entry": names_pattern(self.entries),
