@@ -1,6 +1,7 @@
 """Embed one source's texts (or their continuations, or the prompts) with one featurizer."""
 
 from genmetrics.devices import claim_gpus, gpus_requested
+from genmetrics.features.cache import made_by
 from genmetrics.features.embed import embed_source
 from genmetrics.io import read_jsonl
 from genmetrics.npz import save_npz, with_provenance
@@ -11,12 +12,21 @@ sm = snakemake  # noqa: F821
 claim_gpus(gpus_requested(sm.resources))  # a workstation: this job's own GPU(s)
 with log_to(sm.log[0]) as log:
     rows = read_jsonl(sm.input.texts)
+    stats = {}  # how the feature cache served the job: its key, the model's content hash
     arrays = embed_source(
-        rows, sm.params.part, sm.params.source, sm.input.model, **sm.params.settings, progress=True
+        rows,
+        sm.params.part,
+        sm.params.source,
+        sm.input.model,
+        **sm.params.settings,
+        progress=True,
+        stats=stats,
     )
     rec = record(
         config={"featurizer": sm.params.settings, "source": sm.params.source},
         inputs={"texts": sm.input.texts, "model": sm.input.model},
     )
-    save_npz(sm.output[0], **with_provenance(arrays, rec))
+    # the weights and cache key the features came from: scoring refuses to mix two of them
+    made = made_by(sm.wildcards.featurizer, sm.input.model, sm.params.settings, stats)
+    save_npz(sm.output[0], **with_provenance(arrays, {**rec, "features": made}))
     log.info("embedded %d texts → %s", len(arrays["ids"]), arrays["emb"].shape)
