@@ -44,7 +44,7 @@ DEFAULT_CONFIG = "config.yaml"
 #: each option naming a model (a kind's ``config_key``) → the config section of its names
 SECTIONS = {"featurizer": "featurizers", "evaluator": "evaluators"}
 #: the checkout this module belongs to, and the workflow's config schema in it
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = Path(__file__).resolve().parents[3]  # src/genmetrics/scoring/ -> the checkout
 SCHEMA = CHECKOUT / "workflow" / "schemas" / "config.schema.yaml"
 FILES = "a .jsonl file, a folder of .txt files or a .csv file"
 #: what one featurization run counts (:func:`genmetrics.features.cache.run_stats`)
