@@ -18,7 +18,7 @@ import yaml
 from conftest import FAST, TEST_CONFIG, snakemake
 
 from genmetrics.models.checkpoints import folder_sha256
-from genmetrics.npz import read_provenance, read_ragged
+from genmetrics.npz import read_embeddings, read_provenance
 
 SOURCE = "tiny-pure/seed0"
 #: what each project builds: one featurizer's and one evaluator's score of one model
@@ -42,7 +42,7 @@ def project(root: Path, name: str, seed: int, shared_cache: Path) -> tuple[Path,
     """A project folder with its own tiny LM (``seed``) and a config naming it ``tiny``."""
     work = root / name
     work.mkdir()
-    model = work / "tiny-model"
+    model = root / f"lm-{name}" / "tiny-model"  # outside the project: an absolute path
     cmd = [sys.executable, "-m", "genmetrics.testing.tiny_lm", "tiny-model", str(model)]
     subprocess.run([*cmd, "--seed", str(seed)], check=True, capture_output=True)
     config = work / "config.yaml"
@@ -65,23 +65,20 @@ def test_two_projects_share_a_model_cache_each_scored_with_its_own_weights(tmp_p
         digests[work.name] = folder_sha256(Path(env["GENMETRICS_TINY_MODEL"]))
         run(work, env, config)
     assert digests["a"] != digests["b"]
-    surprisal = {}
+    embedded = {}
     for work, _, _ in (a, b):
         res = work / "results"
-        surprisal[work.name] = np.concatenate(
-            read_ragged(res / "features/surprisal/tiny/stories/references.npz")[1]
-        )
-    # the same reference texts under two different LMs: two different sets of surprisals
-    # (one checkpoint loaded in both projects gives the same numbers in both)
-    assert surprisal["a"].shape == surprisal["b"].shape
-    assert not np.allclose(surprisal["a"], surprisal["b"])
+        embedded[work.name] = read_embeddings(res / "features/embed/tiny/stories/references.npz")
+    # the same reference texts under two different LMs: two different embeddings (one
+    # checkpoint loaded in both projects gives the same numbers in both)
+    assert list(embedded["a"][0]["ids"]) == list(embedded["b"][0]["ids"])
+    assert not np.allclose(embedded["a"][1], embedded["b"][1])
     for work, _, _ in (a, b):
         res = work / "results"
         # the features were made by the project's own weights, and say so
-        for path in (
-            res / "features/surprisal/tiny/stories/references.npz",
-            res / "features/embed/tiny/stories/references.npz",
-        ):
+        files = sorted((res / "features").glob("*/tiny/stories/**/*.npz"))
+        assert {f.relative_to(res / "features").parts[0] for f in files} == {"embed", "surprisal"}
+        for path in files:
             made = read_provenance(path)["features"]
             assert made["name"] == "tiny" and made["checkpoint_sha256"] == digests[work.name]
             identity = made["cache_settings"]["model"]
@@ -92,11 +89,12 @@ def test_two_projects_share_a_model_cache_each_scored_with_its_own_weights(tmp_p
             upstream = rec["provenance"]["config"]["upstream"]
             option = "evaluator" if entry == "perplexity" else "featurizer"
             assert upstream[option]["checkpoint"]["content"] == digests[work.name]
-    # one manifest per content in the shared cache; each names the folder relative to the
-    # project that runs it (`tiny-model` in its working folder)
+    # one manifest per content in the shared cache, each naming its project's folder
     manifests = [json.loads(p.read_text()) for p in shared.glob("*/model.json")]
-    assert sorted(m["content_sha256"] for m in manifests) == sorted(digests.values())
-    assert {(m["path"], m["path_base"]) for m in manifests} == {("tiny-model", "workdir")}
+    assert {m["content_sha256"]: (m["path"], m["path_base"]) for m in manifests} == {
+        digests[w.name]: (str(Path(env["GENMETRICS_TINY_MODEL"]).resolve()), "absolute")
+        for w, env, _ in (a, b)
+    }
     # preparing B's checkpoint again (as `genmetrics score --config B` does) leaves A alone
     code = (
         "import sys; from genmetrics.scoring.on_the_fly import load_config_plan, "
