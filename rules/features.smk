@@ -6,7 +6,7 @@ rule embed:
     input:
         # RESULTS.references, RESULTS.prompts or RESULTS.generations of {source}
         texts=per_job(PLAN.source_texts),
-        # <model_cache>/<checkpoint>/model.json of featurizers.{featurizer}'s checkpoint
+        # <model_cache>/<model key>/model.json of featurizers.{featurizer}'s checkpoint
         model=per_job(PLAN.featurizer_model),
     output:
         RESULTS.embeddings,
@@ -30,7 +30,7 @@ rule surprisal:
     input:
         # RESULTS.references, RESULTS.prompts or RESULTS.generations of {source}
         texts=per_job(PLAN.source_texts),
-        # <model_cache>/<checkpoint>/model.json of evaluators.{evaluator}'s checkpoint
+        # <model_cache>/<model key>/model.json of evaluators.{evaluator}'s checkpoint
         model=per_job(PLAN.evaluator_model),
     output:
         RESULTS.surprisal,

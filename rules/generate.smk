@@ -6,7 +6,7 @@ rule generate:
         prompts=RESULTS.prompts,
         # no GPU hour before the data is known to be large enough for every metric entry
         size_check=RESULTS.size_check,
-        # <model_cache>/<checkpoint>/model.json of models.{model}.checkpoint
+        # <model_cache>/<model key>/model.json of models.{model}.checkpoint
         model=per_job(PLAN.generation_model),
     output:
         texts=RESULTS.shard,

@@ -92,7 +92,7 @@ rule omni_toy_figure:
 
 rule omni_train_classifier:
     input:
-        # <model_cache>/<checkpoint>/model.json of omniinput.classifiers.{classifier}.tokenizer
+        # <model_cache>/<model key>/model.json of omniinput.classifiers.{classifier}.tokenizer
         tokenizer=per_job(PLAN.omniinput.classifier_tokenizer),
     output:
         weights=RESULTS.omni_classifier,
@@ -112,7 +112,7 @@ rule omni_sample:
     input:
         # a classifier run's RESULTS.omni_classifier, by the name classifier (LM runs: none)
         unpack(per_job(PLAN.omniinput.run_target)),
-        # <model_cache>/<checkpoint>/model.json of omniinput.runs.{run}.checkpoint (a
+        # <model_cache>/<model key>/model.json of omniinput.runs.{run}.checkpoint (a
         # classifier run: its tokenizer's checkpoint)
         model=per_job(PLAN.omniinput.run_model),
     output:
@@ -135,7 +135,7 @@ rule omni_sample:
 rule omni_export:
     input:
         result=RESULTS.omni_result,
-        # <model_cache>/<checkpoint>/model.json of omniinput.runs.{run}.checkpoint
+        # <model_cache>/<model key>/model.json of omniinput.runs.{run}.checkpoint
         model=per_job(PLAN.omniinput.run_model),
     output:
         RESULTS.omni_samples,
@@ -155,7 +155,7 @@ rule omni_annotate:
         unpack(per_job(PLAN.omniinput.annotator_inputs)),
         result=RESULTS.omni_result,
         samples=RESULTS.omni_samples,
-        # <model_cache>/<checkpoint>/model.json of omniinput.runs.{run}.checkpoint
+        # <model_cache>/<model key>/model.json of omniinput.runs.{run}.checkpoint
         model=per_job(PLAN.omniinput.run_model),
     output:
         RESULTS.omni_annotations,

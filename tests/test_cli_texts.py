@@ -208,7 +208,8 @@ def test_embed_then_score_the_npz_gives_the_same_value(capsys, work, minilm):
     code, _, err = run(
         capsys, "score", "mauve", "--candidate", "gen.npz", "--reference", "short.npz"
     )
-    assert code == 2 and "differ in settings: make both with the same featurizer" in err
+    assert code == 2 and "gen.npz (candidate) and short.npz (reference): embeddings of " in err
+    assert "differ in settings (max_tokens: 64 vs 16): make both with the same featurizer" in err
 
 
 def test_a_txt_folder_and_a_csv_column_give_the_texts_of_the_jsonl(capsys, work):

@@ -40,39 +40,74 @@ def test_preparing_an_unchanged_model_again_leaves_its_manifest_alone(tmp_path, 
     assert m.stat().st_mtime_ns == 1_000_000_000 and read_manifest(m) == before
     weights = ckpt / "model.safetensors"
     weights.write_bytes(weights.read_bytes() + b" ")  # other bytes: another checkpoint
-    prepare_model("tiny", spec, tmp_path / "models")
-    after = read_manifest(m)
-    assert m.stat().st_mtime_ns > 1_000_000_000
+    m2 = prepare_model("tiny", spec, tmp_path / "models")
+    after = read_manifest(m2)
+    assert m2 != m and m2.parent.parent == m.parent.parent  # another key in the same cache
+    assert m.stat().st_mtime_ns == 1_000_000_000 and read_manifest(m) == before
     assert after["content_sha256"] != before["content_sha256"]
     assert after["content_stat"] != before["content_stat"]
 
 
+def test_one_name_two_folders_two_manifests(tmp_path, tiny_model_dir):
+    """The model cache is keyed by content, not by name: two projects sharing it, each naming
+    a different folder `tiny`, get one manifest each, pointing at their own folder; a spec
+    that says which content it planned for and finds other files is an error."""
+    import shutil
+
+    from genmetrics.models.checkpoints import checkpoint_key, folder_sha256, with_content
+
+    cache = tmp_path / "models"
+    a, b = shutil.copytree(tiny_model_dir, tmp_path / "a"), tmp_path / "b"
+    shutil.copytree(tiny_model_dir, b)
+    weights = b / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-1] + b"!")  # other weights under the same name
+    specs = [{"source": {"kind": "local", "path": str(p)}} for p in (a, b)]
+    ma, mb = (prepare_model("tiny", s, cache) for s in specs)
+    assert ma != mb
+    assert read_manifest(ma)["path"] == str(a) and read_manifest(mb)["path"] == str(b)
+    assert read_manifest(ma)["content_sha256"] == folder_sha256(a)
+    assert read_manifest(mb)["content_sha256"] == folder_sha256(b)
+    assert ma.parent.name == checkpoint_key(with_content("tiny", specs[0], cache))
+    assert "name" not in read_manifest(ma)  # the same bytes whichever project wrote it
+    planned = with_content("tiny", specs[1], cache)
+    weights.write_bytes(weights.read_bytes()[:-1] + b"?")  # changed after the plan
+    with pytest.raises(
+        GenmetricsError,
+        match=r"^checkpoints.tiny.source.path: the files of .*b "
+        r"changed since the run was planned",
+    ):
+        prepare_model("tiny", planned, cache)
+
+
 def test_two_processes_preparing_one_checkpoint_take_turns(tmp_path, tiny_model_dir):
-    """A second prepare_model of the same name in the same model cache waits for the first
-    (``{cache}/.{name}.lock``) instead of converting into the same staging folder."""
+    """A second prepare_model of the same checkpoint in the same model cache waits for the
+    first (``{cache}/.{key}.lock``) instead of converting into the same staging folder."""
     import fcntl
     import subprocess
     import sys
     import time
 
+    from genmetrics.models.checkpoints import checkpoint_key, with_content
+
     cache = tmp_path / "models"
     spec = {"source": {"kind": "local", "path": str(tiny_model_dir)}}
+    key = checkpoint_key(with_content("tiny", spec, cache))
     code = (
         "import sys; from genmetrics.models.checkpoints import prepare_model; "
         f"prepare_model('tiny', {spec!r}, sys.argv[1]); print('done')"
     )
-    cache.mkdir()
-    with open(cache / ".tiny.lock", "a+") as held:  # the first process, mid-conversion
+    cache.mkdir(exist_ok=True)
+    with open(cache / f".{key}.lock", "a+") as held:  # the first process, mid-conversion
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)
         second = subprocess.Popen(
             [sys.executable, "-c", code, str(cache)], stdout=subprocess.PIPE, text=True
         )
         time.sleep(3)
         assert second.poll() is None, "prepare_model did not wait for the lock"
-        assert not (cache / "tiny" / "model.json").exists()
+        assert not (cache / key / "model.json").exists()
     out, _ = second.communicate(timeout=120)
     assert second.returncode == 0 and out.strip() == "done"
-    assert read_manifest(cache / "tiny" / "model.json")["name"] == "tiny"
+    assert read_manifest(cache / key / "model.json")["key"] == key
 
 
 def _wheel(tmp_path, model_dir):
@@ -165,10 +200,10 @@ def test_manifests_survive_a_moved_project_and_a_shared_cache(tmp_path, monkeypa
     moved = tmp_path / "moved"
     shutil.move(project, moved)
     monkeypatch.chdir(moved)
-    manifest = moved / "models" / "c" / MANIFEST
+    manifest = moved / "models" / m.parent.name / MANIFEST
     assert manifest_folder(manifest, read_manifest(manifest)).resolve() == moved / "ckpt"
     assert model_fingerprint(manifest) == before
-    inside = moved / "models" / "c" / "hf"
+    inside = moved / "models" / m.parent.name / "hf"
     assert portable_path(inside, manifest.parent, [moved / "models"]) == ("hf", "manifest")
     shared = tmp_path / "shared-cache"
     assert portable_path(shared / "pypi" / "w" / "m", shared / "models" / "c", [shared]) == (

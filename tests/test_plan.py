@@ -55,7 +55,9 @@ def jobs(plan) -> dict[tuple, object]:
         out["clean_dataset", ds] = plan.clean_options(ds)
         out["make_prompts", ds] = (plan.prompt_options(ds), plan.prompt_files(ds))
     for ck in plan.checkpoints:
-        out["fetch_model", ck] = plan.checkpoint_spec(ck)
+        key = plan.model_key(ck)  # fetch_model's wildcard: the checkpoint's content, not its name
+        out["fetch_model", key] = (plan.fetch_spec(key), plan.keyed_checkpoint(key))
+        out["checkpoint", ck] = (plan.checkpoint_spec(ck), plan.manifest(ck))
     for name, m in plan.models.items():
         for ds in m.datasets:
             for seed in m.seeds:
@@ -665,6 +667,37 @@ def test_a_local_checkpoint_s_content_is_in_its_fetch_params(monkeypatch, tmp_pa
     assert plan_of(cfg).checkpoint_spec("tiny") == first
     weights.write_bytes(b"other weights")
     assert plan_of(cfg).checkpoint_spec("tiny")["content"] != first["content"]
+
+
+def test_the_model_cache_is_keyed_by_content_not_by_name(monkeypatch, tmp_path):
+    """Two projects sharing one model_cache, each naming a different folder `tiny`, read two
+    manifests (every job that loads the checkpoint: generate, embed, surprisal, OmniInput);
+    the same bytes elsewhere under the same name read their own too (the path is keyed)."""
+    import shutil
+
+    from genmetrics.models.checkpoints import folder_sha256
+
+    a = placeholder_checkpoint(tmp_path / "a")
+    b = shutil.copytree(a, tmp_path / "b")
+    (b / "model.safetensors").write_bytes(b"other weights")
+    plans = {}
+    for name, folder in (("a", a), ("b", b)):
+        monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(folder))
+        cfg = config(".test/config.yaml")
+        cfg["model_cache"] = str(tmp_path / "models")
+        plans[name] = plan_of(cfg)
+    pa, pb = plans["a"], plans["b"]
+    assert pa.manifest("tiny") != pb.manifest("tiny")
+    for plan, folder in ((pa, a), (pb, b)):
+        key = plan.model_key("tiny")
+        manifest = f"{tmp_path}/models/{key}/model.json"
+        assert plan.manifest("tiny") == manifest
+        assert plan.generation_model("tiny-pure") == plan.featurizer_model("tiny") == manifest
+        assert plan.evaluator_model("tiny") == plan.omniinput.run_model("tiny-L3") == manifest
+        assert plan.keyed_checkpoint(key) == "tiny"
+        spec = plan.fetch_spec(key)
+        assert spec["content"] == folder_sha256(folder) and spec["source"]["kind"] == "local"
+        assert wildcards(plan.manifest_pattern(), manifest, plan) == {"model_key": key}
 
 
 def test_paths_inside_the_working_folder_are_kept_relative(monkeypatch, tmp_path):

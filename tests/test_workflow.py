@@ -500,8 +500,8 @@ def test_offline_run_a_module_moved_to_another_package_reruns_nothing(offline_ru
 
 @pytest.mark.e2e
 def test_offline_run_new_weights_under_the_same_path_rerun_their_jobs(offline_run):
-    """A local checkpoint's content is a params value of fetch_model: new weights under the
-    same path rerun it and everything that loads it; a touched file (same bytes) reruns
+    """A local checkpoint's content keys its manifest: new weights under the same path rerun
+    fetch_model (a new manifest) and everything that loads it; a touched file (same bytes) reruns
     nothing (issue 22, item 2)."""
     work, env, _ = offline_run
     weights = Path(env["GENMETRICS_TINY_MODEL"]) / "model.safetensors"
@@ -513,7 +513,8 @@ def test_offline_run_new_weights_under_the_same_path_rerun_their_jobs(offline_ru
         weights.write_bytes(original + b" ")  # other bytes: other weights
         out = _dry(work, env, TEST_CONFIG)
         counts = _scheduled(out)
-        assert counts["fetch_model"] == 1 and "Params have changed" in out
+        # the new content has its own manifest in the model cache (keyed by content)
+        assert counts["fetch_model"] == 1 and "Missing output files" in out
         assert counts["generate"] >= 1 and counts["embed"] >= 1 and counts["surprisal"] >= 1
     finally:
         weights.write_bytes(original)

@@ -218,9 +218,10 @@ def portable_path(path: Path, manifest_dir: Path, caches: list[Path]) -> tuple[s
     return where, ("absolute" if os.path.isabs(where) else "workdir")
 
 
-def model_manifest(model_cache: str, checkpoint: str) -> str:
-    """The loadable description of a converted checkpoint (:func:`genmetrics.models.checkpoints.prepare_model`)."""
-    return f"{model_cache}/{checkpoint}/model.json"
+def model_manifest(model_cache: str, model_key: str) -> str:
+    """The loadable description of a prepared checkpoint in the model cache, under its key
+    (:func:`genmetrics.models.checkpoints.checkpoint_key`, by content, not by name)."""
+    return f"{model_cache}/{model_key}/model.json"
 
 
 def asset_manifest(cache: str, asset: str) -> str:

@@ -185,3 +185,30 @@ def run_stats(
         "from_cache": len(set(texts)) - computed,
         "model_loaded": model_loaded,
     }
+
+
+#: settings of a feature job that say where entries are filed, not what the features are
+WHERE_FILED = ("cache_dir", "cache_key")
+
+
+def made_by(
+    name: str, model: Any, settings: Mapping[str, Any], stats: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What made a feature file (its provenance's ``features``): the featurizer or evaluator
+    ``name``, ``checkpoint_sha256`` (the content hash of the weights it ran: from the cache's
+    model identity, else :func:`~genmetrics.models.checkpoints.model_fingerprint`), its
+    ``settings``, and the cache it was served from (``cache_key``, ``cache_dir``,
+    ``cache_settings``: :func:`run_stats`). Scoring compares the checkpoint hashes of the two
+    sides (:func:`genmetrics.scoring.from_files.check_same_features`)."""
+    identity = (stats.get("cache_settings") or {}).get("model") or {}
+    sha = identity.get("weights_sha256")
+    if sha is None and not isinstance(model, tuple):
+        from genmetrics.models.checkpoints import model_fingerprint
+
+        sha = model_fingerprint(model)
+    return {
+        "name": name,
+        "checkpoint_sha256": sha,
+        "settings": {k: v for k, v in settings.items() if k not in WHERE_FILED},
+        **{k: stats.get(k) for k in ("cache_key", "cache_dir", "cache_settings")},
+    }

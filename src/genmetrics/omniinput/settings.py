@@ -3,13 +3,13 @@ and the language-model runs, their targets (rules/omniinput.smk)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.paths import RESULTS, ResultPaths, model_manifest
+from genmetrics.paths import RESULTS, ResultPaths
 from genmetrics.provenance import code_digest
 
 PROPOSALS = ("uniform", "gradient", "monte_carlo")
@@ -66,7 +66,8 @@ class OmniPlan:
 
     toy: dict[str, Any] | None = None
     runs: dict[str, OmniRun] = field(default_factory=dict)
-    model_cache: str = ""  # where converted checkpoints live (their model.json)
+    #: a checkpoint's manifest in the model cache (the plan's ``manifest``: keyed by content)
+    manifest: Callable[[str], str] = str
     classifiers: dict[str, dict[str, Any]] = field(default_factory=dict)
     comparisons: dict[str, dict[str, Any]] = field(default_factory=dict)
     variance: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -120,8 +121,8 @@ class OmniPlan:
         return {p: self.results.omni_toy_result.format(proposal=p) for p in self.toy["proposals"]}
 
     def run_model(self, run: str) -> str:
-        """The run's checkpoint: <model_cache>/<checkpoint>/model.json."""
-        return model_manifest(self.model_cache, self.runs[run].checkpoint)
+        """The run's checkpoint: <model_cache>/<model key>/model.json."""
+        return self.manifest(self.runs[run].checkpoint)
 
     def run_settings(self, run: str) -> dict[str, Any]:
         return {**self.runs[run].settings(), "code": self.code()}
@@ -146,8 +147,8 @@ class OmniPlan:
         return {**self.classifiers[classifier], "code": self.code()}
 
     def classifier_tokenizer(self, classifier: str) -> str:
-        """The classifier's tokenizer checkpoint: <model_cache>/<checkpoint>/model.json."""
-        return model_manifest(self.model_cache, self.classifiers[classifier]["tokenizer"])
+        """The classifier's tokenizer checkpoint: <model_cache>/<model key>/model.json."""
+        return self.manifest(self.classifiers[classifier]["tokenizer"])
 
     def compare_scores(self, comparison: str) -> list[str]:
         """self.results.omni_score of every seed of every run the comparison names."""
@@ -199,7 +200,7 @@ class OmniPlan:
 
     def _annotator_inputs(self, a: Mapping[str, Any]) -> dict[str, str]:
         if a["kind"] == "judge_lm":
-            return {"judge": model_manifest(self.model_cache, a["checkpoint"])}
+            return {"judge": self.manifest(a["checkpoint"])}
         if a["kind"] == "csv":
             return {"scores": a["path"]}
         return {}
@@ -212,13 +213,13 @@ class OmniPlan:
 def omni_plan(
     section: Mapping[str, Any] | None,
     checkpoints: Mapping[str, Any],
-    model_cache: str = "",
+    manifest: Callable[[str], str] = str,
     results: ResultPaths = RESULTS,
 ) -> OmniPlan:
     """``omniinput`` (schema-checked, defaults filled) resolved; errors name the config key.
     Without the section: an empty plan (no targets)."""
     if not section:
-        return OmniPlan(model_cache=model_cache, results=results)
+        return OmniPlan(manifest=manifest, results=results)
     toy = dict(section["toy"]) if section.get("toy") is not None else None
     if toy is not None:
         m = toy["model"]
@@ -294,7 +295,7 @@ def omni_plan(
     return OmniPlan(
         toy=toy,
         runs=runs,
-        model_cache=model_cache,
+        manifest=manifest,
         classifiers=classifiers,
         comparisons=comparisons,
         variance=variance,

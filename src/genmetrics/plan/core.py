@@ -116,6 +116,7 @@ class Plan(
             "dataset": names_pattern(self.datasets),
             "model": models,
             "checkpoint": names_pattern(self.checkpoints),
+            "model_key": "[0-9a-f]{20}",
             "featurizer": names_pattern(self.featurizers),
             "evaluator": names_pattern(self.evaluators),
             "entry": names_pattern(self.entries),

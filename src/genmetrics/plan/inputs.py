@@ -27,8 +27,13 @@ class JobInputs:
     """The :class:`~genmetrics.plan.core.Plan` part that names the files each job reads."""
 
     def manifest(self, checkpoint: str) -> str:
-        """The loadable description of a checkpoint (genmetrics.models.checkpoints.prepare_model)."""
-        return model_manifest(self.model_cache, checkpoint)
+        """The loadable description of a checkpoint (genmetrics.models.checkpoints.prepare_model):
+        ``<model_cache>/<model key>/model.json``, keyed by content, not by name."""
+        return model_manifest(self.model_cache, self.model_key(checkpoint))
+
+    def manifest_pattern(self) -> str:
+        """fetch_model's output: ``<model_cache>/{model_key}/model.json``."""
+        return model_manifest(self.model_cache, "{model_key}")
 
     def asset_manifest(self, asset: str) -> str:
         return asset_manifest(self.cache, asset)
@@ -54,7 +59,7 @@ class JobInputs:
         return [self.results.references.format(dataset=pool)] if pool else []
 
     def generation_model(self, model: str) -> str:
-        return model_manifest(self.model_cache, self.models[model].checkpoint)
+        return self.manifest(self.models[model].checkpoint)
 
     def shard_files(self, dataset: str, model: str, seed: str) -> list[str]:
         n = self.models[model].generation[dataset].shards
@@ -82,10 +87,10 @@ class JobInputs:
         return self.results.texts(dataset, split_part(source)[0])
 
     def featurizer_model(self, featurizer: str) -> str:
-        return model_manifest(self.model_cache, self.featurizers[featurizer].checkpoint)
+        return self.manifest(self.featurizers[featurizer].checkpoint)
 
     def evaluator_model(self, evaluator: str) -> str:
-        return model_manifest(self.model_cache, self.evaluators[evaluator].checkpoint)
+        return self.manifest(self.evaluators[evaluator].checkpoint)
 
     def pos_assets(self) -> list[str]:
         return [asset_manifest(self.cache, a) for a in POS_ASSETS]

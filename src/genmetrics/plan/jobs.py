@@ -89,17 +89,37 @@ class JobParams:
     def checkpoint_spec(self, checkpoint: str) -> dict:
         """What fetch_model makes of a checkpoint; a local one adds the digest of its content
         (:func:`genmetrics.models.checkpoints.local_checkpoint_digest`), so new weights under the same
-        path rerun its fetch_model job and every job that loads it."""
-        from genmetrics.models.checkpoints import local_checkpoint_digest
+        path get another model key (:meth:`model_key`) and rerun every job that loads them."""
+        from genmetrics.models.checkpoints import with_content
 
-        spec = dict(self.checkpoints[checkpoint].spec)
-        source = spec.get("source") or {}
-        if source.get("kind") == "local":
-            try:
-                spec["content"] = local_checkpoint_digest(source["path"], self.model_cache)
-            except GenmetricsError as e:
-                raise GenmetricsError(f"checkpoints.{checkpoint}.source.path: {e}") from None
-        return canonical(spec)
+        return canonical(
+            with_content(checkpoint, self.checkpoints[checkpoint].spec, self.model_cache)
+        )
+
+    @memoized
+    def model_key(self, checkpoint: str) -> str:
+        """The checkpoint's folder in the model cache (:func:`genmetrics.models.checkpoints.
+        checkpoint_key`): its source, dtype and content, not its name."""
+        from genmetrics.models.checkpoints import checkpoint_key
+
+        return checkpoint_key(self.checkpoint_spec(checkpoint))
+
+    @memoized
+    def keyed_checkpoint(self, model_key: str) -> str:
+        """The checkpoint (the first by name) whose :meth:`model_key` is ``model_key``."""
+        for name in sorted(self.checkpoints):
+            if self.model_key(name) == model_key:
+                return name
+        raise GenmetricsError(f"model cache key {model_key}: no checkpoint of the config has it")
+
+    @memoized
+    def fetch_spec(self, model_key: str) -> dict:
+        """fetch_model's spec of one model key: the fields the key digests
+        (:data:`genmetrics.models.checkpoints.KEY_FIELDS`), the same in every project."""
+        from genmetrics.models.checkpoints import KEY_FIELDS
+
+        spec = self.checkpoint_spec(self.keyed_checkpoint(model_key))
+        return canonical({k: spec[k] for k in KEY_FIELDS if spec.get(k) is not None})
 
     @memoized
     def generation_settings(self, dataset: str, model: str) -> dict:

@@ -248,6 +248,7 @@ def load_plan(
         if entry not in entries:
             raise GenmetricsError(f"report.heatmap_values: {item!r}: {entry!r} is not in metrics")
     results = RESULTS.under(cfg["results_dir"])
+    made: list[Plan] = []  # the plan, once made: its manifest() keys a checkpoint by content
     plan = Plan(
         cache=cfg["cache"].rstrip("/"),
         model_cache=model_cache,
@@ -262,7 +263,9 @@ def load_plan(
         report=dict(cfg["report"]),
         scaling=_scaling(cfg["analysis"].get("scaling"), entries, models, groups),
         diversity=diversity_settings(cfg["analysis"].get("diversity"), entries, groups),
-        omniinput=omni_plan(cfg.get("omniinput"), checkpoints, model_cache, results),
+        omniinput=omni_plan(
+            cfg.get("omniinput"), checkpoints, lambda c: made[0].manifest(c), results
+        ),
         agreement=agreement_plan(cfg.get("agreement"), cfg["cache"].rstrip("/"), results),
         cluster=cluster,
         notes=tuple(notes),
@@ -274,6 +277,7 @@ def load_plan(
         ),
         results=results,
     )
+    made.append(plan)
     # a GPU kind that resources.gpu_kinds lacks stops the dry run here, naming its key
     for rule, table in (("embed", featurizers), ("surprisal", evaluators)):
         for name in table:

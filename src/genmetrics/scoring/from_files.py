@@ -89,6 +89,12 @@ def score_files(
     ref = ref_rows = None
     if reference is not None:
         ref, ref_rows = load(kind, reference, "reference")
+        if load is load_input and kind.suffix == ".npz" and kind.config_key:
+            files = {"candidate": candidate, "reference": reference}
+            check_same_features(
+                {r: {"path": str(p), **npz_made_by(Path(p), kind)} for r, p in files.items()},
+                kind,
+            )
     where = f"{candidate} vs {reference}" if reference is not None else str(candidate)
     try:
         rec = score_resolved(
@@ -135,6 +141,68 @@ def add_truncation(rec: dict[str, Any], truncation: Mapping[str, Mapping[str, An
         line = truncation_warning(role, t)
         if line and line not in rec.setdefault("warnings", []):
             rec["warnings"].append(line)
+
+
+def npz_made_by(path: Path, kind: Kind) -> dict[str, Any]:
+    """What a feature file says made it, under the kind's option name (``featurizer``,
+    ``evaluator``): its provenance's ``features`` (the workflow's embed and surprisal jobs,
+    ``genmetrics embed``: name, ``checkpoint_sha256``, settings, cache key); a file written
+    before those: the job's settings and the weights hash of its model input."""
+    from genmetrics.npz import read_provenance
+
+    option = kind.config_key
+    prov = read_provenance(path) or {}
+    if not option:
+        return {}
+    if isinstance(prov.get("features"), dict):
+        return {option: prov["features"]}
+    made = (prov.get("config") or {}).get(option) if isinstance(prov.get("config"), dict) else None
+    if not isinstance(made, dict):
+        return {}
+    job = {k: v for k, v in made.items() if k not in ("cache_dir", "cache_key")}
+    model = (
+        (prov.get("inputs") or {}).get("model") if isinstance(prov.get("inputs"), dict) else None
+    )
+    sha = model.get("weights_sha256") if isinstance(model, dict) else None
+    return {option: {"settings": job, "cache_dir": made.get("cache_dir"), "checkpoint_sha256": sha}}
+
+
+#: settings of a featurizer that do not change what its features mean
+NOT_THE_SPACE = ("batch_size", "device", "cache_dir", "cache_key")
+
+
+def check_same_features(inputs: Mapping[str, Mapping[str, Any]], kind: Kind) -> None:
+    """Candidate and reference features from different weights (``checkpoint_sha256``) or
+    settings (where both say; the batch size is not a setting of the space) are two spaces,
+    and no distance between them means anything: an error naming both files and what differs
+    (two checkpoints under one featurizer name: two projects sharing a cache, a checkpoint
+    replaced between runs). ``inputs``: per role, ``path`` and the kind's option's record
+    (:func:`npz_made_by`, or the command line's featurizer description)."""
+    option = kind.config_key
+    a, b = (inputs.get(r, {}).get(option) or {} for r in ("candidate", "reference"))
+    paths = [inputs.get(r, {}).get("path", r) for r in ("candidate", "reference")]
+    names = [m.get("name") or "?" for m in (a, b)]
+    made = f"{option} {names[0]}" if names[0] == names[1] else f"{option}s {names[0]}, {names[1]}"
+    x, y = a.get("checkpoint_sha256"), b.get("checkpoint_sha256")
+    if x is not None and y is not None and x != y:
+        raise GenmetricsError(
+            f"{paths[0]} (candidate) and {paths[1]} (reference): {kind.name} of {made} made "
+            f"by different weights (checkpoint sha256 {x[:16]}… and {y[:16]}…): make both "
+            f"with the same checkpoint"
+        )
+    x, y = a.get("settings"), b.get("settings")
+    if x is not None and y is not None:
+        x, y = ({k: v for k, v in s.items() if k not in NOT_THE_SPACE} for s in (x, y))
+        if x != y:
+            diff = ", ".join(
+                f"{k}: {x.get(k)!r} vs {y.get(k)!r}"
+                for k in sorted({*x, *y})
+                if x.get(k) != y.get(k)
+            )
+            raise GenmetricsError(
+                f"{paths[0]} (candidate) and {paths[1]} (reference): {kind.name} of {made} "
+                f"differ in settings ({diff}): make both with the same {option}"
+            )
 
 
 def check_pair_by(metric: Metric, pair_by: str) -> None:

@@ -26,7 +26,6 @@ from the cache (``model_loaded`` false: the cache served the whole call).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -85,17 +84,15 @@ class NamedModel:
 
     def describe(self, stats: Mapping[str, Any]) -> dict[str, Any]:
         """What a score's features belong to: this model and the cache run's ``stats``
-        (:func:`genmetrics.features.cache.run_stats`)."""
-        identity = stats["cache_settings"].get("model") or {}
+        (:func:`genmetrics.features.cache.run_stats`; :func:`~genmetrics.features.cache.made_by`)."""
+        from genmetrics.features.cache import made_by
+
+        made = made_by(self.name, self.manifest, self.settings, stats)
         return {
             "name": self.name,
             "config": self.config,
             "checkpoint": self.checkpoint,
-            "checkpoint_sha256": identity.get("weights_sha256"),
-            "settings": {
-                k: v for k, v in self.settings.items() if k not in ("cache_dir", "cache_key")
-            },
-            **{k: stats[k] for k in ("cache_key", "cache_dir", "cache_settings")},
+            **made,
             **{k: stats[k] for k in RUN_COUNTS},
             "truncation": stats.get("truncation"),  # the texts its max_tokens cut
         }
@@ -146,19 +143,14 @@ def load_config_plan(config: str | Path) -> Any:
 
 
 def ready_checkpoint(plan: Any, checkpoint: str) -> str:
-    """The checkpoint's manifest, made as the ``fetch_model`` rule makes it (download, GGUF
-    conversion) when it is missing or was made from another source."""
+    """The checkpoint's manifest (keyed by content: :meth:`Plan.manifest`), made as the
+    ``fetch_model`` rule makes it (download, GGUF conversion) when it is missing."""
     from genmetrics.models.checkpoints import prepare_model
 
     manifest = Path(plan.manifest(checkpoint))
-    spec = plan.checkpoint_spec(checkpoint)
-    try:
-        made = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        made = None
-    if not isinstance(made, dict) or made.get("source") != spec.get("source"):
+    if not manifest.is_file():
         print(f"genmetrics: preparing checkpoint {checkpoint} (once)", file=sys.stderr)
-        prepare_model(checkpoint, spec, plan.model_cache, plan.cache)
+        prepare_model(checkpoint, plan.checkpoint_spec(checkpoint), plan.model_cache, plan.cache)
     return str(manifest)
 
 
@@ -244,24 +236,6 @@ def accepts(metric: Metric) -> str:
     return f"a {KINDS[kind].suffix} file of {kind} (not texts)"
 
 
-def npz_made_by(path: Path, kind: Kind) -> dict[str, Any]:
-    """What a feature file says made it: ``genmetrics embed``'s full description, or the
-    workflow job's settings (its provenance ``config``), under the kind's option name."""
-    from genmetrics.npz import read_provenance
-
-    option = kind.config_key
-    prov = read_provenance(path) or {}
-    if not option:
-        return {}
-    if isinstance(prov.get("features"), dict):
-        return {option: prov["features"]}
-    made = (prov.get("config") or {}).get(option) if isinstance(prov.get("config"), dict) else None
-    if not isinstance(made, dict):
-        return {}
-    job = {k: v for k, v in made.items() if k not in ("cache_dir", "cache_key")}
-    return {option: {"settings": job, "cache_dir": made.get("cache_dir")}}
-
-
 class InputLoader:
     """``load`` of :func:`genmetrics.scoring.score_files` for the command line: reads each
     input as :func:`accepts` says and keeps what it read in ``inputs`` (per role)."""
@@ -275,6 +249,8 @@ class InputLoader:
         data, rows, info = self._load(kind, Path(path), what)
         self.inputs[what] = info
         if what == "reference":
+            from genmetrics.scoring.from_files import check_same_features
+
             check_same_features(self.inputs, kind)
         return data, rows
 
@@ -292,7 +268,7 @@ class InputLoader:
         return self.options.field or into
 
     def _load(self, kind: Kind, path: Path, what: str) -> tuple[Any, Rows, dict[str, Any]]:
-        from genmetrics.scoring.from_files import load_input
+        from genmetrics.scoring.from_files import load_input, npz_made_by
 
         metric, fmt = self.metric, text_format(path)
         where = f"{path} ({what})"
@@ -344,28 +320,6 @@ class InputLoader:
             f"--{option} NAME to compute them on the fly (NAME: {known}), or pass .npz "
             f"files of {kind.name} ({writer} writes them)"
         )
-
-
-#: settings of a featurizer that do not change what its features mean
-NOT_THE_SPACE = ("batch_size", "device", "cache_dir", "cache_key")
-
-
-def check_same_features(inputs: Mapping[str, Mapping[str, Any]], kind: Kind) -> None:
-    """Candidate and reference features from different checkpoints or settings (where both
-    say; the batch size is not a setting of the space) are two spaces, and no distance
-    between them means anything: an error."""
-    option = kind.config_key
-    a, b = (inputs.get(r, {}).get(option) or {} for r in ("candidate", "reference"))
-    for key in ("checkpoint_sha256", "settings"):
-        x, y = a.get(key), b.get(key)
-        if key == "settings" and x is not None and y is not None:
-            x, y = ({k: v for k, v in s.items() if k not in NOT_THE_SPACE} for s in (x, y))
-        if x is not None and y is not None and x != y:
-            raise GenmetricsError(
-                f"the candidate's {kind.name} ({option} {a.get('name', '?')}) and the "
-                f"reference's ({option} {b.get('name', '?')}) differ in {key}: make both "
-                f"with the same {option}"
-            )
 
 
 def check_options(
