@@ -86,6 +86,8 @@ class ResultPaths:
     scaling_cells: str = "results/analysis/scaling_cells.csv"
     scaling_table1: str = "results/analysis/scaling_table1.csv"
     scaling_table1_markdown: str = "results/analysis/scaling_table1.md"
+    scaling_table2_markdown: str = "results/analysis/scaling_table2.md"
+    scaling_paper: str = "results/analysis/scaling_paper.csv"
     # the rank agreement of models across featurizers (analysis.featurizer_robustness)
     featurizer_robustness_table: str = "results/analysis/featurizer_robustness.csv"
     featurizer_robustness_markdown: str = "results/analysis/featurizer_robustness.md"

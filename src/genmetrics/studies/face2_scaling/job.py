@@ -19,6 +19,12 @@ from tqdm.auto import tqdm
 from genmetrics import GenmetricsError
 from genmetrics.studies.face2_scaling.bootstrap import bootstrap_valid_ratio
 from genmetrics.studies.face2_scaling.table1 import format_table1, table1
+from genmetrics.studies.face2_scaling.table2 import (
+    format_table2,
+    ours_for_paper,
+    paper_matches,
+    table2,
+)
 from genmetrics.studies.face2_scaling.valid_cells import (
     cell_validity,
     format_table,
@@ -96,6 +102,9 @@ def _rows(
     from genmetrics.metrics.registry import HIGHER
 
     entries = settings["entries"]
+    # a direction the study gives a value its metric declares none for (FACE-2 App. A.1:
+    # a smaller Zipf coefficient "is closer to human")
+    given = {k: v == "higher" for k, v in (settings.get("directions") or {}).items()}
     rows, directions, labels, meta = [], {}, {}, {}
     ensembles: dict[str, tuple[str, ...]] = {}
     for c in settings["cells"]:
@@ -103,10 +112,12 @@ def _rows(
         declared = get(ent["metric"]).values
         values = read_json(c["score"])["values"]
         for name, value in values.items():
-            if declared.get(name) is None:
+            if declared.get(name) is None and name not in given:
                 continue  # neither direction is better (a length, a count)
             label = f"{ent['variant']}: {name}"
-            directions[label] = declared[name] == HIGHER
+            directions[label] = (
+                given[name] if declared.get(name) is None else declared[name] == HIGHER
+            )
             labels[label, ent["evaluator"]] = (c["entry"], name)
             meta[label] = {"metric": ent["metric"], "params": ent["params"], "value": name}
             rows.append(
@@ -147,8 +158,14 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
     across evaluators and its markdown table, and FACE-2's Table 1 layout per dataset and
     language (:func:`~genmetrics.studies.face2_scaling.table1.table1`).
 
+    Also FACE-2's Table 2 (best over evaluators beside the baselines,
+    :func:`~genmetrics.studies.face2_scaling.table2.table2`; ``settings["notes"]`` says why a
+    baseline is missing) and the paper's Table 1/2 numbers beside ours
+    (:func:`genmetrics.analysis.paper_comparison.side_by_side` with
+    ``resources/papers/face-scaling.csv``; ``paper``).
+
     Returns ``{"table", "summary", "markdown", "baseline", "ci", "cells", "table1",
-    "table1_markdown"}``; ``table`` has one row per (metric value or ensemble, evaluator)
+    "table1_markdown", "table2", "table2_markdown", "paper"}``; ``table`` has one row per (metric value or ensemble, evaluator)
     with ``low``/``high``/``failed`` bootstrap columns and the interval of the mean over
     evaluators (``mean_low``/``mean_high``); ``cells`` every judged (family, task) cell.
     """
@@ -217,7 +234,20 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
         tasks=settings.get("tasks"),
         languages=settings.get("languages"),
     )
+    from genmetrics.analysis.paper_comparison import SIDE_BY_SIDE_COLUMNS, side_by_side
+
+    t2 = table2(t1, meta)
+    ours = ours_for_paper(t1, t2)
+    matches = paper_matches(ours)
+    paper = (
+        side_by_side("face-scaling", ours, matches)
+        if matches
+        else pd.DataFrame(columns=SIDE_BY_SIDE_COLUMNS)
+    )
     return {
+        "table2": t2,
+        "table2_markdown": format_table2(t2, settings.get("notes")),
+        "paper": paper,
         "table": table,
         "summary": summary,
         "markdown": format_table(summary, baseline, ci=ci or None),
