@@ -163,3 +163,43 @@ def test_a_study_direction_makes_zipf_a_row(tmp_path):
     assert valid_cell_table(scores, fam, directions)["valid"].tolist() == [1]
     scores, directions, *_ = _rows({**settings, "directions": {"zipf": "higher"}})
     assert valid_cell_table(scores, fam, directions)["valid"].tolist() == [0]
+
+
+def test_bootstrap_resamples_per_pair_scores_without_rerunning(tmp_path, monkeypatch):
+    """A mean of per-pair scores (BERTScore, ROUGE) is resampled from its record's per-pair
+    numbers: the same values as rerunning the metric on the drawn rows, with no rerun."""
+    import numpy as np
+
+    import genmetrics.scoring.from_files as from_files
+    from genmetrics.io import write_json, write_jsonl
+    from genmetrics.scoring.from_files import score_files
+    from genmetrics.studies.face2_scaling.job import _Recompute
+
+    words = "the cat sat on a mat with dog and bird in house".split()
+    rng = np.random.default_rng(0)
+    refs = [{"id": f"p{i}", "text": " ".join(rng.choice(words, 12))} for i in range(6)]
+    cands = [
+        {"id": f"c{i}", "prompt_id": f"p{i}", "text": " ".join(rng.choice(words, 10))}
+        for i in range(6)
+    ]
+    write_jsonl(tmp_path / "ref.jsonl", refs)
+    write_jsonl(tmp_path / "cand.jsonl", cands)
+    params = get("rouge").check_params({})
+    rec = score_files("rouge", tmp_path / "cand.jsonl", tmp_path / "ref.jsonl", params)
+    write_json(tmp_path / "score.json", rec)
+    entry = {"metric": "rouge", "params": params}
+    cell = {"candidate": str(tmp_path / "cand.jsonl"), "reference": str(tmp_path / "ref.jsonl")}
+    idx = np.array([0, 0, 3, 5, 5, 5])
+    items = [f"p{i}" for i in range(6)]
+    rerun = _Recompute(entry, cell, {}).values(items, idx)  # no score record: reruns
+    fast = _Recompute(entry, {**cell, "score": str(tmp_path / "score.json")}, {})
+    assert fast.per_pair is not None
+
+    def refuse(*a, **k):
+        raise AssertionError("reran the metric")
+
+    monkeypatch.setattr(from_files, "score_loaded", refuse)
+    got = fast.values(items, idx)
+    for v in ("rouge1", "rouge2", "rougeL"):
+        assert got[v] == pytest.approx(rerun[v])
+    assert rerun["rouge1"] != pytest.approx(rec["values"]["rouge1"])  # the draw matters

@@ -49,7 +49,13 @@ def _items(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[int]]:
 
 class _Recompute:
     """One entry's metric recomputed on resampled prompts of one (task, model), memoised by
-    the index array (every value of the entry reuses the same recomputation)."""
+    the index array (every value of the entry reuses the same recomputation).
+
+    A metric whose value is a mean of per-pair numbers, each computed from its pair alone
+    (registered ``duplicates_change_value=False``, no ``idf`` over the reference set), whose
+    score record holds them (``extras["per_pair"]``, one per candidate row: BERTScore, ROUGE)
+    is not rerun: a resample's value is the mean of the drawn rows' per-pair numbers, what
+    rerunning it gives, without loading its encoder once per draw."""
 
     def __init__(self, entry: Mapping[str, Any], cell: Mapping[str, Any], loaded: dict):
         from genmetrics.metrics import get
@@ -71,6 +77,18 @@ class _Recompute:
             self.ref, self.ref_rows = load(cell["reference"], "reference")
         self.by_item = _items(self.rows)
         self.memo: dict[bytes, dict[str, float]] = {}
+        self.per_pair = self._per_pair(cell.get("score"))
+
+    def _per_pair(self, score: str | None) -> dict[str, np.ndarray] | None:
+        if self.metric.duplicates_change_value or self.params.get("idf") or not score:
+            return None
+        from genmetrics.io import read_json
+
+        pairs = (read_json(score).get("extras") or {}).get("per_pair") or {}
+        judged = {v for v, d in self.metric.values.items() if d is not None}
+        if not judged <= set(pairs) or any(len(v) != len(self.rows) for v in pairs.values()):
+            return None  # a value without its per-pair numbers: rerun the metric
+        return {k: np.asarray(v, dtype=float) for k, v in pairs.items()}
 
     def values(self, items: Sequence[str], idx: np.ndarray) -> dict[str, float]:
         key = idx.tobytes()
@@ -78,6 +96,9 @@ class _Recompute:
             from genmetrics.scoring.from_files import _take, score_loaded
 
             take = [i for k in idx for i in self.by_item[items[k]]]
+            if self.per_pair is not None:
+                self.memo[key] = {k: float(v[take].mean()) for k, v in self.per_pair.items()}
+                return self.memo[key]
             rec = score_loaded(
                 self.metric.name,
                 _take(self.cand, take),
