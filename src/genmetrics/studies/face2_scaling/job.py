@@ -186,8 +186,8 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
     ``resources/papers/face-scaling.csv``; ``paper``).
 
     Returns ``{"table", "summary", "markdown", "baseline", "ci", "cells", "table1",
-    "table1_markdown", "table2", "table2_markdown", "paper"}``; ``table`` has one row per (metric value or ensemble, evaluator)
-    with ``low``/``high``/``failed`` bootstrap columns and the interval of the mean over
+    "table1_markdown", "table2", "table2_markdown", "paper"}``; ``table`` has one row per
+    (metric value or ensemble, evaluator) with ``low``/``high``/``failed`` bootstrap columns and the interval of the mean over
     evaluators (``mean_low``/``mean_high``); ``cells`` every judged (family, task) cell.
     """
     families = settings["families"]
