@@ -167,6 +167,10 @@ rule scaling:
             category="Scaling (FACE-2)",
         ),
         table1_markdown=RESULTS.scaling_table1_markdown,
+        # FACE-2's Table 2 (best over evaluators, beside the baselines) and the paper's
+        # Table 1/2 numbers beside ours (resources/papers/face-scaling.csv)
+        table2_markdown=RESULTS.scaling_table2_markdown,
+        paper=RESULTS.scaling_paper,
     log:
         RESULTS.log("scaling.log"),
     conda:

@@ -497,6 +497,15 @@ def test_scaling_settings_name_each_cell_and_refuse_bad_keys():
     assert s["bootstrap"] == 200 and s["seed"] == 0  # schema defaults
     assert s["entries"]["face"]["variant"] == "face (value=real)"
     assert s["entries"]["face"]["evaluator"] == "smollm2"
+    assert s["directions"] == {} and s["notes"] == {}  # schema defaults
+    given = copy.deepcopy(cfg)
+    given["analysis"]["scaling"]["directions"] = {"zipf": "lower"}
+    given["analysis"]["scaling"]["notes"] = {"BARTScore": "no weights"}
+    got = plan_of(given).scaling_settings()
+    assert (got["directions"], got["notes"]) == ({"zipf": "lower"}, {"BARTScore": "no weights"})
+    given["analysis"]["scaling"]["directions"] = {"zipf": "smaller"}
+    with pytest.raises(GenmetricsError, match="smaller"):
+        plan_of(given)
     cells = {(c["dataset"], c["model"]): c for c in s["cells"]}
     assert set(cells) == {("bbc", "smollm2-pure"), ("bbc", "gemma3-nucleus")}
     c = cells["bbc", "smollm2-pure"]

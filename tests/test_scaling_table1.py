@@ -175,25 +175,24 @@ def test_table1_columns_grouped_by_language(t1):
 
 
 def test_table1_mean_and_sd_over_evaluators_by_hand(t1):
-    # FACE-2 (L2) SO: e1 ✓✗ on xsum (0.5), e2 ✓✓ (1.0): mean 0.75, SD |1 - 0.5| / √2
+    # FACE-2 (L2) SO: e1 ✓✗ on xsum (0.5), e2 ✓✓ (1.0): mean 0.75, and the population SD
+    # |1 - 0.5| / 2 as FACE-2's Table 1 (the sample SD would be |1 - 0.5| / √2)
     c = _cell(t1, "FACE-2 (L2) SO", "xsum")
-    assert (c["mean"], c.sd, c.n_evaluators, c.cells) == pytest.approx(
-        (0.75, 0.5 / math.sqrt(2), 2, 2)
-    )
-    assert c.text == "0.75 (0.35)" and c.ratios == "e1=0.50; e2=1.00"
+    assert (c["mean"], c.sd, c.n_evaluators, c.cells) == pytest.approx((0.75, 0.25, 2, 2))
+    assert c.text == "0.75 (0.25)" and c.ratios == "e1=0.50; e2=1.00"
     # pubmed: e1 1, e2 0
     c = _cell(t1, "FACE-2 (L2) SO", "pubmed")
-    assert (c["mean"], c.sd) == pytest.approx((0.5, math.sqrt(0.5)))
-    assert c.text == "0.50 (0.71)"
+    assert (c["mean"], c.sd) == pytest.approx((0.5, 0.5))
+    assert c.text == "0.50 (0.50)"
     # en (all) = xsum + pubmed: e1 2/3 (✓✗✓), e2 2/3 (✓✓✗): SD 0
     c = _cell(t1, "FACE-2 (L2) SO", "en (all)")
     assert (c["mean"], c.sd, c.cells) == pytest.approx((2 / 3, 0.0, 3))
     assert c.text == "0.67 (0.00)"
     c = _cell(t1, "FACE-2 (L2) SO", "de (all)")
-    assert (c["mean"], c.sd, c.cells) == pytest.approx((0.5, math.sqrt(0.5), 1))
+    assert (c["mean"], c.sd, c.cells) == pytest.approx((0.5, 0.5, 1))
     # overall: e1 3/4, e2 2/4
     c = _cell(t1, "FACE-2 (L2) SO", "overall")
-    assert (c["mean"], c.sd, c.cells) == pytest.approx((0.625, math.sqrt(2) * 0.125, 4))
+    assert (c["mean"], c.sd, c.cells) == pytest.approx((0.625, 0.125, 4))
 
 
 def test_table1_single_value_rows_and_skipped_cells(t1):
@@ -242,12 +241,12 @@ def test_format_table1(t1):
     so = next(line for line in md if line.startswith("| FACE-2 (L2) SO "))
     cells = [c.strip() for c in so.split("|")[2:-1]]
     assert cells == [
-        "0.75 (0.35)",
-        "0.50 (0.71)",
+        "0.75 (0.25)",
+        "0.50 (0.50)",
         "0.67 (0.00)",
-        "0.50 (0.71)",
-        "0.50 (0.71)",
-        "0.62 (0.18)",
+        "0.50 (0.50)",
+        "0.50 (0.50)",
+        "0.62 (0.12)",
     ]
 
 
@@ -417,12 +416,19 @@ def test_run_scaling_writes_table1(synthetic_run):
     out, _ = synthetic_run
     t1 = out["table1"]
     surprisal = t1[(t1.row == "Surprisal") & (t1.column == "d")].iloc[0]
-    assert (surprisal["mean"], surprisal.sd, surprisal.n_evaluators) == pytest.approx(
-        (0.5, math.sqrt(0.5), 2)
-    )
+    # e1 valid, e2 not: mean 0.5, population SD 0.5 (FACE-2's Table 1)
+    assert (surprisal["mean"], surprisal.sd, surprisal.n_evaluators) == pytest.approx((0.5, 0.5, 2))
     rows = list(dict.fromkeys(t1.sort_values("position").row))
     assert rows[:2] == ["FACE-2 (L2) SO", "FACE-2 (L2) CORR"]
     assert "Ensemble-3 (L2)" in rows and "Ensemble-5 (L2)" in rows
     assert rows[-1] == RANDOM
     assert "| Surprisal" in out["table1_markdown"]
     assert set(out["cells"].columns) == set(CELL_COLUMNS)
+    # Table 2 (best over evaluators) and the paper's numbers beside ours
+    t2 = out["table2"].set_index("row")
+    assert (t2.loc["Surprisal", "value"], t2.loc["Surprisal", "from"]) == (1.0, "e1")
+    assert t2.loc["Self-BLEU", "value"] == 1.0 and t2.loc["BARTScore", "kind"] == "missing"
+    paper = out["paper"].set_index(["table", "row"])
+    assert paper.loc[("Table 1", "English: surprisal"), "ours"] == 0.5
+    assert paper.loc[("Table 1", "English: surprisal"), "paper_value"] == 0.363
+    assert "| en " in out["table2_markdown"]

@@ -140,6 +140,14 @@ STUDY_RULES = {
         "import_texts": 10,
     },
     "instruction_sets.yaml": {"instruction_sets": 1, "import_texts": 5, "score": 20},
+    # FACE-2's scaling study: its Tables 1 and 2 and the paper-vs-ours table (scaling), the
+    # figures, BERTScore (Table 2's baseline) on each of the 15 (dataset, model) sources
+    "face_scaling.yaml": {
+        "scaling": 1,
+        "scaling_figure": 1,
+        "scaling_spectra": 1,
+        "score_with_model": 15,
+    },
     "omniinput_compare.yaml": {
         "omni_compare": 2,
         "omni_sample": 13,

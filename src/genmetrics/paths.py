@@ -91,6 +91,8 @@ class ResultPaths:
     pr_scale_sizes: str = "results/analysis/pr_scale_sizes.csv"
     pr_scale_side_by_side: str = "results/analysis/pr_scale_side_by_side.csv"
     pr_scale_markdown: str = "results/analysis/pr_scale_side_by_side.md"
+    scaling_table2_markdown: str = "results/analysis/scaling_table2.md"
+    scaling_paper: str = "results/analysis/scaling_paper.csv"
     # the rank agreement of models across featurizers (analysis.featurizer_robustness)
     featurizer_robustness_table: str = "results/analysis/featurizer_robustness.csv"
     featurizer_robustness_markdown: str = "results/analysis/featurizer_robustness.md"

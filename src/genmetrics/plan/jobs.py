@@ -274,6 +274,8 @@ class JobParams:
                 # the Table-1 columns: datasets in config order, each with its language
                 "tasks": tasks,
                 "languages": {t: self.scaling["languages"].get(t, "en") for t in tasks},
+                "directions": self.scaling["directions"],
+                "notes": self.scaling["notes"],
             }
         )
 

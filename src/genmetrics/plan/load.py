@@ -100,6 +100,8 @@ def _scaling(
         "seed": int(spec["seed"]),
         "languages": languages,
         "spectra_entry": _spectra_entry(spec.get("spectra_entry"), names, entries),
+        "directions": dict(spec.get("directions") or {}),
+        "notes": dict(spec.get("notes") or {}),
     }
 
 

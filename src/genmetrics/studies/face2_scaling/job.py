@@ -19,6 +19,12 @@ from tqdm.auto import tqdm
 from genmetrics import GenmetricsError
 from genmetrics.studies.face2_scaling.bootstrap import bootstrap_valid_ratio
 from genmetrics.studies.face2_scaling.table1 import format_table1, table1
+from genmetrics.studies.face2_scaling.table2 import (
+    format_table2,
+    ours_for_paper,
+    paper_matches,
+    table2,
+)
 from genmetrics.studies.face2_scaling.valid_cells import (
     cell_validity,
     format_table,
@@ -43,7 +49,13 @@ def _items(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[int]]:
 
 class _Recompute:
     """One entry's metric recomputed on resampled prompts of one (task, model), memoised by
-    the index array (every value of the entry reuses the same recomputation)."""
+    the index array (every value of the entry reuses the same recomputation).
+
+    A metric whose value is a mean of per-pair numbers, each computed from its pair alone
+    (registered ``duplicates_change_value=False``, no ``idf`` over the reference set), whose
+    score record holds them (``extras["per_pair"]``, one per candidate row: BERTScore, ROUGE)
+    is not rerun: a resample's value is the mean of the drawn rows' per-pair numbers, what
+    rerunning it gives, without loading its encoder once per draw."""
 
     def __init__(self, entry: Mapping[str, Any], cell: Mapping[str, Any], loaded: dict):
         from genmetrics.metrics import get
@@ -65,6 +77,18 @@ class _Recompute:
             self.ref, self.ref_rows = load(cell["reference"], "reference")
         self.by_item = _items(self.rows)
         self.memo: dict[bytes, dict[str, float]] = {}
+        self.per_pair = self._per_pair(cell.get("score"))
+
+    def _per_pair(self, score: str | None) -> dict[str, np.ndarray] | None:
+        if self.metric.duplicates_change_value or self.params.get("idf") or not score:
+            return None
+        from genmetrics.io import read_json
+
+        pairs = (read_json(score).get("extras") or {}).get("per_pair") or {}
+        judged = {v for v, d in self.metric.values.items() if d is not None}
+        if not judged <= set(pairs) or any(len(v) != len(self.rows) for v in pairs.values()):
+            return None  # a value without its per-pair numbers: rerun the metric
+        return {k: np.asarray(v, dtype=float) for k, v in pairs.items()}
 
     def values(self, items: Sequence[str], idx: np.ndarray) -> dict[str, float]:
         key = idx.tobytes()
@@ -72,6 +96,9 @@ class _Recompute:
             from genmetrics.scoring.from_files import _take, score_loaded
 
             take = [i for k in idx for i in self.by_item[items[k]]]
+            if self.per_pair is not None:
+                self.memo[key] = {k: float(v[take].mean()) for k, v in self.per_pair.items()}
+                return self.memo[key]
             rec = score_loaded(
                 self.metric.name,
                 _take(self.cand, take),
@@ -96,6 +123,9 @@ def _rows(
     from genmetrics.metrics.registry import HIGHER
 
     entries = settings["entries"]
+    # a direction the study gives a value its metric declares none for (FACE-2 App. A.1:
+    # a smaller Zipf coefficient "is closer to human")
+    given = {k: v == "higher" for k, v in (settings.get("directions") or {}).items()}
     rows, directions, labels, meta = [], {}, {}, {}
     ensembles: dict[str, tuple[str, ...]] = {}
     for c in settings["cells"]:
@@ -103,10 +133,12 @@ def _rows(
         declared = get(ent["metric"]).values
         values = read_json(c["score"])["values"]
         for name, value in values.items():
-            if declared.get(name) is None:
+            if declared.get(name) is None and name not in given:
                 continue  # neither direction is better (a length, a count)
             label = f"{ent['variant']}: {name}"
-            directions[label] = declared[name] == HIGHER
+            directions[label] = (
+                given[name] if declared.get(name) is None else declared[name] == HIGHER
+            )
             labels[label, ent["evaluator"]] = (c["entry"], name)
             meta[label] = {"metric": ent["metric"], "params": ent["params"], "value": name}
             rows.append(
@@ -147,9 +179,15 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
     across evaluators and its markdown table, and FACE-2's Table 1 layout per dataset and
     language (:func:`~genmetrics.studies.face2_scaling.table1.table1`).
 
+    Also FACE-2's Table 2 (best over evaluators beside the baselines,
+    :func:`~genmetrics.studies.face2_scaling.table2.table2`; ``settings["notes"]`` says why a
+    baseline is missing) and the paper's Table 1/2 numbers beside ours
+    (:func:`genmetrics.analysis.paper_comparison.side_by_side` with
+    ``resources/papers/face-scaling.csv``; ``paper``).
+
     Returns ``{"table", "summary", "markdown", "baseline", "ci", "cells", "table1",
-    "table1_markdown"}``; ``table`` has one row per (metric value or ensemble, evaluator)
-    with ``low``/``high``/``failed`` bootstrap columns and the interval of the mean over
+    "table1_markdown", "table2", "table2_markdown", "paper"}``; ``table`` has one row per
+    (metric value or ensemble, evaluator) with ``low``/``high``/``failed`` bootstrap columns and the interval of the mean over
     evaluators (``mean_low``/``mean_high``); ``cells`` every judged (family, task) cell.
     """
     families = settings["families"]
@@ -217,7 +255,20 @@ def run_scaling(settings: Mapping[str, Any], progress: bool = False) -> dict[str
         tasks=settings.get("tasks"),
         languages=settings.get("languages"),
     )
+    from genmetrics.analysis.paper_comparison import SIDE_BY_SIDE_COLUMNS, side_by_side
+
+    t2 = table2(t1, meta)
+    ours = ours_for_paper(t1, t2)
+    matches = paper_matches(ours)
+    paper = (
+        side_by_side("face-scaling", ours, matches)
+        if matches
+        else pd.DataFrame(columns=SIDE_BY_SIDE_COLUMNS)
+    )
     return {
+        "table2": t2,
+        "table2_markdown": format_table2(t2, settings.get("notes")),
+        "paper": paper,
         "table": table,
         "summary": summary,
         "markdown": format_table(summary, baseline, ci=ci or None),

@@ -25,7 +25,10 @@ Columns: each dataset (``task``) grouped by language (``languages``, default ``e
 valid ratio over the families with a cell on that dataset; after each language's datasets
 ``<language> (all)``, the ratio over its cells; ``overall``, over every cell. A ratio is
 computed per evaluator, then reported as mean (SD) over the evaluators with a cell there
-(one evaluator, or a metric computed without one: the single value).
+(one evaluator, or a metric computed without one: the single value). The SD is the
+population SD (ddof 0), as the paper's Table 1: its English FACE-1 SO, 0.356 (0.053), is the
+mean and population SD of the eight ratios of its Table 7 (the sample SD would be 0.056).
+``best`` is the largest ratio over the evaluators (FACE-2's Table 2 reports that one).
 
 * :func:`paper_row` — a row's position and label in Table 1, from the metric and its params;
 * :func:`table1` — the long table (one line per row × column);
@@ -91,7 +94,11 @@ LONG_COLUMNS = (
     "sd",
     "text",
     "ratios",
+    "best",
+    "best_evaluator",
 )
+#: the SD over evaluators of Table 1: FACE-2's population SD
+TABLE1_DDOF = 0
 
 
 def _at_defaults(metric: str, params: Mapping[str, Any], free: Sequence[str] = ()) -> bool:
@@ -172,9 +179,11 @@ def table1(
     ``baseline``: non-FACE rows, ``variant``: other FACE rows, ``random``), ``row`` (the
     label), ``metric`` (the scaling row), ``column``, ``kind`` (``task``, ``language``,
     ``overall``), ``language``, ``cells`` (distinct (family, dataset) cells judged there),
-    ``n_evaluators``, ``mean``, ``sd`` (over evaluators, ddof=1; NaN with one), ``text``
-    (``"0.50 (0.71)"``) and ``ratios`` (each evaluator's ratio). The random row holds the
-    mean of 1/k! over the column's cells.
+    ``n_evaluators``, ``mean``, ``sd`` (over evaluators, the population SD as the paper's
+    Table 1, :data:`TABLE1_DDOF`; NaN with one), ``text`` (``"0.50 (0.50)"``), ``ratios``
+    (each evaluator's ratio), ``best`` (the largest of them) and ``best_evaluator`` (whose it
+    is, the first in evaluator order on a tie; ``no LM`` for a metric without one). The
+    random row holds the mean of 1/k! over the column's cells.
 
     Raises GenmetricsError for a row of ``cells`` missing in ``rows``, a dataset of ``cells``
     missing in ``tasks``, or two rows with the same label.
@@ -233,7 +242,9 @@ def table1(
             for ev in evaluators:
                 sel = here[here["evaluator"].isna() if ev is None else here["evaluator"] == ev]
                 ratios.append(float(sel["valid"].mean()) if len(sel) else math.nan)
-            mean, sd, n = mean_and_sd(ratios)
+            mean, sd, n = mean_and_sd(ratios, ddof=TABLE1_DDOF)
+            finite = [(r, ev) for r, ev in zip(ratios, evaluators, strict=True) if r == r]
+            top = max(finite, key=lambda x: x[0]) if finite else (math.nan, None)
             out.append(
                 {
                     "position": position,
@@ -253,6 +264,8 @@ def table1(
                         for ev, r in zip(evaluators, ratios, strict=True)
                         if math.isfinite(r)
                     ),
+                    "best": top[0],
+                    "best_evaluator": (top[1] if top[1] is not None else "no LM") if finite else "",
                 }
             )
     distinct = judged[["family", "task", "members"]].drop_duplicates(["family", "task"])
@@ -278,6 +291,8 @@ def table1(
                 "sd": math.nan,
                 "text": format_mean_sd(base, math.nan, digits),
                 "ratios": "",
+                "best": base,
+                "best_evaluator": "",
             }
         )
     return pd.DataFrame(out, columns=list(LONG_COLUMNS))

@@ -383,13 +383,17 @@ def _fmt(x: float, digits: int) -> str:
     return "–" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
 
 
-def mean_and_sd(ratios: Sequence[float]) -> tuple[float, float, int]:
-    """Mean and sample SD (ddof=1) of the finite ``ratios`` and how many there are: the
-    mean (SD) over evaluators; the SD is NaN with fewer than 2, the mean with none."""
+def mean_and_sd(ratios: Sequence[float], ddof: int = 1) -> tuple[float, float, int]:
+    """Mean and SD of the finite ``ratios`` and how many there are: the mean (SD) over
+    evaluators. ``ddof=1`` (default): the sample SD; ``ddof=0``: the population SD, which
+    FACE-2's Table 1 prints (its FACE-1 SO, 0.356 (0.053), is the mean and population SD of
+    the eight Table-7 ratios). The SD is NaN with fewer than 2 ratios, the mean with none."""
+    if ddof not in (0, 1):
+        raise GenmetricsError(f"mean_and_sd: ddof must be 0 or 1, got {ddof!r}")
     r = np.asarray(ratios, dtype=float)
     r = r[np.isfinite(r)]
     mean = float(r.mean()) if r.size else math.nan
-    return mean, float(r.std(ddof=1)) if r.size >= 2 else math.nan, int(r.size)
+    return mean, float(r.std(ddof=ddof)) if r.size >= 2 else math.nan, int(r.size)
 
 
 def format_mean_sd(mean: float, sd: float, digits: int = 2) -> str:
