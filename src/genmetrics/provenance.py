@@ -207,8 +207,9 @@ class _PathFree(ast.NodeTransformer):
     """Takes the module paths out of the code of a module of ``package``: every import of one
     of the package's modules names the package alone (what it imports keeps its name), and a
     string that is a dotted module name of the package becomes ``<package>.<module>``. The
-    imported modules' own code is in the digest, so moving or renaming a module changes no
-    digest, and a change of its code still does."""
+    imported modules' own code is in the digest, so moving a module to another folder changes
+    no digest, and a change of its code still does (renaming one changes the name its
+    importers import: a change of their code)."""
 
     def __init__(self, package: str) -> None:
         self.package = package
@@ -234,8 +235,7 @@ class _PathFree(ast.NodeTransformer):
 def _module_code(
     name: str, files: dict[str, Any] | None = None
 ) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...], bool] | None:
-    """``(normalised code, imports, boundary)`` of module ``name`` (``ast.dump`` without docstrings;
-    :func:`_imports`), or None when it has no Python source (a name imported from a module).
+    """``(normalised code, imports, boundary)`` of module ``name`` (:func:`_parse_module`), or None when it has no Python source (a name imported from a module).
     The file is read every time; its parse is cached by content (:func:`_parse_module`).
     ``files`` records ``name -> [path, sha256 of the text]`` (None: no source)."""
     spec = _find_spec(name)
