@@ -678,12 +678,6 @@ def test_every_study_source_names_a_pinned_upstream_with_digests():
     "study,key,folder,upstream",
     [
         ("agreement", "agreement.sets.realsumm.path", "realsumm", "neulab/REALSumm@a5900e3e36c6"),
-        (
-            "omniinput_compare",
-            "omniinput.classifiers.agnews-sports.train.path",
-            "ag_news/train_sample.jsonl",
-            "forest-snow/alps@3c7ef2c98249 data/agnews/dev.tsv",
-        ),
     ],
 )
 def test_a_path_in_an_unset_mirror_stops_the_plan_naming_it_and_its_upstream(
@@ -715,6 +709,7 @@ def test_what_a_config_needs_from_the_mirror():
         "instruction_diversity.yaml",
         "summary_diversity.yaml",
         "face_scaling.yaml",
+        "omniinput_compare.yaml",
     ):
         assert mirror_needs(load(name)) == [], name
     assert mirror_needs(load("agreement.yaml")) == [
@@ -748,3 +743,53 @@ def test_face_scaling_plans_every_download_with_the_dataset_in_the_reader_option
         and "downloaded from baoguangsheng/fast-detect-gpt" in n
         for n in plan.notes
     )
+
+
+def test_omniinput_classifier_texts_come_from_ag_news_upstream_or_the_mirror(monkeypatch, tmp_path):
+    """configs/omniinput_compare.yaml plans without the data mirror (its classifier's AG News
+    train and test rows are made by the job from their upstream), and the job's paths are the
+    rows made from the (here file://) upstream, or the mirror's copy when one is set."""
+
+    def sha(path):
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+    monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
+    monkeypatch.delenv("GENMETRICS_DATA_MIRROR", raising=False)
+    plan = plan_of(config("configs/omniinput_compare.yaml"))
+    s = plan.omniinput.classifier_settings("agnews-sports")
+    assert s["train"]["source"]["upstream"]["reader"] == "agnews_tsv"
+    assert s["heldout"]["source"]["file"] == "ag_news/test.jsonl"
+    assert "mirror_path" not in s["train"]["source"] and s["cache"].endswith(".cache/genmetrics")
+    assert any(
+        n.startswith("omniinput.classifiers.agnews-sports.heldout.source: ag_news/test.jsonl ")
+        and "downloaded from suuuch/TransformerClassification@0d9808e1978c" in n
+        for n in plan.notes
+    )
+    # the job: the upstream files (the excerpts, as file:// URLs) made into the rows
+    from genmetrics.studies.omniinput_compare.jobs import labelled_paths
+
+    test = DATA / "ag_news.test.head.csv"
+    rows = read("agnews_csv", {"test": test}, {"id_prefix": "agnews-test-"})
+    src = {
+        **s["heldout"]["source"],
+        "rows": len(rows),
+        "sha256": hashlib.sha256(rows_bytes(rows)).hexdigest(),
+    }
+    src["upstream"] = {
+        **src["upstream"],
+        "files": {"test": {"url": test.as_uri(), "sha256": sha(test)}},
+    }
+    job = {**s, "train": {"path": "t.jsonl"}, "heldout": {"source": src}}
+    got = labelled_paths({**job, "cache": str(tmp_path / "c")})
+    assert got["train"] == {"path": "t.jsonl"}
+    assert Path(got["heldout"]["path"]).read_bytes() == rows_bytes(rows)
+    # with a mirror: its checked copy is the path
+    (tmp_path / "m" / "ag_news").mkdir(parents=True)
+    (tmp_path / "m" / "ag_news" / "test.jsonl").write_bytes(rows_bytes(rows))
+    mirrored = {**src, "mirror_path": str(tmp_path / "m" / "ag_news" / "test.jsonl")}
+    got = labelled_paths({"train": {"path": "t.jsonl"}, "heldout": {"source": mirrored}})
+    assert got["heldout"]["path"] == mirrored["mirror_path"] and got["train"]["path"] == "t.jsonl"
+    if SHARED_DATA.exists():  # the recorded rows are our copy's
+        for part in ("train", "heldout"):
+            f = SHARED_DATA / s[part]["source"]["file"]
+            assert sha(f) == s[part]["source"]["sha256"], part

@@ -233,9 +233,6 @@ MIRROR_FOLDERS = {
     "hanna": "dig-team/hanna-benchmark-asg@282f27536a5d",
     "contrastive_search": "yxuansu/Contrastive_Search_versus_Contrastive_Decoding@bdca42ddae6e",
     "rankgen_ab": "martiansideofthemoon/rankgen@23a8e7ce2dd6",
-    "ag_news/test.jsonl": "suuuch/TransformerClassification@0d9808e1978c data/ag_news_csv/test.csv",
-    "ag_news/train_sample.jsonl": "forest-snow/alps@3c7ef2c98249 data/agnews/dev.tsv (without "
-    "the descriptions of suuuch/TransformerClassification@0d9808e1978c data/ag_news_csv/test.csv)",
 }
 _MIRROR_VAR = re.compile(r"\$\{?" + DATA_MIRROR_ENV + r"\}?/*([^\s]*)")
 

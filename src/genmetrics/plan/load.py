@@ -185,6 +185,12 @@ def load_plan(
         texts = m.get("texts") if isinstance(m, dict) else None
         if isinstance(texts, dict) and (texts.get("source") or {}).get("kind") == "upstream":
             texts["source"] = {**texts["source"], **mirror_root(mirror)}
+    for name, c in ((cfg.get("omniinput") or {}).get("classifiers") or {}).items():
+        for part in ("train", "heldout"):
+            if isinstance(c.get(part), dict) and isinstance(c[part].get("source"), dict):
+                key = f"omniinput.classifiers.{name}.{part}.source"
+                c[part]["source"] = study_source(c[part]["source"], key, mirror, notes)
+                c.update(name=name, cache=cfg["cache"].rstrip("/"))  # the job's key and cache
     dataset_cfg, groups, variants = expand_datasets(cfg.get("datasets", {}))
     datasets = {
         name: Dataset(
