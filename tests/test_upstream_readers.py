@@ -677,7 +677,12 @@ def test_every_study_source_names_a_pinned_upstream_with_digests():
 @pytest.mark.parametrize(
     "study,key,folder,upstream",
     [
-        ("agreement", "agreement.sets.realsumm.path", "realsumm", "neulab/REALSumm@a5900e3e36c6"),
+        (
+            "agreement",
+            "agreement.sets.hanna.path",
+            "hanna",
+            "dig-team/hanna-benchmark-asg@282f27536a5d",
+        ),
     ],
 )
 def test_a_path_in_an_unset_mirror_stops_the_plan_naming_it_and_its_upstream(
@@ -690,10 +695,11 @@ def test_a_path_in_an_unset_mirror_stops_the_plan_naming_it_and_its_upstream(
     msg = str(e.value)
     assert msg.startswith(f"{key}: {folder} needs the data mirror (the GENMETRICS_DATA_MIRROR ")
     assert "config key data_mirror" in msg and f"made from {upstream}" in msg and "\n" not in msg
-    # the config's data_mirror takes the variable's place: the error is then the missing file
+    # the config's data_mirror takes the variable's place: the error is then a missing file
+    # (REALSumm's, the first of the set's upstream sources checked in the mirror)
     cfg = config(f"configs/{study}.yaml")
     cfg["data_mirror"] = str(tmp_path / "mirror")
-    with pytest.raises(GenmetricsError, match=rf"{tmp_path}/mirror/{folder}"):
+    with pytest.raises(GenmetricsError, match=rf"{tmp_path}/mirror/realsumm/references.jsonl "):
         plan_of(cfg)
 
 
@@ -713,8 +719,7 @@ def test_what_a_config_needs_from_the_mirror():
     ):
         assert mirror_needs(load(name)) == [], name
     assert mirror_needs(load("agreement.yaml")) == [
-        f"agreement.sets.{s}.path"
-        for s in ("realsumm", "xsum", "hanna", "contrastive_search", "rankgen")
+        f"agreement.sets.{s}.path" for s in ("hanna", "contrastive_search", "rankgen")
     ]
     cfg = {
         "note": "# ../shared/data in a comment is no need",

@@ -226,10 +226,6 @@ def mirror_in_paths(node: Any, mirror: str | None) -> None:
 #: the upstream of each folder of the data mirror that a config reads by path
 #: (``$GENMETRICS_DATA_MIRROR/<folder>...``), said when the mirror is not set
 MIRROR_FOLDERS = {
-    "realsumm": "neulab/REALSumm@a5900e3e36c6 scores_dicts/abs.pkl, scores_dicts/ext.pkl",
-    "xsum_hallucination": "google-research-datasets/xsum_hallucination_annotations@4abdbb2c807c "
-    "hallucination_annotations_xsum_summaries.csv, factuality_annotations_xsum_summaries.csv, "
-    "eval_scores_xsum_summaries.csv",
     "hanna": "dig-team/hanna-benchmark-asg@282f27536a5d",
     "contrastive_search": "yxuansu/Contrastive_Search_versus_Contrastive_Decoding@bdca42ddae6e",
     "rankgen_ab": "martiansideofthemoon/rankgen@23a8e7ce2dd6",
@@ -315,3 +311,19 @@ def study_source(
         )
     notes.append(f"{key}: {source['file']} downloaded from {describe_upstream(source)}")
     return source
+
+
+def study_files(cfg: dict[str, Any], mirror: Path | None, notes: list[str]) -> None:
+    """:func:`study_source` on the upstream sources of a config's other sections, in place: an
+    OmniInput classifier's ``train``/``heldout`` ``source`` (its settings get the ``name`` and
+    ``cache`` the job reads them with) and an agreement set's ``sources``."""
+    for name, c in ((cfg.get("omniinput") or {}).get("classifiers") or {}).items():
+        for part in ("train", "heldout"):
+            if isinstance(c.get(part), dict) and isinstance(c[part].get("source"), dict):
+                key = f"omniinput.classifiers.{name}.{part}.source"
+                c[part]["source"] = study_source(c[part]["source"], key, mirror, notes)
+                c.update(name=name, cache=str(cfg.get("cache", "")).rstrip("/") or None)
+    for name, jset in ((cfg.get("agreement") or {}).get("sets") or {}).items():
+        for file, src in (jset.get("sources") or {}).items():
+            key = f"agreement.sets.{name}.sources.{file}"
+            jset["sources"][file] = study_source(src, key, mirror, notes)

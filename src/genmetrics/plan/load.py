@@ -27,6 +27,7 @@ from genmetrics.data.mirror import (
     data_mirror,
     mirror_in_paths,
     mirror_root,
+    study_files,
     study_source,
 )
 from genmetrics.data.prompts import load_tokens_per_word, tokens_per_word
@@ -185,12 +186,7 @@ def load_plan(
         texts = m.get("texts") if isinstance(m, dict) else None
         if isinstance(texts, dict) and (texts.get("source") or {}).get("kind") == "upstream":
             texts["source"] = {**texts["source"], **mirror_root(mirror)}
-    for name, c in ((cfg.get("omniinput") or {}).get("classifiers") or {}).items():
-        for part in ("train", "heldout"):
-            if isinstance(c.get(part), dict) and isinstance(c[part].get("source"), dict):
-                key = f"omniinput.classifiers.{name}.{part}.source"
-                c[part]["source"] = study_source(c[part]["source"], key, mirror, notes)
-                c.update(name=name, cache=cfg["cache"].rstrip("/"))  # the job's key and cache
+    study_files(cfg, mirror, notes)  # OmniInput's classifier texts, agreement sets' files
     dataset_cfg, groups, variants = expand_datasets(cfg.get("datasets", {}))
     datasets = {
         name: Dataset(
