@@ -719,7 +719,7 @@ def test_what_a_config_needs_from_the_mirror():
     ):
         assert mirror_needs(load(name)) == [], name
     assert mirror_needs(load("agreement.yaml")) == [
-        f"agreement.sets.{s}.path" for s in ("hanna", "contrastive_search", "rankgen")
+        f"agreement.sets.{s}.path" for s in ("hanna", "rankgen")
     ]
     cfg = {
         "note": "# ../shared/data in a comment is no need",
@@ -798,3 +798,37 @@ def test_omniinput_classifier_texts_come_from_ag_news_upstream_or_the_mirror(mon
         for part in ("train", "heldout"):
             f = SHARED_DATA / s[part]["source"]["file"]
             assert sha(f) == s[part]["source"]["sha256"], part
+
+
+def test_contrastive_search_ab_gives_our_rows_for_the_same_upstream_items(tmp_path):
+    """Items 0, 1, 50 and 100 of the upstream annotations (book, book, wikinews, wikitext):
+    ids count per upstream domain, wikitext is our wikitext103, the annotators' sentences are
+    a/b/tie with their counts; each row is our copy's row of that id, byte for byte."""
+    path = DATA / "contrastive_search.human_ab.excerpt.json"
+    rows = read("contrastive_search_ab", {"annotations": path}, {})
+    assert [r["id"] for r in rows] == [
+        "csab-book-00",
+        "csab-book-01",
+        "csab-wikinews-00",
+        "csab-wikitext-00",
+    ]
+    assert rows[3]["domain"] == "wikitext103" and rows[0]["system_a"] == "contrastive_decoding"
+    assert rows[0]["annotations"] == {
+        "annotator_1": "a",
+        "annotator_2": "b",
+        "annotator_3": "tie",
+        "annotator_4": "b",
+    }
+    assert rows[0]["votes"] == {"a": 1, "b": 2, "tie": 1}
+    if SHARED_DATA.exists():
+        ours = SHARED_DATA / "contrastive_search" / "human_ab.jsonl"
+        by_id = {json.loads(line)["id"]: line for line in ours.open(encoding="utf-8")}
+        for row in rows:
+            assert rows_bytes([row]).decode("utf-8") == by_id[row["id"]], row["id"]
+    bad = json.loads(path.read_text(encoding="utf-8"))
+    bad[1]["human_annotation"]["annotator_2"] = "both are bad."
+    (tmp_path / "bad.json").write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(
+        GenmetricsError, match=r"bad.json: item 1: no key or choice 'both are bad.'"
+    ):
+        read("contrastive_search_ab", {"annotations": tmp_path / "bad.json"}, {})

@@ -27,6 +27,7 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.data.upstream_detectgpt import detectgpt_human, detectgpt_samples
+from genmetrics.data.upstream_judgments import JUDGMENT_READERS
 from genmetrics.data.upstream_text import TEXT_READERS, Reader, Rows, _one, _opt, _text
 
 #: reader name -> function; :func:`reader` looks names up here (the text corpora's readers,
@@ -34,6 +35,7 @@ from genmetrics.data.upstream_text import TEXT_READERS, Reader, Rows, _one, _opt
 #: from the start)
 READERS: dict[str, Reader] = {
     **TEXT_READERS,
+    **JUDGMENT_READERS,
     "detectgpt_human": detectgpt_human,
     "detectgpt_samples": detectgpt_samples,
 }
