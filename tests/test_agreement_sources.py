@@ -16,7 +16,7 @@ from genmetrics.agreement.judgment_sets import read_judgments
 from genmetrics.data.upstream import READERS, rows_bytes
 
 DATA = REPO / "tests" / "data" / "upstream"
-NEED_MIRROR = ("hanna", "rankgen")  # no reader yet: the mirror's folders
+NEED_MIRROR = ("hanna",)  # no reader yet: the mirror's folders
 
 
 def sha(data: bytes) -> str:
@@ -37,7 +37,7 @@ def agreement_config(monkeypatch, mirror=None) -> dict:
 def test_realsumm_and_xsum_sets_plan_without_the_mirror(monkeypatch):
     plan = plan_of(agreement_config(monkeypatch))
     ag = plan.agreement
-    assert ag.fetched() == ["realsumm", "xsum", "contrastive_search"]
+    assert ag.fetched() == ["realsumm", "xsum", "contrastive_search", "rankgen"]
     folder = "results/human-agreement/agreement/realsumm/data"
     assert ag.judgment_set("realsumm").path == folder
     assert ag.inputs("realsumm")["data"] == [folder]
@@ -119,6 +119,9 @@ def test_with_the_mirror_the_fetch_copies_its_checked_files(monkeypatch, tmp_pat
     assert judged.table["item"].nunique() == 498  # 4 systems x 498 documents
     fetch_set(ag.fetch_settings("contrastive_search"), tmp_path / "cs", "contrastive_search")
     assert len(read_judgments("contrastive_search_ab", tmp_path / "cs").table) == 150
+    fetch_set(ag.fetch_settings("rankgen"), tmp_path / "rg", "rankgen")
+    table = read_judgments("rankgen_ab", tmp_path / "rg").table  # an item per row, its votes
+    assert len(table) == 200 and table["votes"].map(len).sum() == 609
     for name in ag.fetched():  # every recorded digest and count is our copy's
         for src in ag.fetch_settings(name)["sources"].values():
             data = (SHARED_DATA / src["file"]).read_bytes()

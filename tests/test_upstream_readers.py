@@ -718,9 +718,7 @@ def test_what_a_config_needs_from_the_mirror():
         "omniinput_compare.yaml",
     ):
         assert mirror_needs(load(name)) == [], name
-    assert mirror_needs(load("agreement.yaml")) == [
-        f"agreement.sets.{s}.path" for s in ("hanna", "rankgen")
-    ]
+    assert mirror_needs(load("agreement.yaml")) == ["agreement.sets.hanna.path"]
     cfg = {
         "note": "# ../shared/data in a comment is no need",
         "datasets": {
@@ -832,3 +830,39 @@ def test_contrastive_search_ab_gives_our_rows_for_the_same_upstream_items(tmp_pa
         GenmetricsError, match=r"bad.json: item 1: no key or choice 'both are bad.'"
     ):
         read("contrastive_search_ab", {"annotations": tmp_path / "bad.json"}, {})
+
+
+def test_rankgen_ab_gives_our_items_and_judgments_for_the_same_upstream_rows(tmp_path):
+    """The first 6 rows (2 HITs) of each upstream CSV: items by HIT in order, the systems of
+    Input.Order, the preferred text from the reason (also "text 1."); our rows byte for
+    byte (the judgments' running number counts over both files: 309 GPT-2 rows first)."""
+    files = {m: DATA / f"rankgen.{m}.head.csv" for m in ("gpt2_medium", "t5_xxl_c4")}
+    items = read("rankgen_ab", files, {"output": "items"})
+    judgments = read("rankgen_ab", files, {"output": "judgments"})
+    assert [r["id"] for r in items] == [
+        "rankgen-gpt2m-000",
+        "rankgen-gpt2m-001",
+        "rankgen-t5xxl-000",
+        "rankgen-t5xxl-001",
+    ]
+    assert [(r["system_1"], r["system_2"]) for r in items[:2]] == [
+        ("rankgen-beam", "nucleus"),
+        ("nucleus", "rankgen-beam"),
+    ]
+    assert [r["preferred"] for r in judgments[:6]] == [1, 2, 2, 2, 2, 2]
+    assert judgments[3]["preferred_system"] == "rankgen-beam"  # Text 2 of nucleus,beam
+    assert judgments[6]["id"] == "rankgen-t5xxl-000.Writer1.0006"
+    if SHARED_DATA.exists():
+        folder = SHARED_DATA / "rankgen_ab"
+        ours = {json.loads(x)["id"]: x for x in (folder / "items.jsonl").open(encoding="utf-8")}
+        for row in items:
+            assert rows_bytes([row]).decode("utf-8") == ours[row["id"]], row["id"]
+        ours_j = (folder / "judgments.jsonl").read_text(encoding="utf-8").splitlines()
+        for n, row in enumerate(judgments):
+            k = n if n < 6 else n - 6 + 309
+            row["id"] = row["id"][:-4] + f"{k:04d}"
+            assert rows_bytes([row]).decode("utf-8") == ours_j[k] + "\n", row["id"]
+    bad = files["t5_xxl_c4"].read_text(encoding="utf-8").replace(",Text 1", ",I pick 1", 1)
+    (tmp_path / "t5.csv").write_text(bad, encoding="utf-8")
+    with pytest.raises(GenmetricsError, match=r"t5.csv: line \d+: the reason does not start"):
+        read("rankgen_ab", {**files, "t5_xxl_c4": tmp_path / "t5.csv"}, {"output": "items"})

@@ -227,7 +227,6 @@ def mirror_in_paths(node: Any, mirror: str | None) -> None:
 #: (``$GENMETRICS_DATA_MIRROR/<folder>...``), said when the mirror is not set
 MIRROR_FOLDERS = {
     "hanna": "dig-team/hanna-benchmark-asg@282f27536a5d",
-    "rankgen_ab": "martiansideofthemoon/rankgen@23a8e7ce2dd6",
 }
 _MIRROR_VAR = re.compile(r"\$\{?" + DATA_MIRROR_ENV + r"\}?/*([^\s]*)")
 

@@ -1,21 +1,25 @@
 """The readers of the human-judgment sets' upstreams that no other study reads (in
 :data:`genmetrics.data.upstream.READERS`): the A/B annotations of Su & Xu (2022), contrastive
-search vs contrastive decoding (``contrastive_search_ab``).
+search vs contrastive decoding (``contrastive_search_ab``), and RankGen's human evaluation,
+RankGen beam search vs nucleus sampling (``rankgen_ab``).
 
 Each makes, from the pinned upstream file, the rows of the project's data folder byte for byte
 (the folder's README describes the processing; ``tests/test_upstream_readers.py`` checks the
-rows against it). Nothing downloaded is run: JSON only.
+rows against it). Nothing downloaded is run: JSON and CSV only.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.data.upstream_text import Reader, Rows, _one, _text
+from genmetrics.data.upstream_text import Reader, Rows, _one, _opt, _text
 
 #: the readers of this module (:data:`genmetrics.data.upstream.READERS` holds them all)
 JUDGMENT_READERS: dict[str, Reader] = {}
@@ -78,3 +82,88 @@ def contrastive_search_ab(files: Mapping[str, Path], options: Mapping[str, Any])
 
 
 JUDGMENT_READERS["contrastive_search_ab"] = contrastive_search_ab
+
+
+#: RankGen's upstream files -> (our id's model part, our model name), in the order read
+_RANKGEN_MODELS = {"gpt2_medium": ("gpt2m", "gpt2-medium"), "t5_xxl_c4": ("t5xxl", "t5-xxl-c4")}
+_RANKGEN_SYSTEMS = {"beam": "rankgen-beam", "nucleus": "nucleus"}
+_RANKGEN_COLUMNS = (
+    "HITId",
+    "WorkerId",
+    "WorkTimeInSeconds",
+    "Input.Prefix",
+    "Input.First",
+    "Input.Second",
+    "Input.Order",
+    "Input.Dataset",
+    "Answer.utterance",
+    "Scarecrow",
+)
+#: the reason's first words name the preferred text ("Text 1 - ...", "text 2. ...")
+_RANKGEN_CHOICE = re.compile(r"\s*text\s*([12])", re.IGNORECASE)
+
+
+def rankgen_ab(files: Mapping[str, Path], options: Mapping[str, Any]) -> Rows:
+    """martiansideofthemoon/rankgen ``human-eval-data/{gpt2_medium,t5_xxl_c4}.csv`` (files of
+    those names, read in that order). ``options.output`` ``items``: one row per HIT in order of
+    first appearance, ``{"id": f"rankgen-{gpt2m|t5xxl}-{i:03d}", "model", "dataset",
+    "prompt", "text_1", "system_1", "text_2", "system_2"}`` (``Input.Order`` names the systems
+    of First and Second: ``beam`` is ``rankgen-beam``); ``judgments``: one row per CSV row,
+    ``{"id": f"{item}.{worker without spaces}.{n:04d}"`` (``n`` counted over both files),
+    ``"item_id", "annotator", "preferred"`` (1 or 2, from the reason's leading "Text 1"/"Text
+    2"), ``"preferred_system", "reason", "error_labels"`` (``Scarecrow``), ``"work_time_s"}``."""
+    output = _opt(options, "output")
+    if output not in ("items", "judgments"):
+        raise GenmetricsError(f"upstream.options.output: 'items' or 'judgments', got {output!r}")
+    items: Rows = []
+    judgments: Rows = []
+    for name, (short, model) in _RANKGEN_MODELS.items():
+        path = _one(files, name)
+        rows = list(csv.DictReader(io.StringIO(_text(path), newline="")))
+        missing = [c for c in _RANKGEN_COLUMNS if c not in (rows[0] if rows else {})]
+        if missing:
+            raise GenmetricsError(f"{path}: no column {', '.join(missing)}")
+        hits: dict[str, str] = {}
+        for line, r in enumerate(rows, 2):
+            order = r["Input.Order"].split(",")
+            if sorted(order) != sorted(_RANKGEN_SYSTEMS):
+                raise GenmetricsError(f"{path}: line {line}: Input.Order {r['Input.Order']!r}")
+            systems = [_RANKGEN_SYSTEMS[o] for o in order]
+            if r["HITId"] not in hits:
+                hits[r["HITId"]] = item = f"rankgen-{short}-{len(hits):03d}"
+                items.append(
+                    {
+                        "id": item,
+                        "model": model,
+                        "dataset": r["Input.Dataset"],
+                        "prompt": r["Input.Prefix"],
+                        "text_1": r["Input.First"],
+                        "system_1": systems[0],
+                        "text_2": r["Input.Second"],
+                        "system_2": systems[1],
+                    }
+                )
+            item = hits[r["HITId"]]
+            choice = _RANKGEN_CHOICE.match(r["Answer.utterance"])
+            if not choice:
+                raise GenmetricsError(
+                    f"{path}: line {line}: the reason does not start with Text 1 or Text 2"
+                )
+            preferred = int(choice.group(1))
+            worker = r["WorkerId"].replace(" ", "")
+            judgments.append(
+                {
+                    "id": f"{item}.{worker}.{len(judgments):04d}",
+                    "item_id": item,
+                    "annotator": r["WorkerId"],
+                    "preferred": preferred,
+                    "preferred_system": systems[preferred - 1],
+                    "reason": r["Answer.utterance"],
+                    "error_labels": r["Scarecrow"],
+                    "work_time_s": int(r["WorkTimeInSeconds"]),
+                }
+            )
+    return items if output == "items" else judgments
+
+
+JUDGMENT_READERS["rankgen_ab"] = rankgen_ab
