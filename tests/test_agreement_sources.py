@@ -1,4 +1,4 @@
-"""Agreement sets given as upstream ``sources`` (configs/agreement.yaml: REALSumm, XSum): the
+"""Agreement sets given as upstream ``sources`` (configs/agreement.yaml: all five sets): the
 plan routes each set's folder through agreement_fetch, which makes the files from the data
 mirror or from the upstream (here file:// URLs of the excerpts in tests/data/upstream/)."""
 
@@ -16,7 +16,6 @@ from genmetrics.agreement.judgment_sets import read_judgments
 from genmetrics.data.upstream import READERS, rows_bytes
 
 DATA = REPO / "tests" / "data" / "upstream"
-NEED_MIRROR = ("hanna",)  # no reader yet: the mirror's folders
 
 
 def sha(data: bytes) -> str:
@@ -27,17 +26,15 @@ def agreement_config(monkeypatch, mirror=None) -> dict:
     monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
     monkeypatch.delenv("GENMETRICS_DATA_MIRROR", raising=False)
     cfg = config("configs/agreement.yaml")
-    for name in NEED_MIRROR:
-        del cfg["agreement"]["sets"][name]
     if mirror:
         cfg["data_mirror"] = str(mirror)
     return cfg
 
 
-def test_realsumm_and_xsum_sets_plan_without_the_mirror(monkeypatch):
+def test_every_agreement_set_plans_without_the_mirror(monkeypatch):
     plan = plan_of(agreement_config(monkeypatch))
     ag = plan.agreement
-    assert ag.fetched() == ["realsumm", "xsum", "contrastive_search", "rankgen"]
+    assert ag.fetched() == ["realsumm", "xsum", "hanna", "contrastive_search", "rankgen"]
     folder = "results/human-agreement/agreement/realsumm/data"
     assert ag.judgment_set("realsumm").path == folder
     assert ag.inputs("realsumm")["data"] == [folder]
@@ -119,6 +116,8 @@ def test_with_the_mirror_the_fetch_copies_its_checked_files(monkeypatch, tmp_pat
     assert judged.table["item"].nunique() == 498  # 4 systems x 498 documents
     fetch_set(ag.fetch_settings("contrastive_search"), tmp_path / "cs", "contrastive_search")
     assert len(read_judgments("contrastive_search_ab", tmp_path / "cs").table) == 150
+    fetch_set(ag.fetch_settings("hanna"), tmp_path / "h", "hanna")
+    assert len(read_judgments("hanna", tmp_path / "h").table) == 1056
     fetch_set(ag.fetch_settings("rankgen"), tmp_path / "rg", "rankgen")
     table = read_judgments("rankgen_ab", tmp_path / "rg").table  # an item per row, its votes
     assert len(table) == 200 and table["votes"].map(len).sum() == 609
@@ -126,3 +125,24 @@ def test_with_the_mirror_the_fetch_copies_its_checked_files(monkeypatch, tmp_pat
         for src in ag.fetch_settings(name)["sources"].values():
             data = (SHARED_DATA / src["file"]).read_bytes()
             assert (sha(data), data.count(b"\n")) == (src["sha256"], src["rows"]), src["file"]
+
+
+def test_fetch_writes_hanna_compact_as_our_copy(monkeypatch, tmp_path):
+    """HANNA's rows are written compact (our scores.jsonl's form): the digest the fetch checks
+    is of those bytes; the excerpt's 2 systems x 2 stories."""
+    from genmetrics.agreement.jobs import fetch_set
+
+    cfg = agreement_config(monkeypatch)
+    src = copy.deepcopy(cfg["agreement"]["sets"]["hanna"]["sources"]["scores.jsonl"])
+    path = DATA / "hanna.metric_scores_llm.excerpt.csv"
+    rows = READERS["hanna_scores"]({"scores": path}, {"prompts": 2})
+    src |= {"rows": 4, "sha256": sha(rows_bytes(rows, compact=True))}
+    src["upstream"] |= {
+        "files": {"scores": {"url": path.as_uri(), "sha256": sha(path.read_bytes())}},
+        "options": {"prompts": 2},
+    }
+    fetch_set({"sources": {"scores.jsonl": src}, "cache": str(tmp_path / "c")}, tmp_path / "h")
+    made = (tmp_path / "h" / "scores.jsonl").read_bytes()
+    assert made.startswith(b'{"id":"hanna-s0000","story_id":0,"system":"Human",')
+    table = read_judgments("hanna", tmp_path / "h").table
+    assert sorted(table["system"].unique()) == ["BertGeneration", "Human"]

@@ -677,29 +677,43 @@ def test_every_study_source_names_a_pinned_upstream_with_digests():
 @pytest.mark.parametrize(
     "study,key,folder,upstream",
     [
+        ("agreement", "agreement.sets.realsumm.path", "realsumm", "neulab/REALSumm@a5900e3e36c6"),
         (
-            "agreement",
-            "agreement.sets.hanna.path",
-            "hanna",
-            "dig-team/hanna-benchmark-asg@282f27536a5d",
+            "omniinput_compare",
+            "omniinput.classifiers.agnews-sports.train.path",
+            "ag_news/train_sample.jsonl",
+            "forest-snow/alps@3c7ef2c98249 data/agnews/dev.tsv",
         ),
     ],
 )
 def test_a_path_in_an_unset_mirror_stops_the_plan_naming_it_and_its_upstream(
     monkeypatch, tmp_path, study, key, folder, upstream
 ):
+    """The shipped configs name upstream sources; a config that reads a mirror folder by
+    path (here the study's own, that key set to the path) stops at plan time without one."""
+
+    def with_path(cfg):
+        *parents, last = key.split(".")[:-1]
+        node = cfg
+        for k in parents:
+            node = node[k]
+        node[last] = {"path": f"$GENMETRICS_DATA_MIRROR/{folder}"}
+        if study == "agreement":
+            node[last]["kind"] = "realsumm"
+        return cfg
+
     monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
     monkeypatch.delenv("GENMETRICS_DATA_MIRROR", raising=False)
     with pytest.raises(GenmetricsError) as e:
-        plan_of(config(f"configs/{study}.yaml"))
+        plan_of(with_path(config(f"configs/{study}.yaml")))
     msg = str(e.value)
     assert msg.startswith(f"{key}: {folder} needs the data mirror (the GENMETRICS_DATA_MIRROR ")
     assert "config key data_mirror" in msg and f"made from {upstream}" in msg and "\n" not in msg
     # the config's data_mirror takes the variable's place: the error is then a missing file
     # (REALSumm's, the first of the set's upstream sources checked in the mirror)
-    cfg = config(f"configs/{study}.yaml")
+    cfg = with_path(config(f"configs/{study}.yaml"))
     cfg["data_mirror"] = str(tmp_path / "mirror")
-    with pytest.raises(GenmetricsError, match=rf"{tmp_path}/mirror/realsumm/references.jsonl "):
+    with pytest.raises(GenmetricsError, match=rf"{tmp_path}/mirror/"):
         plan_of(cfg)
 
 
@@ -716,9 +730,9 @@ def test_what_a_config_needs_from_the_mirror():
         "summary_diversity.yaml",
         "face_scaling.yaml",
         "omniinput_compare.yaml",
+        "agreement.yaml",
     ):
         assert mirror_needs(load(name)) == [], name
-    assert mirror_needs(load("agreement.yaml")) == ["agreement.sets.hanna.path"]
     cfg = {
         "note": "# ../shared/data in a comment is no need",
         "datasets": {
@@ -866,3 +880,33 @@ def test_rankgen_ab_gives_our_items_and_judgments_for_the_same_upstream_rows(tmp
     (tmp_path / "t5.csv").write_text(bad, encoding="utf-8")
     with pytest.raises(GenmetricsError, match=r"t5.csv: line \d+: the reason does not start"):
         read("rankgen_ab", {**files, "t5_xxl_c4": tmp_path / "t5.csv"}, {"output": "items"})
+
+
+def test_hanna_scores_give_our_rows_written_compact():
+    """The Human and BertGeneration rows of the upstream table, 2 stories each: a row per
+    story (system blocks of ``prompts``), the criteria means, the 3 raters, the 72 metrics
+    without their category mark, no Human Avg or LLM-judge column; our rows byte for byte
+    in the compact JSON our copy uses (story ids there count blocks of 96)."""
+    from genmetrics.data.upstream import COMPACT_READERS
+
+    path = DATA / "hanna.metric_scores_llm.excerpt.csv"
+    rows = read("hanna_scores", {"scores": path}, {"prompts": 2})
+    assert [(r["id"], r["system"], r["prompt_id"]) for r in rows] == [
+        ("hanna-s0000", "Human", "hanna-p00"),
+        ("hanna-s0001", "Human", "hanna-p01"),
+        ("hanna-s0002", "BertGeneration", "hanna-p00"),
+        ("hanna-s0003", "BertGeneration", "hanna-p01"),
+    ]
+    assert [r["text_available"] for r in rows] == [True, True, False, False]
+    assert rows[0]["human_raters"]["RE"] == [4, 5, 2] and len(rows[0]["metrics"]) == 72
+    assert rows[0]["metrics"]["BLEU"] == 100.0 and "Beluga-13B RE 1" not in rows[0]["metrics"]
+    assert "hanna_scores" in COMPACT_READERS
+    assert rows_bytes(rows[:1], compact=True).startswith(b'{"id":"hanna-s0000","story_id":0,')
+    if SHARED_DATA.exists():
+        ours = (SHARED_DATA / "hanna" / "scores.jsonl").read_bytes().splitlines(keepends=True)
+        for row in rows:
+            story = 96 * (row["story_id"] // 2) + row["story_id"] % 2
+            row |= {"id": f"hanna-s{story:04d}", "story_id": story}
+            assert rows_bytes([row], compact=True) == ours[story], row["id"]
+    with pytest.raises(GenmetricsError, match=r"Relevance is not a list of 3$"):
+        read("hanna_scores", {"scores": path}, {"prompts": 3})

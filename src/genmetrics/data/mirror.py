@@ -152,7 +152,7 @@ def fetch_upstream(
     must have the recorded ``rows`` and ``sha256`` (the bytes the data mirror holds), else an
     error names the dataset and the upstream.
     """
-    from genmetrics.data.upstream import reader, rows_bytes
+    from genmetrics.data.upstream import COMPACT_READERS, reader, rows_bytes
 
     up = source.get("upstream") or {}
     read = reader(up.get("reader"), f"{key}.upstream.reader")
@@ -182,7 +182,7 @@ def fetch_upstream(
         rows = read(files, up.get("options") or {})
     except GenmetricsError as e:
         raise GenmetricsError(f"{key}.upstream: {e}") from None
-    data = rows_bytes(rows)
+    data = rows_bytes(rows, up.get("reader") in COMPACT_READERS)
     got = hashlib.sha256(data).hexdigest()
     check_rows(source, len(rows), f"the rows made from {describe_upstream(source)}", key)
     if want and got != want:
@@ -223,10 +223,20 @@ def mirror_in_paths(node: Any, mirror: str | None) -> None:
             node[k] = v
 
 
-#: the upstream of each folder of the data mirror that a config reads by path
-#: (``$GENMETRICS_DATA_MIRROR/<folder>...``), said when the mirror is not set
+#: the upstream of each folder of the data mirror that a config may read by path
+#: (``$GENMETRICS_DATA_MIRROR/<folder>...``, e.g. an agreement set's ``path``; the shipped
+#: configs name these as upstream sources instead), said when the mirror is not set
 MIRROR_FOLDERS = {
+    "realsumm": "neulab/REALSumm@a5900e3e36c6 scores_dicts/abs.pkl, scores_dicts/ext.pkl",
+    "xsum_hallucination": "google-research-datasets/xsum_hallucination_annotations@4abdbb2c807c "
+    "hallucination_annotations_xsum_summaries.csv, factuality_annotations_xsum_summaries.csv, "
+    "eval_scores_xsum_summaries.csv",
     "hanna": "dig-team/hanna-benchmark-asg@282f27536a5d",
+    "contrastive_search": "yxuansu/Contrastive_Search_versus_Contrastive_Decoding@bdca42ddae6e",
+    "rankgen_ab": "martiansideofthemoon/rankgen@23a8e7ce2dd6",
+    "ag_news/test.jsonl": "suuuch/TransformerClassification@0d9808e1978c data/ag_news_csv/test.csv",
+    "ag_news/train_sample.jsonl": "forest-snow/alps@3c7ef2c98249 data/agnews/dev.tsv (without "
+    "the descriptions of suuuch/TransformerClassification@0d9808e1978c data/ag_news_csv/test.csv)",
 }
 _MIRROR_VAR = re.compile(r"\$\{?" + DATA_MIRROR_ENV + r"\}?/*([^\s]*)")
 

@@ -1,7 +1,8 @@
 """The readers of the human-judgment sets' upstreams that no other study reads (in
 :data:`genmetrics.data.upstream.READERS`): the A/B annotations of Su & Xu (2022), contrastive
 search vs contrastive decoding (``contrastive_search_ab``), and RankGen's human evaluation,
-RankGen beam search vs nucleus sampling (``rankgen_ab``).
+RankGen beam search vs nucleus sampling (``rankgen_ab``), and HANNA's human ratings and stored
+metric scores per story (``hanna_scores``).
 
 Each makes, from the pinned upstream file, the rows of the project's data folder byte for byte
 (the folder's README describes the processing; ``tests/test_upstream_readers.py`` checks the
@@ -23,6 +24,9 @@ from genmetrics.data.upstream_text import Reader, Rows, _one, _opt, _text
 
 #: the readers of this module (:data:`genmetrics.data.upstream.READERS` holds them all)
 JUDGMENT_READERS: dict[str, Reader] = {}
+#: readers whose rows our copy writes as compact JSON (``separators=(",", ":")``):
+#: :func:`genmetrics.data.upstream.rows_bytes` with ``compact``
+COMPACT_READERS = {"hanna_scores"}
 
 #: an annotator's upstream sentence -> our choice
 _AB_CHOICE = {
@@ -167,3 +171,64 @@ def rankgen_ab(files: Mapping[str, Path], options: Mapping[str, Any]) -> Rows:
 
 
 JUDGMENT_READERS["rankgen_ab"] = rankgen_ab
+
+
+#: HANNA's criteria: our key, the upstream column of the mean of its 3 raters
+_HANNA_CRITERIA = [
+    ("RE", "Relevance"),
+    ("CH", "Coherence"),
+    ("EM", "Empathy"),
+    ("SU", "Surprise"),
+    ("EG", "Engagement"),
+    ("CX", "Complexity"),
+]
+
+
+def hanna_scores(files: Mapping[str, Path], options: Mapping[str, Any]) -> Rows:
+    """dig-team/hanna-benchmark-asg ``hanna_metric_scores_llm.csv`` (file ``scores``): one
+    row per system (``Model``), each cell a list over its ``options.prompts`` (96) stories.
+    One row per story, systems in upstream order and story ``96 * system + prompt``:
+    ``{"id": f"hanna-s{story:04d}", "story_id", "system", "prompt_id": f"hanna-p{p:02d}",
+    "text_available"`` (the Human stories only), ``"human_mean"`` (the criteria columns),
+    ``"human_raters"`` (``Human {1,2,3} <key>``), ``"metrics"`` (the columns from ``BLEU`` to
+    the raters', their trailing category mark cut)``}``; the leave-one-out ``Human Avg`` and
+    the LLM-judge columns are left out. Written compact (:data:`COMPACT_READERS`)."""
+    path = _one(files, "scores")
+    rows = list(csv.DictReader(io.StringIO(_text(path), newline="")))
+    cols = list(rows[0]) if rows else []
+    need = ["Model", *(c for _, c in _HANNA_CRITERIA), "BLEU Ξ§", "Human 1 RE", "Human Avg 1 RE"]
+    missing = [c for c in need if c not in cols]
+    if missing:
+        raise GenmetricsError(f"{path}: no column {', '.join(missing)}")
+    metrics = cols[cols.index("BLEU Ξ§") : cols.index("Human 1 RE")]
+    n = int(options.get("prompts", 96))
+    out: Rows = []
+    for block, r in enumerate(rows):
+        try:
+            vals = {c: json.loads(r[c]) for c in cols[1 : cols.index("Human Avg 1 RE")]}
+        except json.JSONDecodeError as e:
+            raise GenmetricsError(f"{path}: {r['Model']}: a cell is not JSON ({e.msg})") from None
+        short = [c for c, v in vals.items() if not isinstance(v, list) or len(v) != n]
+        if short:
+            raise GenmetricsError(f"{path}: {r['Model']}: {short[0]} is not a list of {n}")
+        for p in range(n):
+            story = n * block + p
+            out.append(
+                {
+                    "id": f"hanna-s{story:04d}",
+                    "story_id": story,
+                    "system": r["Model"],
+                    "prompt_id": f"hanna-p{p:02d}",
+                    "text_available": r["Model"] == "Human",
+                    "human_mean": {k: vals[c][p] for k, c in _HANNA_CRITERIA},
+                    "human_raters": {
+                        k: [vals[f"Human {i} {k}"][p] for i in (1, 2, 3)]
+                        for k, _ in _HANNA_CRITERIA
+                    },
+                    "metrics": {c.rsplit(" ", 1)[0]: vals[c][p] for c in metrics},
+                }
+            )
+    return out
+
+
+JUDGMENT_READERS["hanna_scores"] = hanna_scores
