@@ -1,6 +1,23 @@
 # Agreement of metrics with human judgments (configs/agreement.yaml, `make agreement`):
 # judged texts scored through the metric registry, then correlated with each human
 # criterion (REALSumm, XSum, HANNA) or compared with A/B choices (contrastive search, RankGen).
+# A set given as upstream sources has its folder made first (agreement_fetch).
+
+
+rule agreement_fetch:
+    input:
+        # the data mirror's copies of agreement.sets.{jset}.sources (none: downloaded)
+        per_job(PLAN.agreement.fetch_inputs),
+    output:
+        directory(RESULTS.agreement_data),
+    log:
+        RESULTS.log("agreement/{jset}/fetch.log"),
+    wildcard_constraints:
+        jset=names_pattern(PLAN.agreement.fetched()),
+    params:
+        settings=per_job(PLAN.agreement.fetch_settings),
+    script:
+        "../workflow/scripts/agreement_fetch.py"
 
 
 rule agreement_score:

@@ -689,17 +689,31 @@ def test_every_study_source_names_a_pinned_upstream_with_digests():
 def test_a_path_in_an_unset_mirror_stops_the_plan_naming_it_and_its_upstream(
     monkeypatch, tmp_path, study, key, folder, upstream
 ):
+    """The shipped configs name upstream sources; a config that reads a mirror folder by
+    path (here the study's own, that key set to the path) stops at plan time without one."""
+
+    def with_path(cfg):
+        *parents, last = key.split(".")[:-1]
+        node = cfg
+        for k in parents:
+            node = node[k]
+        node[last] = {"path": f"$GENMETRICS_DATA_MIRROR/{folder}"}
+        if study == "agreement":
+            node[last]["kind"] = "realsumm"
+        return cfg
+
     monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
     monkeypatch.delenv("GENMETRICS_DATA_MIRROR", raising=False)
     with pytest.raises(GenmetricsError) as e:
-        plan_of(config(f"configs/{study}.yaml"))
+        plan_of(with_path(config(f"configs/{study}.yaml")))
     msg = str(e.value)
     assert msg.startswith(f"{key}: {folder} needs the data mirror (the GENMETRICS_DATA_MIRROR ")
     assert "config key data_mirror" in msg and f"made from {upstream}" in msg and "\n" not in msg
-    # the config's data_mirror takes the variable's place: the error is then the missing file
-    cfg = config(f"configs/{study}.yaml")
+    # the config's data_mirror takes the variable's place: the error is then a missing file
+    # (REALSumm's, the first of the set's upstream sources checked in the mirror)
+    cfg = with_path(config(f"configs/{study}.yaml"))
     cfg["data_mirror"] = str(tmp_path / "mirror")
-    with pytest.raises(GenmetricsError, match=rf"{tmp_path}/mirror/{folder}"):
+    with pytest.raises(GenmetricsError, match=rf"{tmp_path}/mirror/"):
         plan_of(cfg)
 
 
@@ -715,12 +729,10 @@ def test_what_a_config_needs_from_the_mirror():
         "instruction_diversity.yaml",
         "summary_diversity.yaml",
         "face_scaling.yaml",
+        "omniinput_compare.yaml",
+        "agreement.yaml",
     ):
         assert mirror_needs(load(name)) == [], name
-    assert mirror_needs(load("agreement.yaml")) == [
-        f"agreement.sets.{s}.path"
-        for s in ("realsumm", "xsum", "hanna", "contrastive_search", "rankgen")
-    ]
     cfg = {
         "note": "# ../shared/data in a comment is no need",
         "datasets": {
@@ -748,3 +760,153 @@ def test_face_scaling_plans_every_download_with_the_dataset_in_the_reader_option
         and "downloaded from baoguangsheng/fast-detect-gpt" in n
         for n in plan.notes
     )
+
+
+def test_omniinput_classifier_texts_come_from_ag_news_upstream_or_the_mirror(monkeypatch, tmp_path):
+    """configs/omniinput_compare.yaml plans without the data mirror (its classifier's AG News
+    train and test rows are made by the job from their upstream), and the job's paths are the
+    rows made from the (here file://) upstream, or the mirror's copy when one is set."""
+
+    def sha(path):
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+    monkeypatch.setenv("GENMETRICS_REPO", str(REPO))
+    monkeypatch.delenv("GENMETRICS_DATA_MIRROR", raising=False)
+    plan = plan_of(config("configs/omniinput_compare.yaml"))
+    s = plan.omniinput.classifier_settings("agnews-sports")
+    assert s["train"]["source"]["upstream"]["reader"] == "agnews_tsv"
+    assert s["heldout"]["source"]["file"] == "ag_news/test.jsonl"
+    assert "mirror_path" not in s["train"]["source"] and s["cache"].endswith(".cache/genmetrics")
+    assert any(
+        n.startswith("omniinput.classifiers.agnews-sports.heldout.source: ag_news/test.jsonl ")
+        and "downloaded from suuuch/TransformerClassification@0d9808e1978c" in n
+        for n in plan.notes
+    )
+    # the job: the upstream files (the excerpts, as file:// URLs) made into the rows
+    from genmetrics.studies.omniinput_compare.jobs import labelled_paths
+
+    test = DATA / "ag_news.test.head.csv"
+    rows = read("agnews_csv", {"test": test}, {"id_prefix": "agnews-test-"})
+    src = {
+        **s["heldout"]["source"],
+        "rows": len(rows),
+        "sha256": hashlib.sha256(rows_bytes(rows)).hexdigest(),
+    }
+    src["upstream"] = {
+        **src["upstream"],
+        "files": {"test": {"url": test.as_uri(), "sha256": sha(test)}},
+    }
+    job = {**s, "train": {"path": "t.jsonl"}, "heldout": {"source": src}}
+    got = labelled_paths({**job, "cache": str(tmp_path / "c")})
+    assert got["train"] == {"path": "t.jsonl"}
+    assert Path(got["heldout"]["path"]).read_bytes() == rows_bytes(rows)
+    # with a mirror: its checked copy is the path
+    (tmp_path / "m" / "ag_news").mkdir(parents=True)
+    (tmp_path / "m" / "ag_news" / "test.jsonl").write_bytes(rows_bytes(rows))
+    mirrored = {**src, "mirror_path": str(tmp_path / "m" / "ag_news" / "test.jsonl")}
+    got = labelled_paths({"train": {"path": "t.jsonl"}, "heldout": {"source": mirrored}})
+    assert got["heldout"]["path"] == mirrored["mirror_path"] and got["train"]["path"] == "t.jsonl"
+    if SHARED_DATA.exists():  # the recorded rows are our copy's
+        for part in ("train", "heldout"):
+            f = SHARED_DATA / s[part]["source"]["file"]
+            assert sha(f) == s[part]["source"]["sha256"], part
+
+
+def test_contrastive_search_ab_gives_our_rows_for_the_same_upstream_items(tmp_path):
+    """Items 0, 1, 50 and 100 of the upstream annotations (book, book, wikinews, wikitext):
+    ids count per upstream domain, wikitext is our wikitext103, the annotators' sentences are
+    a/b/tie with their counts; each row is our copy's row of that id, byte for byte."""
+    path = DATA / "contrastive_search.human_ab.excerpt.json"
+    rows = read("contrastive_search_ab", {"annotations": path}, {})
+    assert [r["id"] for r in rows] == [
+        "csab-book-00",
+        "csab-book-01",
+        "csab-wikinews-00",
+        "csab-wikitext-00",
+    ]
+    assert rows[3]["domain"] == "wikitext103" and rows[0]["system_a"] == "contrastive_decoding"
+    assert rows[0]["annotations"] == {
+        "annotator_1": "a",
+        "annotator_2": "b",
+        "annotator_3": "tie",
+        "annotator_4": "b",
+    }
+    assert rows[0]["votes"] == {"a": 1, "b": 2, "tie": 1}
+    if SHARED_DATA.exists():
+        ours = SHARED_DATA / "contrastive_search" / "human_ab.jsonl"
+        by_id = {json.loads(line)["id"]: line for line in ours.open(encoding="utf-8")}
+        for row in rows:
+            assert rows_bytes([row]).decode("utf-8") == by_id[row["id"]], row["id"]
+    bad = json.loads(path.read_text(encoding="utf-8"))
+    bad[1]["human_annotation"]["annotator_2"] = "both are bad."
+    (tmp_path / "bad.json").write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(
+        GenmetricsError, match=r"bad.json: item 1: no key or choice 'both are bad.'"
+    ):
+        read("contrastive_search_ab", {"annotations": tmp_path / "bad.json"}, {})
+
+
+def test_rankgen_ab_gives_our_items_and_judgments_for_the_same_upstream_rows(tmp_path):
+    """The first 6 rows (2 HITs) of each upstream CSV: items by HIT in order, the systems of
+    Input.Order, the preferred text from the reason (also "text 1."); our rows byte for
+    byte (the judgments' running number counts over both files: 309 GPT-2 rows first)."""
+    files = {m: DATA / f"rankgen.{m}.head.csv" for m in ("gpt2_medium", "t5_xxl_c4")}
+    items = read("rankgen_ab", files, {"output": "items"})
+    judgments = read("rankgen_ab", files, {"output": "judgments"})
+    assert [r["id"] for r in items] == [
+        "rankgen-gpt2m-000",
+        "rankgen-gpt2m-001",
+        "rankgen-t5xxl-000",
+        "rankgen-t5xxl-001",
+    ]
+    assert [(r["system_1"], r["system_2"]) for r in items[:2]] == [
+        ("rankgen-beam", "nucleus"),
+        ("nucleus", "rankgen-beam"),
+    ]
+    assert [r["preferred"] for r in judgments[:6]] == [1, 2, 2, 2, 2, 2]
+    assert judgments[3]["preferred_system"] == "rankgen-beam"  # Text 2 of nucleus,beam
+    assert judgments[6]["id"] == "rankgen-t5xxl-000.Writer1.0006"
+    if SHARED_DATA.exists():
+        folder = SHARED_DATA / "rankgen_ab"
+        ours = {json.loads(x)["id"]: x for x in (folder / "items.jsonl").open(encoding="utf-8")}
+        for row in items:
+            assert rows_bytes([row]).decode("utf-8") == ours[row["id"]], row["id"]
+        ours_j = (folder / "judgments.jsonl").read_text(encoding="utf-8").splitlines()
+        for n, row in enumerate(judgments):
+            k = n if n < 6 else n - 6 + 309
+            row["id"] = row["id"][:-4] + f"{k:04d}"
+            assert rows_bytes([row]).decode("utf-8") == ours_j[k] + "\n", row["id"]
+    bad = files["t5_xxl_c4"].read_text(encoding="utf-8").replace(",Text 1", ",I pick 1", 1)
+    (tmp_path / "t5.csv").write_text(bad, encoding="utf-8")
+    with pytest.raises(GenmetricsError, match=r"t5.csv: line \d+: the reason does not start"):
+        read("rankgen_ab", {**files, "t5_xxl_c4": tmp_path / "t5.csv"}, {"output": "items"})
+
+
+def test_hanna_scores_give_our_rows_written_compact():
+    """The Human and BertGeneration rows of the upstream table, 2 stories each: a row per
+    story (system blocks of ``prompts``), the criteria means, the 3 raters, the 72 metrics
+    without their category mark, no Human Avg or LLM-judge column; our rows byte for byte
+    in the compact JSON our copy uses (story ids there count blocks of 96)."""
+    from genmetrics.data.upstream import COMPACT_READERS
+
+    path = DATA / "hanna.metric_scores_llm.excerpt.csv"
+    rows = read("hanna_scores", {"scores": path}, {"prompts": 2})
+    assert [(r["id"], r["system"], r["prompt_id"]) for r in rows] == [
+        ("hanna-s0000", "Human", "hanna-p00"),
+        ("hanna-s0001", "Human", "hanna-p01"),
+        ("hanna-s0002", "BertGeneration", "hanna-p00"),
+        ("hanna-s0003", "BertGeneration", "hanna-p01"),
+    ]
+    assert [r["text_available"] for r in rows] == [True, True, False, False]
+    assert rows[0]["human_raters"]["RE"] == [4, 5, 2] and len(rows[0]["metrics"]) == 72
+    assert rows[0]["metrics"]["BLEU"] == 100.0 and "Beluga-13B RE 1" not in rows[0]["metrics"]
+    assert "hanna_scores" in COMPACT_READERS
+    assert rows_bytes(rows[:1], compact=True).startswith(b'{"id":"hanna-s0000","story_id":0,')
+    if SHARED_DATA.exists():
+        ours = (SHARED_DATA / "hanna" / "scores.jsonl").read_bytes().splitlines(keepends=True)
+        for row in rows:
+            story = 96 * (row["story_id"] // 2) + row["story_id"] % 2
+            row |= {"id": f"hanna-s{story:04d}", "story_id": story}
+            assert rows_bytes([row], compact=True) == ours[story], row["id"]
+    with pytest.raises(GenmetricsError, match=r"Relevance is not a list of 3$"):
+        read("hanna_scores", {"scores": path}, {"prompts": 3})

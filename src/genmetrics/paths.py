@@ -141,6 +141,7 @@ class ResultPaths:
     omni_variance_table: str = "results/omniinput/variance/{variance}/table.csv"
     omni_variance_summary: str = "results/omniinput/variance/{variance}/summary.json"
     # agreement with human judgments (rules/agreement.smk)
+    agreement_data: str = "results/agreement/{jset}/data"  # a set's files made by agreement_fetch
     agreement_scores: str = "results/agreement/{jset}/scores.csv"
     agreement_correlations: str = "results/agreement/{jset}/correlations.csv"
     agreement_upstream: str = "results/agreement/{jset}/upstream_check.csv"

@@ -37,6 +37,26 @@ def read_scores(path: str | Path) -> pd.DataFrame:
     return read_csv(path, dtype={"item": str, "group": str})
 
 
+def fetch_set(settings: Mapping[str, Any], out: str | Path, jset: str = "<name>") -> list[Path]:
+    """A judgment set's folder made from its ``sources`` (file -> upstream source): each file
+    read from the data mirror or made from its upstream
+    (:func:`genmetrics.data.mirror.resolve_source`, checked against its sha256 and rows) and
+    copied to ``out/<file>``."""
+    import shutil
+
+    from genmetrics.data.mirror import resolve_source
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cache = Path(settings["cache"]) if settings.get("cache") else None
+    made = []
+    for file, src in sorted(settings["sources"].items()):
+        path = resolve_source(src, cache, f"agreement.sets.{jset}.sources.{file}")
+        shutil.copyfile(path, out / file)
+        made.append(out / file)
+    return made
+
+
 def score_set(settings: Mapping[str, Any], path: str, scores_out: str, record_out: str) -> None:
     """Score every text of the set with its entries (through the registry)."""
     judged = read_judgments(settings["kind"], path)

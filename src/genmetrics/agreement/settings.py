@@ -19,6 +19,15 @@ from genmetrics.params import canonical
 from genmetrics.paths import RESULTS, ResultPaths, asset_manifest
 from genmetrics.provenance import code_digest
 
+#: the files each set kind reads from its folder (``sources`` must name them)
+SET_FILES: dict[str, tuple[str, ...]] = {
+    "realsumm": ("references.jsonl", "summaries.jsonl"),
+    "xsum_hallucination": ("summaries.jsonl",),
+    "hanna": ("scores.jsonl",),
+    "contrastive_search_ab": ("human_ab.jsonl",),
+    "rankgen_ab": ("items.jsonl", "judgments.jsonl"),
+}
+
 #: (metric, value) -> the stored upstream column of the same quantity, per set kind
 UPSTREAM_TWINS: dict[str, dict[tuple[str, str], str]] = {
     "realsumm": {
@@ -56,6 +65,7 @@ class JudgmentSet:
     ci: float
     figure: dict[str, str]
     skipped: dict[str, str] = field(default_factory=dict)  # entry -> why it does not apply
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)  # file -> upstream source
 
     @property
     def pairwise(self) -> bool:
@@ -147,8 +157,24 @@ class AgreementPlan:
         manifests of the offline assets its metrics need."""
         s = self.judgment_set(jset)
         path = Path(s.path)
-        files = sorted(str(p) for p in path.glob("*.jsonl")) if path.is_dir() else [str(path)]
+        if s.sources:  # the folder agreement_fetch makes
+            files = [s.path]
+        else:
+            files = sorted(str(p) for p in path.glob("*.jsonl")) if path.is_dir() else [str(path)]
         return {"data": files, "assets": [asset_manifest(self.cache, a) for a in s.assets()]}
+
+    def fetched(self) -> list[str]:
+        """The sets whose files are upstream ``sources`` (made by agreement_fetch)."""
+        return [n for n, s in self.sets.items() if s.sources]
+
+    def fetch_inputs(self, jset: str) -> list[str]:
+        """The data mirror's copies a fetch reads (none when its files are downloaded)."""
+        srcs = self.judgment_set(jset).sources.values()
+        return sorted(src["mirror_path"] for src in srcs if src.get("mirror_path"))
+
+    def fetch_settings(self, jset: str) -> dict[str, Any]:
+        """agreement_fetch's params: the set's sources (file -> upstream source), the cache."""
+        return canonical({"sources": self.judgment_set(jset).sources, "cache": self.cache})
 
     def settings(self, jset: str) -> dict[str, Any]:
         """The set's settings with the code digest of the modules that score it."""
@@ -207,8 +233,19 @@ def agreement_plan(
         kind = s["kind"]
         if kind not in READERS:  # the schema's enum, kept in step with the readers
             raise GenmetricsError(f"{key}.kind: {kind!r} is not one of {sorted(READERS)}")
-        if not Path(s["path"]).exists():
+        sources = dict(s.get("sources") or {})
+        if sources:
+            missing = [f for f in SET_FILES[kind] if f not in sources]
+            if missing:
+                raise GenmetricsError(
+                    f"{key}.sources: a {kind} set reads {', '.join(SET_FILES[kind])}; "
+                    f"no source for {', '.join(missing)}"
+                )
+            path = results.agreement_data.format(jset=name)
+        elif not Path(s["path"]).exists():
             raise GenmetricsError(f"{key}.path: {s['path']} does not exist")
+        else:
+            path = s["path"]
         has_texts = kind not in TEXTLESS_KINDS
         has_ref = kind in REFERENCE_KINDS
         chosen = s.get("metrics")
@@ -240,7 +277,7 @@ def agreement_plan(
         sets[name] = JudgmentSet(
             name=name,
             kind=kind,
-            path=s["path"],
+            path=path,
             entries=run,
             upstream=s["upstream"],
             exclude_systems=tuple(s["exclude_systems"]),
@@ -252,6 +289,7 @@ def agreement_plan(
             ci=float(section["ci"]),
             figure={**section["figure"], **(s.get("figure") or {})},
             skipped=skipped,
+            sources=sources,
         )
         fig = sets[name].figure
         if not sets[name].pairwise and fig["level"] not in sets[name].levels:

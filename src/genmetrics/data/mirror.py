@@ -152,7 +152,7 @@ def fetch_upstream(
     must have the recorded ``rows`` and ``sha256`` (the bytes the data mirror holds), else an
     error names the dataset and the upstream.
     """
-    from genmetrics.data.upstream import reader, rows_bytes
+    from genmetrics.data.upstream import COMPACT_READERS, reader, rows_bytes
 
     up = source.get("upstream") or {}
     read = reader(up.get("reader"), f"{key}.upstream.reader")
@@ -182,7 +182,7 @@ def fetch_upstream(
         rows = read(files, up.get("options") or {})
     except GenmetricsError as e:
         raise GenmetricsError(f"{key}.upstream: {e}") from None
-    data = rows_bytes(rows)
+    data = rows_bytes(rows, up.get("reader") in COMPACT_READERS)
     got = hashlib.sha256(data).hexdigest()
     check_rows(source, len(rows), f"the rows made from {describe_upstream(source)}", key)
     if want and got != want:
@@ -223,8 +223,9 @@ def mirror_in_paths(node: Any, mirror: str | None) -> None:
             node[k] = v
 
 
-#: the upstream of each folder of the data mirror that a config reads by path
-#: (``$GENMETRICS_DATA_MIRROR/<folder>...``), said when the mirror is not set
+#: the upstream of each folder of the data mirror that a config may read by path
+#: (``$GENMETRICS_DATA_MIRROR/<folder>...``, e.g. an agreement set's ``path``; the shipped
+#: configs name these as upstream sources instead), said when the mirror is not set
 MIRROR_FOLDERS = {
     "realsumm": "neulab/REALSumm@a5900e3e36c6 scores_dicts/abs.pkl, scores_dicts/ext.pkl",
     "xsum_hallucination": "google-research-datasets/xsum_hallucination_annotations@4abdbb2c807c "
@@ -318,3 +319,19 @@ def study_source(
         )
     notes.append(f"{key}: {source['file']} downloaded from {describe_upstream(source)}")
     return source
+
+
+def study_files(cfg: dict[str, Any], mirror: Path | None, notes: list[str]) -> None:
+    """:func:`study_source` on the upstream sources of a config's other sections, in place: an
+    OmniInput classifier's ``train``/``heldout`` ``source`` (its settings get the ``name`` and
+    ``cache`` the job reads them with) and an agreement set's ``sources``."""
+    for name, c in ((cfg.get("omniinput") or {}).get("classifiers") or {}).items():
+        for part in ("train", "heldout"):
+            if isinstance(c.get(part), dict) and isinstance(c[part].get("source"), dict):
+                key = f"omniinput.classifiers.{name}.{part}.source"
+                c[part]["source"] = study_source(c[part]["source"], key, mirror, notes)
+                c.update(name=name, cache=str(cfg.get("cache", "")).rstrip("/") or None)
+    for name, jset in ((cfg.get("agreement") or {}).get("sets") or {}).items():
+        for file, src in (jset.get("sources") or {}).items():
+            key = f"agreement.sets.{name}.sources.{file}"
+            jset["sources"][file] = study_source(src, key, mirror, notes)

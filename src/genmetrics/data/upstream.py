@@ -27,6 +27,8 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.data.upstream_detectgpt import detectgpt_human, detectgpt_samples
+from genmetrics.data.upstream_judgments import COMPACT_READERS as COMPACT_READERS
+from genmetrics.data.upstream_judgments import JUDGMENT_READERS
 from genmetrics.data.upstream_text import TEXT_READERS, Reader, Rows, _one, _opt, _text
 
 #: reader name -> function; :func:`reader` looks names up here (the text corpora's readers,
@@ -34,6 +36,7 @@ from genmetrics.data.upstream_text import TEXT_READERS, Reader, Rows, _one, _opt
 #: from the start)
 READERS: dict[str, Reader] = {
     **TEXT_READERS,
+    **JUDGMENT_READERS,
     "detectgpt_human": detectgpt_human,
     "detectgpt_samples": detectgpt_samples,
 }
@@ -54,10 +57,14 @@ def reader(name: str, key: str = "upstream.reader") -> Reader:
     return READERS[name]
 
 
-def rows_bytes(rows: Rows) -> bytes:
+def rows_bytes(rows: Rows, compact: bool = False) -> bytes:
     """The rows as the data mirror's JSON Lines: one ``json.dumps(row, ensure_ascii=False)``
-    per line (key order as built), each ending in ``\\n``, UTF-8."""
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    per line (key order as built; ``compact``: no space after ``,`` and ``:``, as the files of
+    :data:`COMPACT_READERS` are written), each ending in ``\\n``, UTF-8."""
+    seps = (",", ":") if compact else None
+    return "".join(json.dumps(r, ensure_ascii=False, separators=seps) + "\n" for r in rows).encode(
+        "utf-8"
+    )
 
 
 # ------------------------------------------------------------------ Python list literal

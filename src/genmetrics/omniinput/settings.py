@@ -312,7 +312,7 @@ def _classifiers(
         if c["tokenizer"] not in checkpoints:
             raise GenmetricsError(f"{key}.tokenizer: {c['tokenizer']!r} is not in checkpoints")
         for f in ("train", "heldout"):
-            if not Path(c[f]["path"]).is_file():
+            if "path" in c[f] and not Path(c[f]["path"]).is_file():
                 raise GenmetricsError(f"{key}.{f}.path: {c[f]['path']} is not a file")
         out[name] = dict(c)
     return out

@@ -27,6 +27,7 @@ from genmetrics.data.mirror import (
     data_mirror,
     mirror_in_paths,
     mirror_root,
+    study_files,
     study_source,
 )
 from genmetrics.data.prompts import load_tokens_per_word, tokens_per_word
@@ -187,6 +188,7 @@ def load_plan(
         texts = m.get("texts") if isinstance(m, dict) else None
         if isinstance(texts, dict) and (texts.get("source") or {}).get("kind") == "upstream":
             texts["source"] = {**texts["source"], **mirror_root(mirror)}
+    study_files(cfg, mirror, notes)  # OmniInput's classifier texts, agreement sets' files
     dataset_cfg, groups, variants = expand_datasets(cfg.get("datasets", {}))
     datasets = {
         name: Dataset(

@@ -29,7 +29,22 @@ def train_classifier_job(
     """``omniinput.classifiers.<name>`` trained (:mod:`genmetrics.studies.omniinput_compare.classifier`)."""
     from genmetrics.studies.omniinput_compare.classifier import train_classifier
 
-    return train_classifier(settings, _tokenizer(tokenizer_manifest), out)
+    return train_classifier(labelled_paths(settings), _tokenizer(tokenizer_manifest), out)
+
+
+def labelled_paths(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A classifier's settings with ``train`` and ``heldout`` as local paths: an upstream
+    ``source`` is read from the data mirror or made from its upstream
+    (:func:`genmetrics.data.mirror.resolve_source`, into the config's ``cache``)."""
+    from genmetrics.data.mirror import resolve_source
+
+    out = dict(settings)
+    for part in ("train", "heldout"):
+        if "source" in out[part]:
+            cache = Path(out["cache"]) if out.get("cache") else None
+            key = f"omniinput.classifiers.{out.get('name', '<name>')}.{part}.source"
+            out[part] = {"path": str(resolve_source(out[part]["source"], cache, key))}
+    return out
 
 
 def sample_classifier_run(
