@@ -12,6 +12,8 @@ rule agreement_fetch:
         directory(RESULTS.agreement_data),
     log:
         RESULTS.log("agreement/{jset}/fetch.log"),
+    conda:
+        "../envs/metrics.yaml"
     wildcard_constraints:
         jset=names_pattern(PLAN.agreement.fetched()),
     params:
