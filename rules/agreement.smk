@@ -12,10 +12,10 @@ rule agreement_fetch:
         directory(RESULTS.agreement_data),
     log:
         RESULTS.log("agreement/{jset}/fetch.log"),
-    conda:
-        "../envs/metrics.yaml"
     wildcard_constraints:
         jset=names_pattern(PLAN.agreement.fetched()),
+    conda:
+        "../envs/metrics.yaml"
     params:
         settings=per_job(PLAN.agreement.fetch_settings),
     script:

@@ -489,11 +489,11 @@ def test_offline_run_a_module_moved_to_another_package_reruns_nothing(offline_ru
     for f in pkg.rglob("*.py"):
         text = f.read_text(encoding="utf-8")
         moved = text.replace(
-            "genmetrics.analysis.statistics", "genmetrics.scoring.from_files.statistics"
+            "genmetrics.analysis.statistics", "genmetrics.scoring.statistics"
         )
         moved = moved.replace(
             "from genmetrics.analysis import statistics",
-            "from genmetrics.scoring.from_files import statistics",
+            "from genmetrics.scoring import statistics",
         )
         if moved != text:
             f.write_text(moved, encoding="utf-8")
