@@ -910,3 +910,50 @@ def test_hanna_scores_give_our_rows_written_compact():
             assert rows_bytes([row], compact=True) == ours[story], row["id"]
     with pytest.raises(GenmetricsError, match=r"Relevance is not a list of 3$"):
         read("hanna_scores", {"scores": path}, {"prompts": 3})
+
+
+def test_face_demo_samples_keep_each_line_stripped_with_its_line_as_id(tmp_path, gpt2_bpe):
+    """FACE's demo draw: a line's id is its line number, lines 0–499 are the test split and
+    500– valid, an empty or bare "." line is left out, the text is stripped and its GPT-2 BPE
+    count is recorded."""
+    from genmetrics.data.upstream_detectgpt import _gpt2
+
+    enc = _gpt2(gpt2_bpe)
+    lines = ["  Two words ", "", ".", *[f"text {i}" for i in range(3, 500)], " Last one."]
+    (tmp_path / "demo_model.txt").write_text("\n".join(lines), encoding="utf-8")
+    files = {"samples": tmp_path / "demo_model.txt", "gpt2_bpe": gpt2_bpe}
+    opts = {"model": "gpt2-small-117M", "decoding": "pure sampling"}
+    rows = read("face_demo_samples", files, opts)
+    assert len(rows) == len(lines) - 2
+    assert rows[0] == {
+        "id": "g2s-face-0000",
+        "model": "gpt2-small-117M",
+        "decoding": "pure sampling",
+        "split": "test",
+        "text": "Two words",
+        "n_tokens_gpt2": len(enc.encode("Two words")),
+    }
+    assert rows[1]["id"] == "g2s-face-0003"  # lines 1 and 2 ("" and ".") left out
+    assert (rows[-1]["id"], rows[-1]["split"], rows[-1]["text"]) == (
+        "g2s-face-0500",
+        "valid",
+        "Last one.",
+    )
+    with pytest.raises(GenmetricsError, match="needs exactly samples, gpt2_bpe"):
+        read("face_demo_samples", {"samples": files["samples"]}, opts)
+
+
+def test_face_demo_samples_give_our_rows_for_the_same_upstream_lines(gpt2_bpe):
+    """The first 6 lines of FACE's data/demo_model.txt (at the pinned commit) give our copy's
+    rows byte for byte."""
+    if not SHARED_DATA.exists():
+        pytest.skip("needs ../shared/data (our copy of the study data) beside the checkout")
+    ours = SHARED_DATA / "gpt2_generations" / "gpt2-small_pure_face.jsonl"
+    by_id = {json.loads(line)["id"]: json.loads(line) for line in ours.open(encoding="utf-8")}
+    files = {"samples": DATA / "face.demo_model.head.txt", "gpt2_bpe": gpt2_bpe}
+    first = by_id["g2s-face-0000"]
+    opts = {"model": first["model"], "decoding": first["decoding"]}
+    rows = read("face_demo_samples", files, opts)
+    assert [r["id"] for r in rows] == [f"g2s-face-{i:04d}" for i in range(6)]
+    for row in rows:
+        assert rows_bytes([row]) == rows_bytes([by_id[row["id"]]]), row["id"]

@@ -26,7 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.data.upstream_detectgpt import detectgpt_human, detectgpt_samples
+from genmetrics.data.upstream_detectgpt import (
+    detectgpt_human,
+    detectgpt_samples,
+    face_demo_samples,
+)
 from genmetrics.data.upstream_judgments import COMPACT_READERS as COMPACT_READERS
 from genmetrics.data.upstream_judgments import JUDGMENT_READERS
 from genmetrics.data.upstream_text import TEXT_READERS, Reader, Rows, _one, _opt, _text
@@ -39,6 +43,7 @@ READERS: dict[str, Reader] = {
     **JUDGMENT_READERS,
     "detectgpt_human": detectgpt_human,
     "detectgpt_samples": detectgpt_samples,
+    "face_demo_samples": face_demo_samples,
 }
 
 

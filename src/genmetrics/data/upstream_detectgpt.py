@@ -224,3 +224,39 @@ def detectgpt_samples(files: Mapping[str, Path], options: Mapping[str, Any]) -> 
             }
         )
     return rows
+
+
+def face_demo_samples(files: Mapping[str, Path], options: Mapping[str, Any]) -> Rows:
+    """FACE's demo draw of GPT-2 117M pure samples (CLCS-SUSTech/FACE ``data/demo_model.txt``,
+    1,000 lines, each a sample of gpt-2-output-dataset's ``small-117M`` test (lines 0–499) or
+    valid (500–999) file with its newlines replaced by spaces): each line stripped; a line empty
+    or a bare "." is left out (FACE's later commit removed those four); ``{"id":
+    "g2s-face-NNNN" (NNNN its line), "model", "decoding" (``options``), "split", "text",
+    "n_tokens_gpt2" (its GPT-2 BPE count; ``gpt2_bpe`` is GPT-2's ``gpt2.tiktoken``)}``."""
+    _check_names_only(files, ("samples", "gpt2_bpe"))
+    enc = _gpt2(Path(files["gpt2_bpe"]))
+    model, decoding = _opt(options, "model"), _opt(options, "decoding")
+    rows: Rows = []
+    for i, line in enumerate(_text(Path(files["samples"])).split("\n")):
+        text = line.strip()
+        if text in ("", "."):
+            continue
+        rows.append(
+            {
+                "id": f"g2s-face-{i:04d}",
+                "model": model,
+                "decoding": decoding,
+                "split": "test" if i < 500 else "valid",
+                "text": text,
+                "n_tokens_gpt2": len(enc.encode(text)),
+            }
+        )
+    return rows
+
+
+def _check_names_only(files: Mapping[str, Path], names: tuple[str, ...]) -> None:
+    """``files`` names exactly ``names`` (an error naming what is missing or extra)."""
+    if set(files) != set(names):
+        raise GenmetricsError(
+            f"upstream.files: needs exactly {', '.join(names)}, got {', '.join(sorted(files))}"
+        )
