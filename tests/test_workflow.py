@@ -488,9 +488,7 @@ def test_offline_run_a_module_moved_to_another_package_reruns_nothing(offline_ru
     (pkg / "analysis" / "statistics.py").rename(pkg / "scoring" / "statistics.py")
     for f in pkg.rglob("*.py"):
         text = f.read_text(encoding="utf-8")
-        moved = text.replace(
-            "genmetrics.analysis.statistics", "genmetrics.scoring.statistics"
-        )
+        moved = text.replace("genmetrics.analysis.statistics", "genmetrics.scoring.statistics")
         moved = moved.replace(
             "from genmetrics.analysis import statistics",
             "from genmetrics.scoring import statistics",
