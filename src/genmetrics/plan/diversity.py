@@ -20,6 +20,16 @@ from genmetrics.plan.variants import resolve_names
 KEY = "analysis.diversity"
 
 
+def diversity_entries(entries: Mapping[str, ScoreEntry]) -> list[str]:
+    """Every entry of the ``diversity`` family without length control, in config order (what
+    a section that names no ``entries`` scores)."""
+    return [
+        n
+        for n, e in entries.items()
+        if get(e.metric).family == "diversity" and e.length_control == "none"
+    ]
+
+
 def diversity_settings(
     section: Mapping[str, Any] | None,
     entries: Mapping[str, ScoreEntry],
@@ -30,11 +40,7 @@ def diversity_settings(
         return None
     names = section.get("entries")
     if names is None:
-        names = [
-            n
-            for n, e in entries.items()
-            if get(e.metric).family == "diversity" and e.length_control == "none"
-        ]
+        names = diversity_entries(entries)
     columns = []
     for i, name in enumerate(names):
         key = f"{KEY}.entries[{i}]"

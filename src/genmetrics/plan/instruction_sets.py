@@ -11,6 +11,7 @@ from genmetrics import GenmetricsError
 from genmetrics.metrics.registry import get
 from genmetrics.params import canonical
 from genmetrics.paths import asset_manifest
+from genmetrics.plan.diversity import diversity_entries
 from genmetrics.plan.inputs import POS_ASSETS
 from genmetrics.plan.objects import Model, ScoreEntry
 from genmetrics.provenance import code_digest
@@ -53,11 +54,7 @@ def check_instruction_sets(
         raise GenmetricsError(f"{KEY}.sets: two or more instruction sets to compare, got {sets}")
     names = spec.get("entries")
     if names is None:
-        names = [
-            n
-            for n, e in entries.items()
-            if get(e.metric).family == "diversity" and e.length_control == "none"
-        ]
+        names = diversity_entries(entries)
     columns = []
     for i, name in enumerate(names):
         key = f"{KEY}.entries[{i}]"
