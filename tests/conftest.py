@@ -290,3 +290,38 @@ def _torch_threads_kept(request):
         n = torch.get_num_threads()
         torch.set_num_threads(before)
         pytest.fail(f"{request.node.nodeid} left torch on {n} threads (it found {before})")
+
+
+#: the upstream REALSumm pickles' doc-0 excerpts, kept as JSON (no pickle file is tracked):
+#: dicts as ``{"__dict__": [[key, value], ...]}`` (integer keys stay integers), numpy scalars
+#: as ``{"__numpy__": dtype, "value": ...}``
+REALSUMM_EXCERPT = REPO / "tests" / "data" / "upstream" / "realsumm.doc0.json"
+
+
+def _from_excerpt(x):
+    import numpy as np
+
+    if isinstance(x, dict) and "__dict__" in x:
+        return {_from_excerpt(k): _from_excerpt(v) for k, v in x["__dict__"]}
+    if isinstance(x, dict) and "__numpy__" in x:
+        return np.dtype(x["__numpy__"]).type(x["value"])
+    if isinstance(x, dict) and ("__list__" in x or "__tuple__" in x):
+        items = [_from_excerpt(v) for v in x.get("__list__", x.get("__tuple__"))]
+        return items if "__list__" in x else tuple(items)
+    return x
+
+
+def realsumm_excerpt_pickles(folder: Path) -> dict[str, Path]:
+    """The REALSumm upstream's ``scores_dicts/{abs,ext}.pkl`` cut to document 0, written into
+    ``folder`` as the upstream writes them (pickle protocol 3, numpy scalars), for the
+    restricted reader to read: ``{"abs": path, "ext": path}``."""
+    import json
+    import pickle
+
+    excerpt = json.loads(REALSUMM_EXCERPT.read_text(encoding="utf-8"))
+    out = {}
+    for part, tree in excerpt.items():
+        path = Path(folder) / f"realsumm.{part}.doc0.pkl"
+        path.write_bytes(pickle.dumps(_from_excerpt(tree), protocol=3))
+        out[part] = path
+    return out

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from pathlib import Path
 
 import pytest
-from conftest import REPO, SHARED_DATA
+from conftest import REPO, SHARED_DATA, realsumm_excerpt_pickles
 from test_plan import config, plan_of
 
 from genmetrics import GenmetricsError
@@ -62,11 +63,11 @@ def test_a_set_missing_a_file_of_its_kind_names_the_key(monkeypatch):
     )
 
 
-def _excerpt_sources(cfg: dict) -> dict:
+def _excerpt_sources(cfg: dict, folder: Path) -> dict:
     """configs/agreement.yaml's REALSumm sources with the doc-0 excerpts of the pickles as
     their upstream files (file:// URLs), rows and sha256 of what the reader makes of them."""
     sources = copy.deepcopy(cfg["agreement"]["sets"]["realsumm"]["sources"])
-    files = {"abs": DATA / "realsumm.abs.doc0.pkl", "ext": DATA / "realsumm.ext.doc0.pkl"}
+    files = realsumm_excerpt_pickles(folder)
     for src in sources.values():
         up = src["upstream"]
         rows = READERS["realsumm_pickles"](files, up["options"])
@@ -81,7 +82,7 @@ def test_fetch_makes_the_realsumm_folder_from_its_upstream(monkeypatch, tmp_path
     from genmetrics.agreement.jobs import fetch_set
 
     cfg = agreement_config(monkeypatch)
-    sources = _excerpt_sources(cfg)
+    sources = _excerpt_sources(cfg, tmp_path)
     made = fetch_set({"sources": sources, "cache": str(tmp_path / "c")}, tmp_path / "d", "rs")
     assert [p.name for p in made] == ["references.jsonl", "summaries.jsonl"]
     judged = read_judgments("realsumm", tmp_path / "d")

@@ -20,6 +20,16 @@ from genmetrics.plan.variants import resolve_names
 KEY = "analysis.diversity"
 
 
+def headline_value(key: str, name: str, e: ScoreEntry) -> tuple[str, str]:
+    """The headline value of entry ``name`` (its metric's first) and its direction; an entry
+    whose metric has none is an error naming ``key``."""
+    metric = get(e.metric)
+    if not metric.headline:
+        raise GenmetricsError(f"{key}: {name!r} ({e.metric}) has no headline value")
+    value = metric.headline[0]
+    return value, metric.values[value]
+
+
 def diversity_entries(entries: Mapping[str, ScoreEntry]) -> list[str]:
     """Every entry of the ``diversity`` family without length control, in config order (what
     a section that names no ``entries`` scores)."""
@@ -52,16 +62,13 @@ def diversity_settings(
                 f"{key}: {name!r} uses length_control; name the entry without it (its "
                 "truncated twin is found by metric and params)"
             )
-        metric = get(e.metric)
-        if not metric.headline:
-            raise GenmetricsError(f"{key}: {name!r} ({e.metric}) has no headline value")
-        value = metric.headline[0]
+        value, direction = headline_value(key, name, e)
         columns.append(
             {
                 "label": name,
                 "entry": name,
                 "name": value,
-                "direction": metric.values[value],
+                "direction": direction,
                 "cut_entry": _twin(e, entries),
             }
         )

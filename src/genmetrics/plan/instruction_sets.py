@@ -8,10 +8,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.metrics.registry import get
 from genmetrics.params import canonical
 from genmetrics.paths import asset_manifest
-from genmetrics.plan.diversity import diversity_entries
+from genmetrics.plan.diversity import diversity_entries, headline_value
 from genmetrics.plan.inputs import POS_ASSETS
 from genmetrics.plan.objects import Model, ScoreEntry
 from genmetrics.provenance import code_digest
@@ -66,17 +65,14 @@ def check_instruction_sets(
                 f"{key}: {name!r} must be reference-free and without length_control (the study "
                 "cuts the texts itself)"
             )
-        metric = get(e.metric)
-        if not metric.headline:
-            raise GenmetricsError(f"{key}: {name!r} ({e.metric}) has no headline value")
-        value = metric.headline[0]
+        value, direction = headline_value(key, name, e)
         columns.append(
             {
                 "label": name,
                 "metric": e.metric,
                 "params": dict(e.params),
                 "name": value,
-                "direction": metric.values[value],
+                "direction": direction,
                 "input": e.input,
             }
         )
