@@ -310,6 +310,8 @@ def test_snakemake_agreement_on_the_judgment_sets(tmp_path):
     cmd = [str(BIN / "snakemake"), "-s", str(REPO / "Snakefile"), "agreement", "--cores", "2"]
     # the test's PATH after BIN: it holds the scontrol that fails at once (conftest.py)
     env = {"GENMETRICS_REPO": str(REPO), "PATH": f"{BIN}:{os.environ['PATH']}"}
+    # the judgment sets come from their upstreams; offline, from the data mirror (conftest.py)
+    env["GENMETRICS_DATA_MIRROR"] = os.environ["GENMETRICS_DATA_MIRROR"]
     proc = subprocess.run(
         [*cmd, "--configfile", str(path)], cwd=tmp_path, capture_output=True, text=True, env=env
     )
