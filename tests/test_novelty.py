@@ -24,7 +24,7 @@ from genmetrics.io import write_jsonl
 from genmetrics.metrics import compute, get, register, registry
 from genmetrics.metrics.novelty import classifier_score, quick_equality
 from genmetrics.npz import save_npz
-from genmetrics.scoring.from_files import score_files
+from genmetrics.scoring.from_files import score_files, score_loaded
 
 DATA = Path(__file__).resolve().parent / "data" / "novelty_bench"
 
@@ -418,6 +418,37 @@ def test_classifier_equals_novelty_bench_s_scores_and_partitions(tiny_classifier
     check = make_classifier_check(threshold)
     assert got == [oracle_partition(t, check) for t in groups.values()]
     assert got[0][4] == got[0][2]  # "the cat" ~ "The cat." by the short-answer rule
+
+
+def test_classifier_counts_the_samples_it_cut_at_128_tokens(tiny_classifier):
+    """The classifier reads each side of a pair from its first 128 tokens: the samples it
+    read with more are counted, per sample (the score record's ``truncation`` and a warning);
+    samples of at most 5 words decided by the short-answer rule are not read, not counted."""
+    words = "the cat dog sat ran on in mat park and then it was happy sad big red".split()
+    rng = np.random.default_rng(5)
+
+    def text(n):
+        return " ".join(rng.choice(words, size=n))
+
+    groups = {
+        "a": [text(10), " ".join(["big"] * 300), text(12), text(9)],
+        "b": [text(20), text(30), " ".join(["red"] * 129), text(128)],  # 129 cut, 128 fits
+        "c": ["the cat", "The cat.", "a dog", "the dog"],  # short answers only: not read
+    }
+    rows = records(groups)
+    params = {"equivalence": "classifier", "model": str(tiny_classifier), "threshold": 0.5}
+    res = run("distinct_k", rows, **params)
+    assert res.truncation == {
+        "candidate": {"texts": 8, "truncated": 2, "max_tokens": 128, "longest": 300}
+    }
+    rec = score_loaded("utility_k", rows, rows, params=params)
+    assert rec["truncation"] == res.truncation
+    assert rec["warnings"] == [
+        "texts truncated: 2 of 8 candidate texts (25%) cut at 128 tokens (longest 300)"
+    ]
+    short = records({"a": [text(10), text(12)], "b": [text(7), text(8)]})
+    assert run("distinct_k", short, **params).truncation["candidate"]["truncated"] == 0
+    assert run("distinct_k", short).truncation == {}  # ngram: no model, nothing cut
 
 
 def test_classifier_needs_a_local_folder():

@@ -123,6 +123,26 @@ def test_bertscore_counts_the_texts_its_encoder_cut():
     ]
 
 
+def test_homogenization_with_bertscore_counts_the_texts_its_encoder_cut():
+    """Homogenization's BERTScore measure encodes each text once, cut at the tokenizer's
+    ``model_max_length`` (512 for all-MiniLM-L6-v2) as bert_score cuts it: the result and the
+    record count the texts cut; the ROUGE-L measure runs no model and counts nothing."""
+    long = " ".join(["the cat sat on the mat and then it ran"] * 80)  # ~800 word pieces
+    texts = [long, "The cat sat on the mat.", "A dog ran in the park.", "It was happy."]
+    res = compute("homogenization", texts, params={"measure": "bertscore"})
+    cut = res.truncation["candidate"]
+    assert (cut["texts"], cut["truncated"], cut["max_tokens"]) == (4, 1, 512)
+    assert cut["longest"] > 512
+    rows = [{"id": str(i), "text": t} for i, t in enumerate(texts)]
+    rec = score_loaded("homogenization", texts, rows, params={"measure": "bertscore"})
+    assert rec["truncation"] == res.truncation
+    assert rec["warnings"] == [
+        f"texts truncated: 1 of 4 candidate texts (25%) cut at 512 tokens (longest "
+        f"{cut['longest']})"
+    ]
+    assert compute("homogenization", texts).truncation == {}  # ROUGE-L: no model
+
+
 # ------------------------------------------------------------------ degenerate sets
 
 

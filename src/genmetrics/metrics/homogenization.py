@@ -49,6 +49,7 @@ __all__ = [
     "bert_score_tokenizer",
     "check_encoder_tokenizer",
     "bertscore_pair_sums",
+    "bertscore_truncation",
     "encoder_passes",
     "trim_heap",
 ]
@@ -305,6 +306,21 @@ def bert_score_tokenizer(model_type: str, where: str = "bertscore: model"):
     return tokenizer
 
 
+def bertscore_truncation(tokenizer, texts: Sequence[str], kept: Sequence[int]) -> dict:
+    """How many of ``texts`` bert_score's ``sent_encode`` cut at the tokenizer's
+    ``model_max_length`` (``kept``: the word pieces each kept, [CLS]/[SEP] included): a text
+    that kept the maximum is counted whole (``strip()``, special tokens) to tell a cut from an
+    exact fit (:func:`genmetrics.metrics.kinds.truncation_record`)."""
+    from genmetrics.metrics.kinds import truncation_record
+
+    limit = int(tokenizer.model_max_length)
+    whole = [
+        len(tokenizer(t.strip(), verbose=False)["input_ids"]) if k >= limit else int(k)
+        for t, k in zip(texts, kept, strict=True)
+    ]
+    return truncation_record(whole, limit)
+
+
 def trim_heap() -> None:
     """glibc's ``malloc_trim(0)``: return freed heap pages to the OS (a no-op elsewhere).
     Without it the peak RSS of the streamed BERTScore creeps up pass after pass and block after
@@ -357,6 +373,7 @@ def bertscore_pair_sums(
     padding: str = "bert_score",
     device: str | None = None,
     block: int = 32,
+    stats: dict | None = None,
 ) -> np.ndarray:
     """Σ_{j≠i} BERTScore-F1(ref i, hyp j) for each text i, with one encoder pass per text.
 
@@ -364,6 +381,9 @@ def bertscore_pair_sums(
     pads each batch of ``batch_size`` hypotheses to its longest one and fills padded
     similarities with 0, so a reference token's best match is max(0, ·) whenever hypothesis j
     is shorter than the longest in its batch. ``"none"``: plain greedy matching (symmetric).
+    Every text is cut at the tokenizer's ``model_max_length`` (bert_score's ``sent_encode``);
+    ``stats``, when given, gets ``truncation``: how many were cut
+    (:func:`bertscore_truncation`).
     """
     import torch
     from bert_score.utils import get_model
@@ -394,6 +414,8 @@ def bertscore_pair_sums(
 
     ids = [sent_encode(tokenizer, t) for t in texts]
     lengths = np.array([len(a) for a in ids], dtype=np.int64)
+    if stats is not None:  # bert_score cuts at model_max_length without a word: count them
+        stats["truncation"] = bertscore_truncation(tokenizer, texts, lengths)
     order = sorted(range(n), key=lambda i: int(lengths[i]), reverse=True)  # stable
     Lmax = int(lengths.max())
     E: torch.Tensor | None = None
@@ -508,14 +530,17 @@ def homogenization(
     round=3`` reproduce it exactly; the defaults differ only where it misreads text (non-ASCII
     words, sets sharing no word). An empty text scores 0 against every other text (ROUGE-L:
     so does one without letters or digits; BERTScore: bert_score's empty-text rule) and
-    counts in the mean, as in the package."""
+    counts in the mean, as in the package. BERTScore cuts every text at its tokenizer's
+    ``model_max_length``: the result's ``truncation`` counts the texts cut (the score record's
+    ``truncation`` and ``warnings``)."""
     n = len(candidate)
     if n < 2:
         raise GenmetricsError("homogenization: needs at least 2 texts (pairs i ≠ j)")
+    stats: dict = {}
     if measure == "rougel":
         sums = rougel_pair_sums(candidate, use_stemmer, n_jobs, tokenizer)
     else:
-        sums = bertscore_pair_sums(candidate, model, num_layers, batch_size, padding)
+        sums = bertscore_pair_sums(candidate, model, num_layers, batch_size, padding, stats=stats)
     per_text = sums / (n - 1)
     total = float(per_text.sum())
     value = total / n
@@ -527,4 +552,5 @@ def homogenization(
         values={"homogenization": value},
         extras={"per_text": per_text},
         n={"candidate": n},
+        truncation={"candidate": stats["truncation"]} if "truncation" in stats else {},
     )

@@ -34,7 +34,9 @@ ones. Matched against novelty-bench/novelty-bench, commit 5b22b53 (``src/partiti
     lowercased whitespace words on both sides are equivalent when they share at least half
     of the longer one's words (``maybe_test_equality``); others when the classifier's
     P(equivalent) > 0.102, for the input ``[CLS] a [SEP] b [SEP]`` (each side truncated to
-    128 tokens, token types 0 up to the first [SEP]), a = the representative. The classifier
+    128 tokens, token types 0 up to the first [SEP]), a = the representative. The samples
+    the classifier read with more than 128 tokens are counted (the result's ``truncation``:
+    the score record's ``truncation`` and a line in its ``warnings``). The classifier
     (hub ``yimingzhang/deberta-v3-large-generation-similarity`` with the
     ``microsoft/deberta-v3-large`` tokenizer) is on no package registry: ``model`` must be a
     local folder holding both; genmetrics downloads none. Pairs run in padded batches with an
@@ -240,20 +242,32 @@ def _check_folder(model: str | None) -> str:
 
 
 def classifier_score(
-    pairs: Sequence[tuple[str, str]], model: str, batch_size: int = 32, device: str | None = None
+    pairs: Sequence[tuple[str, str]],
+    model: str,
+    batch_size: int = 32,
+    device: str | None = None,
+    lengths: dict[str, int] | None = None,
 ) -> np.ndarray:
     """P(equivalent) = softmax(logits)[1] of NoveltyBench's classifier for each (a, b), from
     ``[CLS] a [SEP] b [SEP]`` with each side cut to 128 tokens, token types 0 through the first
-    [SEP] and 1 after (partition.py ``classifier_score``); padded batches with a mask."""
+    [SEP] and 1 after (partition.py ``classifier_score``); padded batches with a mask.
+    ``lengths``, when given, gets each text's whole token count (before the cut, no special
+    tokens): a text with more than 128 was read from its first 128 only."""
     import torch
 
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     tokenizer, net = _classifier(_check_folder(model), device)
-    encode = functools.lru_cache(maxsize=None)(
-        lambda s: tokenizer.encode(
-            s, truncation=True, max_length=_MAX_TOKENS, add_special_tokens=False
-        )
-    )
+
+    @functools.cache
+    def encode(s: str) -> list[int]:
+        ids = tokenizer.encode(s, truncation=True, max_length=_MAX_TOKENS, add_special_tokens=False)
+        if lengths is not None:  # a text that kept the maximum is counted whole: cut or fit?
+            whole = len(ids)
+            if whole >= _MAX_TOKENS:
+                whole = len(tokenizer.encode(s, add_special_tokens=False))
+            lengths[s] = whole
+        return ids
+
     cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     out = np.zeros(len(pairs))
@@ -281,13 +295,22 @@ def classifier_score(
     return out
 
 
-def _classifier_same(texts: Sequence[str], model: str, threshold: float, batch_size: int) -> Same:
+def _classifier_same(
+    texts: Sequence[str],
+    model: str,
+    threshold: float,
+    batch_size: int,
+    lengths: dict[str, int] | None = None,
+) -> Same:
+    """The classifier's equivalence among ``texts``; ``lengths`` gets the whole token count
+    of each text the classifier read (:func:`classifier_score`)."""
     _check_folder(model)
 
     def same(i: int, js: list[int]) -> list[bool]:
         quick = [quick_equality(texts[i], texts[j]) for j in js]
         ask = [j for j, q in zip(js, quick, strict=True) if q is None]
-        scores = iter(classifier_score([(texts[i], texts[j]) for j in ask], model, batch_size))
+        pairs = [(texts[i], texts[j]) for j in ask]
+        scores = iter(classifier_score(pairs, model, batch_size, lengths=lengths))
         return [bool(next(scores) > threshold) if q is None else q for q in quick]
 
     return same
@@ -341,11 +364,17 @@ def _check_unused(what: str, params: Mapping[str, Any], defaults: Mapping[str, A
 
 def _partitions(
     what: str, candidate: Any, prompt_ids: Sequence[str], params: Mapping[str, Any]
-) -> tuple[list[tuple[str, list[int]]], list[list[int]], int, dict[str, int]]:
-    """The samples of each prompt and their partition under ``params``' equivalence."""
+) -> tuple[list[tuple[str, list[int]]], list[list[int]], int, dict[str, int], dict]:
+    """The samples of each prompt, their partition under ``params``' equivalence, k, the
+    counts and the ``truncation`` of the classifier (``{}`` for the other equivalences):
+    :func:`~genmetrics.metrics.kinds.truncation_record` over the samples it read, each side
+    of a pair cut to 128 tokens."""
+    from genmetrics.metrics.kinds import truncation_record
+
     eq, thr = params["equivalence"], params["threshold"]
     groups, k, counts = _groups(prompt_ids, params["k"], params["short_prompts"], what)
     texts = [] if eq == "embedding" else [r["continuation"] for r in candidate]
+    lengths: dict[str, int] = {}  # whole token counts of the texts the classifier read
 
     def same_for(idx: list[int]) -> Same:  # the equivalence among one prompt's samples
         if eq == "embedding":
@@ -354,10 +383,14 @@ def _partitions(
         if eq == "ngram":
             p = params
             return _ngram_same(mine, p["n"], thr, p["tokenizer"], p["use_stemmer"], p["reflexive"])
-        return _classifier_same(mine, params["model"], thr, params["batch_size"])
+        return _classifier_same(mine, params["model"], thr, params["batch_size"], lengths)
 
     labels = [partition(len(idx), same_for(idx)) for _, idx in groups]
-    return groups, labels, k, counts
+    truncation = {}
+    if eq == "classifier":  # each sample the classifier read, counted once per sample
+        read = [lengths[texts[i]] for _, idx in groups for i in idx if texts[i] in lengths]
+        truncation = {"candidate": truncation_record(read, _MAX_TOKENS)}
+    return groups, labels, k, counts, truncation
 
 
 _PARAMS = {
@@ -430,7 +463,7 @@ def distinct_k(
     over prompts; also its median and minimum over prompts (module doc: conventions)."""
     params = dict(locals())
     _check_unused("distinct_k", params, distinct_k.__kwdefaults__)
-    groups, labels, k, counts = _partitions("distinct_k", candidate, prompt_ids, params)
+    groups, labels, k, counts, cut = _partitions("distinct_k", candidate, prompt_ids, params)
     classes = np.array([max(lab) + 1 for lab in labels], dtype=np.float64)
     return MetricResult(
         values={
@@ -448,6 +481,7 @@ def distinct_k(
             }
         },
         n={"candidate": len(prompt_ids), **counts},
+        truncation=cut,
     )
 
 
@@ -525,7 +559,7 @@ def utility_k(
             "utility_k: quality is read from the records; with equivalence=embedding the input "
             "is the embeddings file, which has no per-text fields"
         )
-    groups, labels, k, counts = _partitions("utility_k", candidate, prompt_ids, params)
+    groups, labels, k, counts, cut = _partitions("utility_k", candidate, prompt_ids, params)
     per = np.array(
         [
             utility(
@@ -549,4 +583,5 @@ def utility_k(
             }
         },
         n={"candidate": len(prompt_ids), **counts},
+        truncation=cut,
     )

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -296,20 +295,6 @@ def _bertscore_blocks(
     return prf, lengths
 
 
-def _bertscore_truncation(tokenizer: Any, texts: Sequence[str], kept: np.ndarray) -> dict:
-    """How many of ``texts`` bert_score's ``sent_encode`` cut at the tokenizer's
-    ``model_max_length`` (``kept``: the word pieces each kept): a text that kept the maximum
-    is counted whole (``strip()``, special tokens) to tell a cut from an exact fit."""
-    from genmetrics.metrics.kinds import truncation_record
-
-    limit = int(tokenizer.model_max_length)
-    whole = [
-        len(tokenizer(t.strip(), verbose=False)["input_ids"]) if k >= limit else int(k)
-        for t, k in zip(texts, kept, strict=True)
-    ]
-    return truncation_record(whole, limit)
-
-
 @register(
     "bertscore",
     input="texts",
@@ -370,7 +355,11 @@ def bertscore(
     from bert_score import BERTScorer
     from bert_score.utils import get_idf_dict, sent_encode
 
-    from genmetrics.metrics.homogenization import bert_score_tokenizer, bertscore_model
+    from genmetrics.metrics.homogenization import (
+        bert_score_tokenizer,
+        bertscore_model,
+        bertscore_truncation,
+    )
 
     try:
         model_type, layer = bertscore_model(model, num_layers)
@@ -414,7 +403,7 @@ def bertscore(
         "f1": prf[:, 2].astype(np.float64),
     }
     truncation = {
-        role: _bertscore_truncation(tokenizer, texts, lengths[:, j])
+        role: bertscore_truncation(tokenizer, texts, lengths[:, j])
         for j, (role, texts) in enumerate((("candidate", candidate), ("reference", reference)))
     }
     return MetricResult(
