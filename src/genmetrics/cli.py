@@ -1,6 +1,7 @@
 """Command line: ``genmetrics list``, ``genmetrics score METRIC --candidate ... [--reference ...]``
-(texts or feature files), ``genmetrics embed --texts ... --featurizer NAME --out ...`` and
-``genmetrics tokens-per-word --tokenizer ... --texts ...``.
+(texts or feature files), ``genmetrics embed --texts ... --featurizer NAME --out ...``,
+``genmetrics tokens-per-word --tokenizer ... --texts ...`` and
+``genmetrics export mlflow RESULTS_DIR --tracking-uri URI``.
 
 ``score`` prints one JSON object ``{"metric", "values", "params", "n", ...}``: strict JSON, a
 non-finite number is ``null`` and named in ``non_finite``. On bad input (arguments, parameters,
@@ -277,6 +278,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     tp.add_argument("--language", choices=LANGUAGES, default=DEFAULT_LANGUAGE)
     tp.add_argument("--header", action="store_true", help="print the table's header line first")
+    xp = sub.add_parser(
+        "export",
+        help="log a results folder to a tracking server: one MLflow run per (dataset, model, "
+        "seed), updated in place by a second export; print a JSON summary",
+    )
+    xp.add_argument("to", choices=("mlflow",), help="the tracking server's kind")
+    xp.add_argument("results_dir", help="a run's results folder (with scores.csv)")
+    xp.add_argument("--tracking-uri", required=True, help="e.g. file:///abs/mlruns, http://host")
+    xp.add_argument("--experiment", help="default: genmetrics/<the results folder's name>")
+    xp.add_argument("--config", help="a config file to attach to every run")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:  # --help (0) or a usage error (2), already printed
@@ -294,6 +305,9 @@ def main(argv: list[str] | None = None) -> int:
                 _emit(markdown_table(metrics))
             else:
                 _emit(format_metrics(metrics))
+            return 0
+        if args.command == "export":
+            _emit(export_results(args))
             return 0
         if args.command == "tokens-per-word":
             _emit(tokens_per_word_row(args))
@@ -354,6 +368,15 @@ def main(argv: list[str] | None = None) -> int:
             "GENMETRICS_DEBUG=1 shows the traceback"
         )
         return 1
+
+
+def export_results(args: argparse.Namespace) -> str:
+    """``genmetrics export mlflow``: the summary of
+    :func:`genmetrics.report.export_mlflow.export_mlflow` as JSON."""
+    from genmetrics.report.export_mlflow import export_mlflow
+
+    done = export_mlflow(args.results_dir, args.tracking_uri, args.experiment, args.config)
+    return json.dumps(done)
 
 
 def tokens_per_word_row(args: argparse.Namespace) -> str:
