@@ -9,8 +9,6 @@ the workflow writes them, with the workflow's ``scores.csv`` (``write_aggregates
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -20,6 +18,7 @@ pytest.importorskip("mlflow")
 
 from genmetrics.analysis.aggregate import read_scores, write_aggregates  # noqa: E402
 from genmetrics.analysis.headline import headline_rows  # noqa: E402
+from genmetrics.cli import main  # noqa: E402
 from genmetrics.io import read_json, write_csv, write_json  # noqa: E402
 from genmetrics.paths import RESULTS  # noqa: E402
 from genmetrics.report.export_mlflow import CONTENT_TAG, RUN_TAG, export_mlflow  # noqa: E402
@@ -99,17 +98,19 @@ def results(tmp_path):
     return root, config
 
 
-def _client(store):
-    import os
+@pytest.fixture(autouse=True)
+def _reader(monkeypatch):
+    """The export sets ``MLFLOW_ALLOW_FILE_STORE`` itself (unset here); reading the store
+    back sets it for the test only."""
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    return monkeypatch
 
+
+def _runs(store, experiment, reader):
     from mlflow.tracking import MlflowClient
 
-    os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")  # reading the store back
-    return MlflowClient(tracking_uri=store)
-
-
-def _runs(store, experiment):
-    client = _client(store)
+    reader.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    client = MlflowClient(tracking_uri=store)
     eid = client.get_experiment_by_name(experiment).experiment_id
     return client, {r.data.tags[RUN_TAG]: r for r in client.search_runs([eid])}
 
@@ -128,12 +129,12 @@ def _expected(root) -> dict:
     return out
 
 
-def test_export_logs_one_run_per_dataset_model_seed_with_the_csv_values(results, tmp_path):
+def test_export_logs_one_run_per_dataset_model_seed_with_the_csv_values(results, tmp_path, _reader):
     root, config = results
     store = (tmp_path / "mlruns").as_uri()
     done = export_mlflow(root, store, experiment="demo", config=config)
     assert (done["runs"], done["created"], done["updated"], done["unchanged"]) == (5, 5, 0, 0)
-    client, runs = _runs(store, "demo")
+    client, runs = _runs(store, "demo", _reader)
     want = _expected(root)
     assert sorted(runs) == sorted(want) == [
         "stories/a/seed0", "stories/a/seed1", "stories/b/seed0", "stories/b/seed1",
@@ -173,14 +174,14 @@ def test_export_logs_one_run_per_dataset_model_seed_with_the_csv_values(results,
     )
 
 
-def test_a_second_export_updates_the_same_runs(results, tmp_path):
+def test_a_second_export_updates_the_same_runs(results, tmp_path, _reader):
     root, config = results
     store = (tmp_path / "mlruns").as_uri()
     export_mlflow(root, store, experiment="demo", config=config)
-    _, first = _runs(store, "demo")
+    _, first = _runs(store, "demo", _reader)
     again = export_mlflow(root, store, experiment="demo", config=config)
     assert (again["unchanged"], again["created"], again["metrics"]) == (5, 0, 0)
-    _, second = _runs(store, "demo")
+    _, second = _runs(store, "demo", _reader)
     assert {k: r.info.run_id for k, r in second.items()} == {
         k: r.info.run_id for k, r in first.items()
     }
@@ -198,7 +199,7 @@ def test_a_second_export_updates_the_same_runs(results, tmp_path):
     write_csv(scores, df)
     changed = export_mlflow(root, store, experiment="demo", config=config)
     assert (changed["updated"], changed["unchanged"], changed["created"]) == (1, 4, 0)
-    client, third = _runs(store, "demo")
+    client, third = _runs(store, "demo", _reader)
     assert len(third) == 5 and third.keys() == first.keys()
     b1 = third["stories/b/seed1"]
     assert b1.info.run_id == first["stories/b/seed1"].info.run_id
@@ -211,34 +212,35 @@ def test_a_second_export_updates_the_same_runs(results, tmp_path):
     assert third["stories/a/seed0"].data.metrics == first["stories/a/seed0"].data.metrics
 
 
-def test_a_changed_param_replaces_the_run_and_keeps_one(results, tmp_path):
+def test_a_changed_param_replaces_the_run_and_keeps_one(results, tmp_path, _reader):
     """MLflow never changes a logged param: the run is deleted and made anew, one per key."""
     root, config = results
     store = (tmp_path / "mlruns").as_uri()
     export_mlflow(root, store, experiment="demo")
-    _, first = _runs(store, "demo")
+    _, first = _runs(store, "demo", _reader)
     path = RESULTS.under(str(root)).score.format(dataset="stories", source="a/seed1", entry="pr")
     rec = read_json(path)
     rec["params"]["k"] = 5
     write_json(path, rec)
     done = export_mlflow(root, store, experiment="demo")
     assert (done["replaced"], done["unchanged"]) == (1, 4)
-    _, runs = _runs(store, "demo")
+    _, runs = _runs(store, "demo", _reader)
     assert len(runs) == 5
     assert runs["stories/a/seed1"].data.params["pr/params/k"] == "5"
     assert runs["stories/a/seed1"].info.run_id != first["stories/a/seed1"].info.run_id
 
 
-def test_the_cli_exports_and_names_a_missing_scores_csv(results, tmp_path):
+def test_the_cli_exports_and_names_a_missing_scores_csv(results, tmp_path, capsys):
+    """``genmetrics export mlflow``: the summary as JSON; bad input, one line and status 2."""
     root, config = results
     store = (tmp_path / "mlruns").as_uri()
-    cmd = [sys.executable, "-m", "genmetrics.cli", "export", "mlflow", str(root)]
-    proc = subprocess.run([*cmd, "--tracking-uri", store], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    assert main(["export", "mlflow", str(root), "--tracking-uri", store]) == 0
+    out = json.loads(capsys.readouterr().out)
     assert (out["experiment"], out["runs"], out["created"]) == ("genmetrics/results", 5, 5)
-    bad = [sys.executable, "-m", "genmetrics.cli", "export", "mlflow", str(tmp_path / "none")]
-    proc = subprocess.run([*bad, "--tracking-uri", store], capture_output=True, text=True)
-    assert proc.returncode == 2
-    assert proc.stderr.strip().endswith("(give the results folder a workflow run wrote)")
-    assert "none/scores.csv: no scores.csv" in proc.stderr
+    for where, uri, message in (
+        (tmp_path / "none", store, "none/scores.csv: no scores.csv in "),
+        (root, "nosuch://host", "--tracking-uri nosuch://host: "),
+    ):
+        assert main(["export", "mlflow", str(where), "--tracking-uri", uri]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and message in err, err

@@ -29,7 +29,9 @@ Conventions:
   (``replaced``). The number of runs stays one per (dataset, model, seed).
 
 MLflow 3 refuses its file store (``file://...``) unless ``MLFLOW_ALLOW_FILE_STORE`` is set; a
-``file:`` URI given here is that choice, so the variable is set while the export runs.
+``file:`` URI (or a folder path) given here is that choice, so the variable is set while the
+export runs. An error of the store (unreachable, a bad URI) is a one-line
+:class:`~genmetrics.GenmetricsError` naming the URI.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import pandas as pd
 
@@ -72,6 +75,7 @@ def export_mlflow(
     its id, the number of runs and how many were ``created``, ``updated``, ``replaced`` or
     ``unchanged``, and the metrics logged."""
     try:
+        from mlflow.exceptions import MlflowException
         from mlflow.tracking import MlflowClient
     except ImportError:
         raise GenmetricsError(f"export mlflow needs the mlflow package: {_INSTALL}") from None
@@ -81,14 +85,18 @@ def export_mlflow(
     counts = dict.fromkeys(("created", "updated", "replaced", "unchanged"), 0)
     logged = 0
     with _file_store_allowed(tracking_uri):
-        client = MlflowClient(tracking_uri=tracking_uri)
-        found = client.get_experiment_by_name(name)
-        eid = found.experiment_id if found else client.create_experiment(name)
-        existing = _runs_by_tag(client, eid)
-        for key, run in runs.items():
-            how, n = _export_run(client, eid, key, run, existing.get(key))
-            counts[how] += 1
-            logged += n
+        try:
+            client = MlflowClient(tracking_uri=tracking_uri)
+            found = client.get_experiment_by_name(name)
+            eid = found.experiment_id if found else client.create_experiment(name)
+            existing = _runs_by_tag(client, eid)
+            for key, run in runs.items():
+                how, n = _export_run(client, eid, key, run, existing.get(key))
+                counts[how] += 1
+                logged += n
+        except MlflowException as e:  # a store that cannot be reached or read, a bad URI
+            first = " ".join(str(e.message).split())[:300]
+            raise GenmetricsError(f"--tracking-uri {tracking_uri}: {first}") from None
     return {
         "experiment": name,
         "experiment_id": eid,
@@ -100,8 +108,10 @@ def export_mlflow(
 
 @contextlib.contextmanager
 def _file_store_allowed(uri: str) -> Iterator[None]:
-    """``MLFLOW_ALLOW_FILE_STORE=true`` while the export runs, for a ``file:`` URI only."""
-    if not uri.startswith("file:") or "MLFLOW_ALLOW_FILE_STORE" in os.environ:
+    """``MLFLOW_ALLOW_FILE_STORE=true`` while the export runs, for a file store only (a
+    ``file:`` URI or a plain folder path)."""
+    local = urlparse(uri).scheme in ("", "file") or os.path.isabs(uri)
+    if not local or "MLFLOW_ALLOW_FILE_STORE" in os.environ:
         yield
         return
     os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
@@ -162,8 +172,9 @@ def collect_runs(root: Path, config: str | Path | None = None) -> dict[str, dict
 
 
 def _metrics(rows: pd.DataFrame) -> dict[str, float]:
-    """``<entry>/<value>`` and its interval bounds (``.lower``, ``.upper``) where it has one (the file
-    store keeps a metric as a file: ``<value>/lower`` cannot sit beside ``<value>``)."""
+    """``<entry>/<value>`` and its interval bounds (``.lower``, ``.upper``) where it has
+    one (the file store keeps a metric as a file: ``<value>/lower`` cannot sit beside
+    ``<value>``)."""
     out: dict[str, float] = {}
     for r in rows.itertuples(index=False):
         key = f"{r.entry}/{r.name}"
