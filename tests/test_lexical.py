@@ -215,3 +215,32 @@ def test_edge_cases():
         compute("mtld", ["a b"], params={"threshold": 1.5})
     with pytest.raises(GenmetricsError, match="unknown parameter"):
         compute("mattr", ["a b"], params={"windows": 3})
+
+
+def test_pooled_scores_the_concatenation_by_hand():
+    # pool=concatenated: one score on the texts joined by a space (windows cross texts)
+    texts = ["a b a", "c a"]  # tokens a b a c a: windows of 3 → aba 2/3, bac 1, aca 2/3
+    r = compute("mattr", ["a b a", "c a"], params={"window": 3, "pool": "concatenated"})
+    assert r.values["mattr"] == pytest.approx((2 / 3 + 1 + 2 / 3) / 3)
+    assert np.isnan(r.values["mattr_std"]) and r.n["tokens"] == 5
+    # per text both are shorter than the window + 1: plain TTR under upstream, 2/3 and 1
+    per = compute("mattr", texts, params={"window": 3, "short_texts": "upstream"})
+    assert per.values["mattr"] == pytest.approx((2 / 3 + 1) / 2)
+    # HD-D, sample 2 of the 5 pooled tokens: Σ_types (1 − C(5−f, 2)/C(5, 2)) / 2
+    from math import comb
+
+    expect = sum(1 - comb(5 - f, 2) / comb(5, 2) for f in (3, 1, 1)) / 2
+    got = compute("hdd", texts, params={"sample": 2, "pool": "concatenated"}).values["hdd"]
+    assert got == pytest.approx(expect, rel=1e-12)
+    with pytest.raises(GenmetricsError, match="shorter than sample=42"):
+        compute("hdd", texts, params={"pool": "concatenated"})
+
+
+def test_pooled_scores_equal_the_package_on_the_concatenation(real_texts):
+    ld = _lex_div()
+    for texts in (real_texts[:100], real_texts[400:]):  # long documents; short snippets
+        toks = ld.tokenize(" ".join(texts))
+        pooled = {"pool": "concatenated"}
+        assert compute("mattr", texts, params=pooled).values["mattr"] == ld.mattr(toks)
+        got = compute("hdd", texts, params=pooled).values["hdd"]
+        assert got == pytest.approx(ld.hdd(toks), rel=1e-12)
