@@ -142,8 +142,12 @@ rule diversity_side_by_side:
         table=RESULTS.diversity_table,
         length=RESULTS.diversity_length,
         stability=RESULTS.diversity_stability,
-        # resources/papers/<analysis.diversity.paper.table>.csv
-        paper=(PLAN.diversity or {}).get("paper", {}).get("path", []),
+        # resources/papers/<analysis.diversity.paper.table>.csv of the checkout
+        paper=[
+            str(Path(workflow.basedir, p))
+            for p in [((PLAN.diversity or {}).get("paper") or {}).get("path")]
+            if p
+        ],
     output:
         table=RESULTS.diversity_side_by_side,
         markdown=RESULTS.diversity_side_by_side_markdown,

@@ -15,15 +15,16 @@ from genmetrics.studies.shaib_diversity.side_by_side import (
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
     s = sm.params.settings
+    paper = {**s["paper"], "table": sm.input.paper[0]}  # the checkout's paper table
     table = pd.read_csv(sm.input.table, index_col=["dataset", "model"])
     out = summary_side_by_side(
         read_scores(sm.input.scores),
         pd.read_csv(sm.input.stability),
         pd.read_csv(sm.input.length),
-        s["paper"],
+        paper,
         s["columns"],
     )
-    ranks = reference_ranks(table, s["paper"], s["columns"])
+    ranks = reference_ranks(table, paper, s["columns"])
     write_csv(sm.output.table, out)
     write_text(sm.output.markdown, side_by_side_markdown(out, ranks))
     log.info("%d paper cells beside ours", len(out))
