@@ -244,3 +244,23 @@ def test_pooled_scores_equal_the_package_on_the_concatenation(real_texts):
         assert compute("mattr", texts, params=pooled).values["mattr"] == ld.mattr(toks)
         got = compute("hdd", texts, params=pooled).values["hdd"]
         assert got == pytest.approx(ld.hdd(toks), rel=1e-12)
+
+
+def test_pooled_scores_refuse_drawing_with_replacement():
+    """A copy of a text changes a pooled score (its words join the concatenation): an
+    interval drawing prompts with replacement is refused for it, kept for the per-text mean."""
+    from genmetrics.metrics.registry import get
+    from genmetrics.scoring.intervals import check_scheme, entry_interval
+
+    for name in ("mattr", "hdd"):
+        m = get(name)
+        assert not m.duplicates_matter() and not m.duplicates_matter({"pool": "texts"})
+        assert m.duplicates_matter({"pool": "concatenated"})
+        check_scheme(m, "replacement", "k", {"pool": "texts"})
+        with pytest.raises(GenmetricsError, match=f"replacement is refused for metric {name}"):
+            entry_interval("metrics.x", {"scheme": "replacement"}, m, {"pool": "concatenated"})
+    # a copy of every text changes the pooled HD-D (the per-text mean keeps it)
+    texts = [" ".join(f"w{i}{j % 7}" for j in range(30)) for i in range(3)]
+    pooled = {"pool": "concatenated"}
+    once = compute("hdd", texts, params=pooled).values["hdd"]
+    assert compute("hdd", texts * 2, params=pooled).values["hdd"] != pytest.approx(once)

@@ -266,6 +266,8 @@ def _lexical(
         aggregation=f"mean over texts with at least {minimum} (others excluded, n.excluded)",
         exclusion=exclusion,
         duplicates_change_value=False,  # a mean (and std) of per-text values
+        # pooled (MATTR, HD-D): a copy adds its words to the one concatenated text
+        duplicates_when=lambda p: p.get("pool", "texts") == "concatenated",
         upstream=f"lexical-diversity 0.1.1 lex_div.{name}",
         citation=citation,
     )
