@@ -135,6 +135,32 @@ rule diversity_tables:
         "../workflow/scripts/diversity_tables.py"
 
 
+# The paper's numbers beside ours (analysis.diversity.paper; Shaib et al. (2024), Tables 2-7)
+rule diversity_side_by_side:
+    input:
+        scores=RESULTS.scores,
+        table=RESULTS.diversity_table,
+        length=RESULTS.diversity_length,
+        stability=RESULTS.diversity_stability,
+        # resources/papers/<analysis.diversity.paper.table>.csv of the checkout
+        paper=[
+            str(Path(workflow.basedir, p))
+            for p in [((PLAN.diversity or {}).get("paper") or {}).get("path")]
+            if p
+        ],
+    output:
+        table=RESULTS.diversity_side_by_side,
+        markdown=RESULTS.diversity_side_by_side_markdown,
+    log:
+        RESULTS.log("diversity_side_by_side.log"),
+    conda:
+        "../envs/plots.yaml"
+    params:
+        settings=PLAN.diversity or {},
+    script:
+        "../workflow/scripts/diversity_side_by_side.py"
+
+
 rule pr_curves:
     input:
         TARGETS.pr_curves_scores,

@@ -145,15 +145,29 @@ def study(monkeypatch, tmp_path):
 def test_the_plan_pairs_each_entry_with_its_truncated_twin(study):
     plan = load_plan(study, SCHEMA)
     cols = {c["label"]: c for c in plan.diversity["columns"]}
-    assert set(cols) == {
-        "compression_ratio", "pos_compression_ratio", "ngram_diversity", "self_repetition",
-        "self_bleu", "hom_rougel", "hom_bertscore",
-    }  # fmt: skip
+    assert list(cols) == [
+        "compression_ratio",
+        "pos_compression_ratio",
+        "ngram_diversity",
+        "self_repetition",
+        "hom_rougel",
+        "hom_bertscore",
+        "self_bleu",
+        "mattr",
+        "hdd",
+    ]  # fmt: skip  (the paper's nine columns, in its order)
+    assert cols["mattr"]["cut_entry"] is None and cols["hdd"]["direction"] == "higher"
     assert cols["hom_bertscore"]["cut_entry"] == "hom_bertscore_cut"
     assert cols["hom_rougel"]["cut_entry"] == "hom_rougel_cut"  # not the BERTScore one
     assert cols["ngram_diversity"]["direction"] == "higher"
     assert plan.diversity["stability"]["datasets"] == ["cnndm", "xsum"]
     assert plan.results.diversity_markdown in plan.targets.all
+    paper = plan.diversity["paper"]
+    assert paper["path"] == "resources/papers/summary-diversity.csv"
+    assert (REPO / paper["path"]).is_file()
+    assert paper["datasets"] == {"cnndm": "CNN/DM", "xsum": "XSUM"}
+    assert paper["columns"]["mattr"] == "MATTR" and len(paper["columns"]) == 9
+    assert plan.results.diversity_side_by_side_markdown in plan.targets.all
 
 
 @pytest.mark.parametrize(
@@ -167,6 +181,14 @@ def test_the_plan_pairs_each_entry_with_its_truncated_twin(study):
          "analysis.diversity.stability.datasets: two different datasets"),
         (lambda c: c["analysis"]["diversity"]["stability"].update(datasets=["cnndm", "nope"]),
          "analysis.diversity.stability.datasets: 'nope' is not in datasets"),
+        (lambda c: c["analysis"]["diversity"]["paper"]["datasets"].update(xsum="XSum"),
+         r"analysis.diversity.paper.datasets.xsum: 'XSum' is not a dataset of the paper's"),
+        (lambda c: c["analysis"]["diversity"]["paper"]["datasets"].update(nope="XSUM"),
+         "analysis.diversity.paper.datasets: 'nope' is not in datasets"),
+        (lambda c: c["analysis"]["diversity"]["paper"]["columns"].update(rouge="CR"),
+         "analysis.diversity.paper.columns: 'rouge' is not a column"),
+        (lambda c: c["analysis"]["diversity"]["paper"]["columns"].update(mattr="TTR"),
+         "analysis.diversity.paper.columns.mattr: 'TTR' is not a column of the paper's"),
         (lambda c: c["metrics"]["rouge"].update(length_control="shortest_models"),
          "metrics.rouge.length_control: shortest_models leaves the human references out"),
     ],

@@ -215,3 +215,52 @@ def test_edge_cases():
         compute("mtld", ["a b"], params={"threshold": 1.5})
     with pytest.raises(GenmetricsError, match="unknown parameter"):
         compute("mattr", ["a b"], params={"windows": 3})
+
+
+def test_pooled_scores_the_concatenation_by_hand():
+    # pool=concatenated: one score on the texts joined by a space (windows cross texts)
+    texts = ["a b a", "c a"]  # tokens a b a c a: windows of 3 → aba 2/3, bac 1, aca 2/3
+    r = compute("mattr", ["a b a", "c a"], params={"window": 3, "pool": "concatenated"})
+    assert r.values["mattr"] == pytest.approx((2 / 3 + 1 + 2 / 3) / 3)
+    assert np.isnan(r.values["mattr_std"]) and r.n["tokens"] == 5
+    # per text both are shorter than the window + 1: plain TTR under upstream, 2/3 and 1
+    per = compute("mattr", texts, params={"window": 3, "short_texts": "upstream"})
+    assert per.values["mattr"] == pytest.approx((2 / 3 + 1) / 2)
+    # HD-D, sample 2 of the 5 pooled tokens: Σ_types (1 − C(5−f, 2)/C(5, 2)) / 2
+    from math import comb
+
+    expect = sum(1 - comb(5 - f, 2) / comb(5, 2) for f in (3, 1, 1)) / 2
+    got = compute("hdd", texts, params={"sample": 2, "pool": "concatenated"}).values["hdd"]
+    assert got == pytest.approx(expect, rel=1e-12)
+    with pytest.raises(GenmetricsError, match="shorter than sample=42"):
+        compute("hdd", texts, params={"pool": "concatenated"})
+
+
+def test_pooled_scores_equal_the_package_on_the_concatenation(real_texts):
+    ld = _lex_div()
+    for texts in (real_texts[:100], real_texts[400:]):  # long documents; short snippets
+        toks = ld.tokenize(" ".join(texts))
+        pooled = {"pool": "concatenated"}
+        assert compute("mattr", texts, params=pooled).values["mattr"] == ld.mattr(toks)
+        got = compute("hdd", texts, params=pooled).values["hdd"]
+        assert got == pytest.approx(ld.hdd(toks), rel=1e-12)
+
+
+def test_pooled_scores_refuse_drawing_with_replacement():
+    """A copy of a text changes a pooled score (its words join the concatenation): an
+    interval drawing prompts with replacement is refused for it, kept for the per-text mean."""
+    from genmetrics.metrics.registry import get
+    from genmetrics.scoring.intervals import check_scheme, entry_interval
+
+    for name in ("mattr", "hdd"):
+        m = get(name)
+        assert not m.duplicates_matter() and not m.duplicates_matter({"pool": "texts"})
+        assert m.duplicates_matter({"pool": "concatenated"})
+        check_scheme(m, "replacement", "k", {"pool": "texts"})
+        with pytest.raises(GenmetricsError, match=f"replacement is refused for metric {name}"):
+            entry_interval("metrics.x", {"scheme": "replacement"}, m, {"pool": "concatenated"})
+    # a copy of every text changes the pooled HD-D (the per-text mean keeps it)
+    texts = [" ".join(f"w{i}{j % 7}" for j in range(30)) for i in range(3)]
+    pooled = {"pool": "concatenated"}
+    once = compute("hdd", texts, params=pooled).values["hdd"]
+    assert compute("hdd", texts * 2, params=pooled).values["hdd"] != pytest.approx(once)

@@ -130,6 +130,7 @@ STUDY_RULES = {
     "chat_vs_base.yaml": {"pr_scatter": 1, "mauve_bars": 1, "spread_table": 1},
     "summary_diversity.yaml": {
         "diversity_tables": 1,
+        "diversity_side_by_side": 1,
         "repeated_patterns": 2,
         "correlation_heatmap": 1,
         "import_texts": 28,

@@ -74,6 +74,9 @@ class ResultPaths:
     diversity_length: str = "results/analysis/diversity_length.csv"
     diversity_markdown: str = "results/analysis/diversity_tables.md"
     diversity_stability: str = "results/analysis/diversity_stability.csv"
+    # the paper's numbers beside ours (analysis.diversity.paper)
+    diversity_side_by_side: str = "results/analysis/summary_diversity_side_by_side.csv"
+    diversity_side_by_side_markdown: str = "results/analysis/summary_diversity_side_by_side.md"
     correlation_table: str = "results/analysis/metric_correlation.csv"
     pr_plane_table: str = "results/analysis/pr_plane.csv"
     overlap_table: str = "results/analysis/model_overlap.csv"

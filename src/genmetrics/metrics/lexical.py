@@ -14,6 +14,10 @@ and reproduces the package's numbers, including its quirks:
   Non-ASCII text is kept (Unicode whitespace and lower-casing).
 * Each registered metric returns the mean over texts of the per-text value (``{name}``), the
   population standard deviation (``{name}_std``) and the per-text values in ``extras``.
+  MATTR and HD-D also take ``pool: concatenated``: one score on the texts joined by a space
+  (``lex_div.mattr(lex_div.tokenize(" ".join(texts)))``), the convention of Shaib et al.
+  (2024, §3: the token/type scores are computed "with the outputs from a model concatenated
+  into a single text"); ``{name}_std`` is then NaN (one value, no spread over texts).
 """
 
 from __future__ import annotations
@@ -193,7 +197,38 @@ def _result(
     )
 
 
+def _pooled(
+    name: str,
+    score_fn: Callable[[list[str]], float],
+    texts: list[str],
+    lemmatize: bool,
+    minimum: int,
+) -> MetricResult:
+    """One score on the texts joined by a space (``pool: concatenated``); a concatenation of
+    fewer than ``minimum`` words excludes every text (an error naming the parameter)."""
+    joined = " ".join(texts)
+    toks = ld_lemmatize(joined) if lemmatize else ld_tokenize(joined)
+    words = sum(1 for w in toks if w)
+    short = words < max(minimum, 1)
+    value = float("nan") if short else score_fn(toks)
+    return MetricResult(
+        values={name: value, f"{name}_std": float("nan")},
+        extras={"n_tokens": np.asarray([len(toks)])},
+        n={
+            "candidate": len(texts),
+            "scored": 0 if short else len(texts),
+            "excluded": len(texts) if short else 0,
+            "tokens": len(toks),
+        },
+    )
+
+
 _SHORT = Options("exclude", "upstream")
+_POOL = (
+    Options("texts", "concatenated"),
+    "texts: the mean of per-text scores; concatenated: one score on the texts joined by a "
+    "space (Shaib et al. 2024)",
+)
 
 
 def _lexical(
@@ -231,6 +266,8 @@ def _lexical(
         aggregation=f"mean over texts with at least {minimum} (others excluded, n.excluded)",
         exclusion=exclusion,
         duplicates_change_value=False,  # a mean (and std) of per-text values
+        # pooled (MATTR, HD-D): a copy adds its words to the one concatenated text
+        duplicates_when=lambda p: p.get("pool", "texts") == "concatenated",
         upstream=f"lexical-diversity 0.1.1 lex_div.{name}",
         citation=citation,
     )
@@ -249,37 +286,60 @@ def ttr(candidate: list[str], *, lemmatize: bool = False, short_texts: str = "ex
 
 @_lexical(
     "mattr",
-    {"window": (Interval(int, 1, None), "tokens per moving window")},
+    {"window": (Interval(int, 1, None), "tokens per moving window"), "pool": _POOL},
     "texts shorter than window: exclude, or their plain TTR as upstream",
     "`window` words",
     "Covington & McFall (2010)",
     length="window",
 )
-def mattr(candidate, *, window: int = 50, lemmatize: bool = False, short_texts: str = "exclude"):
+def mattr(
+    candidate,
+    *,
+    window: int = 50,
+    lemmatize: bool = False,
+    short_texts: str = "exclude",
+    pool: str = "texts",
+):
     """Moving-average type-token ratio per text (``lex_div.mattr``, window 50), mean over texts.
 
     Texts with fewer than ``window`` words have no full window: they are excluded by default
     (``n["excluded"]``); ``short_texts="upstream"`` gives them their plain TTR, as the package.
+    ``pool="concatenated"``: one MATTR over the texts joined by a space (windows cross texts).
     """
+    if pool == "concatenated":
+        return _pooled("mattr", lambda t: mattr_score(t, window), candidate, lemmatize, window)
     toks = _tokens(candidate, lemmatize)
     return _result("mattr", lambda t: mattr_score(t, window), toks, window, short_texts)
 
 
 @_lexical(
     "hdd",
-    {"sample": (Interval(int, 1, None), "tokens drawn (hypergeometric sample size)")},
+    {
+        "sample": (Interval(int, 1, None), "tokens drawn (hypergeometric sample size)"),
+        "pool": _POOL,
+    },
     "texts shorter than sample: exclude, or score 0 as upstream",
     "`sample` words",
     "McCarthy & Jarvis (2007)",
     length="sample",
 )
-def hdd(candidate, *, sample: int = 42, lemmatize: bool = False, short_texts: str = "exclude"):
+def hdd(
+    candidate,
+    *,
+    sample: int = 42,
+    lemmatize: bool = False,
+    short_texts: str = "exclude",
+    pool: str = "texts",
+):
     """HD-D per text (``lex_div.hdd``, sample 42), mean over texts.
 
     The package scores 0 for texts with fewer than ``sample`` tokens, which makes a corpus with
     short texts look less diverse (a length effect, Shaib et al. 2024). By default those texts
     are excluded from the mean (``n["excluded"]``); ``short_texts="upstream"`` keeps the zeros.
+    ``pool="concatenated"``: one HD-D over the texts joined by a space.
     """
+    if pool == "concatenated":
+        return _pooled("hdd", lambda t: hdd_score(t, sample), candidate, lemmatize, sample)
     toks = _tokens(candidate, lemmatize)
     return _result("hdd", lambda t: hdd_score(t, sample), toks, sample, short_texts)
 

@@ -52,7 +52,9 @@ A metric module registers its public function once; everything else is read from
   (:data:`genmetrics.scoring.intervals.SCHEMES`). ``True`` for every metric that compares the texts
   of a set with each other (repetition, nearest neighbours, clusters, kernels' spectra,
   distances between distributions): it reads a copy as repetition or as a zero distance, and
-  an interval drawing with replacement is refused for it.
+  an interval drawing with replacement is refused for it. Where a parameter decides it
+  (MATTR and HD-D pooled over the concatenated texts), ``duplicates_when(params)`` says so
+  for a run's params (:meth:`Metric.duplicates_matter`); the flag is then the defaults'.
 * **Presets** (``presets``): a parameter whose value names a published convention and
   implies other settings, ``{param: {choice: Preset(doc, fixed=..., defaults=...)}}``:
   ``fixed`` settings may not be changed under that choice (an error naming the key),
@@ -224,6 +226,15 @@ class Metric:
     sweepable: bool = False
     presets: Mapping[str, Mapping[str, Preset]] = field(default_factory=dict)
     duplicates_change_value: bool = True
+    #: where a parameter decides it (MATTR's ``pool``), the value for checked params
+    duplicates_when: Callable[[Mapping[str, Any]], bool] | None = None
+
+    def duplicates_matter(self, params: Mapping[str, Any] | None = None) -> bool:
+        """Whether a copy of a text changes the value under ``params`` (``duplicates_when``
+        where registered, else ``duplicates_change_value``; missing params: the defaults)."""
+        if self.duplicates_when is None:
+            return self.duplicates_change_value
+        return bool(self.duplicates_when({**self.defaults, **(params or {})}))
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -338,6 +349,7 @@ def register(
     sweepable: bool = False,
     presets: Mapping[str, Mapping[str, Preset]] | None = None,
     duplicates_change_value: bool = True,
+    duplicates_when: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Decorator that registers ``func`` under ``name`` (snake_case, stable); the facts are
     checked here (see the module docstring)."""
@@ -391,6 +403,7 @@ def register(
             sweepable=sweepable,
             presets={k: dict(v) for k, v in (presets or {}).items()},
             duplicates_change_value=bool(duplicates_change_value),
+            duplicates_when=duplicates_when,
         )
         return func
 

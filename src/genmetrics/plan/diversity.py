@@ -45,7 +45,8 @@ def diversity_settings(
     entries: Mapping[str, ScoreEntry],
     groups: Mapping[str, Any],
 ) -> dict[str, Any] | None:
-    """``{"columns": [...], "stability": {...} | None}`` (None without the section)."""
+    """``{"columns": [...], "stability": {...} | None, "paper": {...} | None}`` (None without
+    the section)."""
     if section is None:
         return None
     names = section.get("entries")
@@ -81,7 +82,45 @@ def diversity_settings(
         if len(pair) != 2 or pair[0] == pair[1]:
             raise GenmetricsError(f"{key}: two different datasets, got {list(pair)}")
         stab = {"datasets": list(pair), "match": dict(stab.get("match") or {})}
-    return {"columns": columns, "stability": stab}
+    paper = _paper(section.get("paper"), columns, groups)
+    return {"columns": columns, "stability": stab, "paper": paper}
+
+
+def _paper(
+    spec: Mapping[str, Any] | None, columns: list[dict[str, Any]], groups: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """``analysis.diversity.paper`` checked: the paper table (``resources/papers/<table>.csv``),
+    our datasets → the paper's (CNN/DM, XSUM), our column labels → the paper's columns."""
+    if spec is None:
+        return None
+    from genmetrics.studies.shaib_diversity.side_by_side import PAPER_COLUMNS, PAPER_TABLES
+
+    key = f"{KEY}.paper"
+    datasets = dict(spec["datasets"])
+    for ours, theirs in datasets.items():
+        resolve_names([ours], groups, f"{key}.datasets")
+        if theirs not in PAPER_TABLES:
+            raise GenmetricsError(
+                f"{key}.datasets.{ours}: {theirs!r} is not a dataset of the paper's tables "
+                f"{list(PAPER_TABLES)}"
+            )
+    labels = [c["label"] for c in columns]
+    cols = dict(spec["columns"])
+    for ours, theirs in cols.items():
+        if ours not in labels:
+            raise GenmetricsError(f"{key}.columns: {ours!r} is not a column ({labels})")
+        if theirs not in PAPER_COLUMNS:
+            raise GenmetricsError(
+                f"{key}.columns.{ours}: {theirs!r} is not a column of the paper's tables "
+                f"{list(PAPER_COLUMNS)}"
+            )
+    table = spec["table"]
+    return {
+        "table": table,
+        "path": f"resources/papers/{table}.csv",
+        "datasets": datasets,
+        "columns": cols,
+    }
 
 
 def _twin(e: ScoreEntry, entries: Mapping[str, ScoreEntry]) -> str | None:

@@ -468,7 +468,7 @@ def _entry(
         assets=_assets(metric, params, e["length_control"]),
         loads_model=_loads_model(key, metric, params),
         min_items=metric.min_items(params),
-        interval=entry_interval(key, e.get("interval"), metric),
+        interval=entry_interval(key, e.get("interval"), metric, params),
     )
 
 

@@ -90,6 +90,8 @@ class TargetLists:
         figures += [self.results.featurizer_robustness_figure] if robustness else []
         analyses = [self.results.length_table]
         analyses += [self.results.diversity_markdown] if self.diversity else []
+        if self.diversity and self.diversity.get("paper"):
+            analyses += [self.results.diversity_side_by_side_markdown]
         analyses += (
             [self.results.scaling_table, self.results.scaling_table1] if self.scaling else []
         )

@@ -111,13 +111,17 @@ _REFERENCES = {
 }
 
 
-def check_scheme(metric: Metric, scheme: str, where: str) -> None:
+def check_scheme(
+    metric: Metric, scheme: str, where: str, params: Mapping[str, Any] | None = None
+) -> None:
     """Refuse ``scheme`` for ``metric`` where it would bias the interval: ``replacement``
     for a metric registered ``duplicates_change_value`` (a prompt drawn twice puts its texts
-    in the set twice, read as repetition or as a zero distance); ``where`` names the key."""
+    in the set twice, read as repetition or as a zero distance), under ``params`` where a
+    parameter decides it (:meth:`~genmetrics.metrics.registry.Metric.duplicates_matter`);
+    ``where`` names the key."""
     if scheme not in SCHEMES:
         raise GenmetricsError(f"{where}: one of {', '.join(SCHEMES)}, got {scheme!r}")
-    if scheme == "replacement" and metric.duplicates_change_value:
+    if scheme == "replacement" and metric.duplicates_matter(params):
         raise GenmetricsError(
             f"{where}: scheme replacement is refused for metric {metric.name}: a prompt drawn "
             f"twice puts its texts in the set twice, and a copy of a text changes "
@@ -127,7 +131,10 @@ def check_scheme(metric: Metric, scheme: str, where: str) -> None:
 
 
 def entry_interval(
-    key: str, given: bool | Mapping[str, Any] | None, metric: Metric | None = None
+    key: str,
+    given: bool | Mapping[str, Any] | None,
+    metric: Metric | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The settings of config entry ``key``'s interval (``metrics.<entry>.interval``, checked
     by the schema): left out, on with :data:`DEFAULTS` unless the metric is costly
@@ -147,7 +154,7 @@ def entry_interval(
     if scheme not in SCHEMES:
         raise GenmetricsError(f"{key}.interval.scheme: one of {', '.join(SCHEMES)}")
     if metric is not None:
-        check_scheme(metric, scheme, f"{key}.interval.scheme")
+        check_scheme(metric, scheme, f"{key}.interval.scheme", params)
     return {**DEFAULTS, **given, "asked": True}
 
 
@@ -325,7 +332,7 @@ def bootstrap(
         return not_computed(settings["reason"])
     b, level, seed = int(settings["resamples"]), float(settings["level"]), int(settings["seed"])
     scheme = settings.get("scheme", DEFAULTS["scheme"])
-    check_scheme(metric, scheme, "interval scheme")
+    check_scheme(metric, scheme, "interval scheme", params)
     x = _Inputs(inputs["cand"], inputs["ref"], inputs.get("links"), inputs.get("prompt_ids"))
     u = units(metric, inputs["cand_rows"], inputs["ref_rows"], x.links)
     n_units = len(u.cand)
