@@ -15,7 +15,7 @@
   and the wall time on ``cores`` cores as job-seconds / cores (one thread per job, the cores
   kept busy: the demo's measured 1,276 job-seconds ran in 10 min 46 s on 2 cores). A rule
   whose models are larger than any measured row, or with no row, is listed as not estimated
-  rather than priced by extrapolation; rules with no row of their own take ``other``.
+  rather than priced by extrapolation.
 """
 
 from __future__ import annotations
@@ -159,8 +159,6 @@ def estimate(
         model_rule = rule in MODEL_RULES
         size = size_b.get(rule) if isinstance(size_b, Mapping) else size_b
         row = _cost(costs, rule, size if model_rule else None)
-        if row is None and not model_rule:
-            row = _cost(costs, "other", None)
         if row is None:
             largest = max(
                 (c.size_b_max for c in costs if c.kind == rule and c.size_b_max is not None),

@@ -63,7 +63,20 @@ TOKENS_PER_WORD = "resources/tokens_per_word.tsv"
 
 
 #: sections whose entries an overlay config may remove by setting them to null
-REMOVABLE_SECTIONS = ("datasets", "checkpoints", "models", "featurizers", "evaluators", "metrics")
+REMOVABLE_SECTIONS: tuple[tuple[str, ...], ...] = (
+    ("datasets",),
+    ("checkpoints",),
+    ("models",),
+    ("featurizers",),
+    ("evaluators",),
+    ("metrics",),
+    ("omniinput", "classifiers"),
+    ("omniinput", "runs"),
+    ("omniinput", "comparisons"),
+    ("omniinput", "variance"),
+    ("agreement", "sets"),
+    ("agreement", "metrics"),
+)
 
 
 def drop_removed_entries(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -72,8 +85,10 @@ def drop_removed_entries(cfg: dict[str, Any]) -> dict[str, Any]:
     Snakemake merges ``--configfile a.yaml b.yaml`` key by key, so an overlay (a paper profile,
     ``configs/profiles/``) cannot delete a model of the config it extends; a null entry of a
     section of :data:`REMOVABLE_SECTIONS` is that deletion. Changes ``cfg`` in place."""
-    for section in REMOVABLE_SECTIONS:
-        entries = cfg.get(section)
+    for path in REMOVABLE_SECTIONS:
+        entries: Any = cfg
+        for key in path:
+            entries = entries.get(key) if isinstance(entries, dict) else None
         if isinstance(entries, dict):
             for name in [n for n, v in entries.items() if v is None]:
                 del entries[name]

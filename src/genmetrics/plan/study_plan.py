@@ -246,21 +246,15 @@ def describe(
     out += [f"  {rule:<{width}}  {n:>6}" for rule, n in counts.items()]
     if work:
         out += ["", "Generation (texts = prompts × samples per prompt × seeds; tokens: budget):"]
-        for w in work:
-            texts = "?" if w.texts is None else f"{w.texts:,}"
-            tokens = "?" if w.tokens is None else f"{w.tokens:,}"
-            size = "?" if w.params_b is None else f"{w.params_b:g}B"
-            out.append(
-                f"  {w.dataset}/{w.model} ({size}): {w.jobs} generate jobs, {texts} texts × "
-                f"{w.max_new_tokens} tokens = {tokens} tokens"
-            )
+        out += [f"  {line}" for line in generation_lines(work)]
     else:
         out += ["", "Generation: none (the study scores texts that exist)"]
     out += ["", "Outputs to read:", *(f"  {p}" for p in reads or ["(none of the usual tables)"])]
     out += [
         "",
         f"Estimate on this machine class (2-core VM, no GPU; {est.cores} cores; "
-        "resources/plan/job_seconds.tsv: the demo's measured job-seconds per job kind):",
+        "resources/plan/job_seconds.tsv: the demo's measured job-seconds per job kind,",
+        "on 160 texts a side or fewer: jobs on larger sets take longer):",
     ]
     small = {r: s for r, s in est.seconds.items() if s < 10}
     for rule, s in sorted(est.seconds.items(), key=lambda kv: -kv[1]):
@@ -286,7 +280,7 @@ def describe(
             out.append("  not stated")
         for r in compute:
             gpus = f" on {r['gpus']} GPU(s)" if r["gpus"] else ""
-            gh = f"{r['gpu_hours']} GPU-h" if r["gpu_hours"] else ""
+            gh = f"{r['gpu_hours']} GPU-h" if r["gpu_hours"] else gpu_hours_range(r)
             if r["time"]:
                 gh = f" = {gh}" if gh else ""
                 time = f": {r['time']}{gpus}{gh}"
@@ -300,6 +294,44 @@ def describe(
                 out += [f"    {ln}" for ln in lines]
                 out.append(f"    total ≈ {total:,.0f} GPU-h")
     return "\n".join(out)
+
+
+def generation_lines(work: list[GenerationWork]) -> list[str]:
+    """One line per model: its generate jobs, texts and tokens over every dataset it runs on
+    (the datasets named when more than one)."""
+    lines = []
+    for model in dict.fromkeys(w.model for w in work):
+        ws = [w for w in work if w.model == model]
+        size = "?" if ws[0].params_b is None else f"{ws[0].params_b:g}B"
+        jobs = sum(w.jobs for w in ws)
+        unknown = any(w.texts is None for w in ws)
+        texts = "?" if unknown else f"{sum(w.texts for w in ws):,}"
+        tokens = "?" if unknown else f"{sum(w.tokens for w in ws):,}"
+        budgets = "/".join(str(b) for b in dict.fromkeys(w.max_new_tokens for w in ws))
+        where = (
+            ws[0].dataset
+            if len(ws) == 1
+            else f"{len(ws)} datasets ({', '.join(w.dataset for w in ws)})"
+        )
+        lines.append(
+            f"{model} ({size}) on {where}: {jobs} generate jobs, {texts} texts × {budgets} "
+            f"tokens = {tokens} tokens"
+        )
+    return lines
+
+
+def gpu_hours_range(row: Mapping[str, str]) -> str:
+    """GPU-hours of a row that states a run time and a GPU count (``10min~20min`` on 1 GPU:
+    ``0.17-0.33 GPU-h``); empty when either is missing."""
+    if not row.get("time") or not row.get("gpus"):
+        return ""
+    hours = []
+    for value, unit in re.findall(r"(\d+(?:\.\d+)?)\s*(min|h)\b", row["time"]):
+        hours.append(float(value) / (60 if unit == "min" else 1) * int(row["gpus"]))
+    if not hours:
+        return ""
+    low, high = min(hours), max(hours)
+    return f"{low:.2g} GPU-h" if low == high else f"{low:.2g}-{high:.2g} GPU-h"
 
 
 def rule_sizes(plan) -> dict[str, float | None]:
