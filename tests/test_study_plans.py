@@ -90,7 +90,9 @@ COSTS = [
 
 def test_job_counts_read_the_summary():
     assert job_counts(DRY_RUN) == {"generate": 2, "score": 10, "aggregate": 1, "sweep": 3, "all": 1}
-    assert job_counts("Building DAG of jobs...\nNothing to be done (all requested files exist).") == {}
+    assert (
+        job_counts("Building DAG of jobs...\nNothing to be done (all requested files exist).") == {}
+    )
     with pytest.raises(GenmetricsError, match="Job stats"):
         job_counts("something else")
 
@@ -109,9 +111,7 @@ def test_estimate_on_a_hand_made_job_table():
 def test_a_larger_model_than_measured_is_not_priced():
     counts = {"generate": 2, "embed": 4, "score": 10}
     costs = [*COSTS, JobCost("embed", "job", 12.0, 0.3, "vm", "hand")]
-    est = estimate(
-        counts, costs, size_b={"generate": 7.0, "embed": 0.774}, generated_tokens=10**6
-    )
+    est = estimate(counts, costs, size_b={"generate": 7.0, "embed": 0.774}, generated_tokens=10**6)
     assert est.seconds == {"score": 15.0}
     assert est.not_estimated == {
         "generate": "2 jobs on 7B-parameter models: measured up to 0.3B only",
@@ -240,7 +240,11 @@ def test_every_study_of_the_makefile_has_a_plan():
         assert tuple(a for a in args if not a.startswith("$")) == study.targets, name
     for name in NOT_WORKFLOWS:
         assert "snakemake" not in recipes[name], name
-    assert "%-plan:" in (REPO / "Makefile").read_text()
+    text = (REPO / "Makefile").read_text()
+    phony = re.search(r"^\.PHONY:(.*)$", text, re.M).group(1).split()
+    listed = re.search(r"^STUDY_PLANS := (.*)$", text, re.M).group(1).split()
+    every = [f"{s}-plan" for s in [*STUDIES, *NOT_WORKFLOWS]]
+    assert sorted(listed) == sorted(every) and set(every) <= set(phony)
 
 
 @pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.stem)

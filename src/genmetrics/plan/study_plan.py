@@ -79,7 +79,7 @@ STUDIES: dict[str, Study] = {
             "configs/omniinput_compare.yaml",
             ("omniinput",),
             "omniinput",
-            "15-20 min",
+            "38 min (loaded cores)",
         ),
         Study("agreement", "configs/agreement.yaml", ("agreement",), None, "5 min"),
         Study("agnews-experiment", "configs/agnews_pr.yaml", (), "pr-llm"),
