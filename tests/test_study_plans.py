@@ -120,7 +120,7 @@ def test_a_larger_model_than_measured_is_not_priced():
     # unknown tokens: generate is not priced, the rest is
     est = estimate({"generate": 1, "score": 2}, COSTS, size_b=0.1, generated_tokens=None)
     assert est.seconds == {"score": 3.0}
-    assert est.not_estimated == {"generate": "1 jobs: their texts × tokens are unknown"}
+    assert est.not_estimated == {"generate": "1 job: their texts × tokens are unknown"}
 
 
 def test_format_duration():
@@ -215,6 +215,23 @@ def test_an_overlays_null_entry_removes_only_that_entry():
     assert "self_bleu" in plan.entries  # not named by the overlay: kept
     work = {w.model: w for w in generation_work(plan)}
     assert work["vicuna-7b"].texts == 50 * 80 * 5  # Listing 1's 50 prompts, 80 each, 5 seeds
+
+
+def test_drop_removed_entries_only_in_named_sections():
+    from genmetrics.plan.load import drop_removed_entries
+
+    cfg = {
+        "models": {"a": None, "b": {"checkpoint": "c"}},
+        "datasets": {"d": {"clean": {"sample": None}}},  # a null setting: kept
+        "omniinput": {"runs": {"r1": None, "r2": {"length": 25}}, "comparisons": None},
+        "analysis": {"sweep": None},  # not a section of entries: kept
+    }
+    assert drop_removed_entries(cfg) == {
+        "models": {"b": {"checkpoint": "c"}},
+        "datasets": {"d": {"clean": {"sample": None}}},
+        "omniinput": {"runs": {"r2": {"length": 25}}, "comparisons": None},
+        "analysis": {"sweep": None},
+    }
 
 
 def _make_studies() -> dict[str, str]:

@@ -159,20 +159,21 @@ def estimate(
         model_rule = rule in MODEL_RULES
         size = size_b.get(rule) if isinstance(size_b, Mapping) else size_b
         row = _cost(costs, rule, size if model_rule else None)
+        jobs = f"{n} job" if n == 1 else f"{n} jobs"
         if row is None:
             largest = max(
                 (c.size_b_max for c in costs if c.kind == rule and c.size_b_max is not None),
                 default=None,
             )
             out.not_estimated[rule] = (
-                f"{n} jobs: no measured cost"
+                f"{jobs}: no measured cost"
                 if largest is None
-                else f"{n} jobs on {size:g}B-parameter models: measured up to {largest:g}B only"
+                else f"{jobs} on {size:g}B-parameter models: measured up to {largest:g}B only"
             )
             continue
         if row.unit == PER_1000_TOKENS:
             if generated_tokens is None:
-                out.not_estimated[rule] = f"{n} jobs: their texts × tokens are unknown"
+                out.not_estimated[rule] = f"{jobs}: their texts × tokens are unknown"
                 continue
             out.seconds[rule] = generated_tokens / 1000 * row.seconds
         else:

@@ -263,7 +263,7 @@ def describe(
     if small:
         jobs = sum(counts[r] for r in small)
         out.append(
-            f"  {jobs} jobs of {len(small)} other rules  {format_duration(sum(small.values()))}"
+            f"  {jobs} job(s) of {len(small)} other rule(s)  {format_duration(sum(small.values()))}"
         )
     out.append(
         f"  total {format_duration(est.job_seconds)} of job time, about "
