@@ -275,6 +275,8 @@ def describe(
     if study.recorded and not profile_header:
         out.append(f"  recorded (docs/studies.md, make {study.name}): {study.recorded}")
     if compute is not None:
+        if not work:  # nothing generated: the paper's generation costs are not this work's
+            compute = [r for r in compute if not r["work"].startswith("generat")]
         out += ["", "The paper's compute for this work:"]
         if not compute:
             out.append("  not stated")
