@@ -313,7 +313,7 @@ def test_one_profile_plans_without_network():
     _check_profile_printout("chat-vs-base", out)
     # GPU-hours at App. B's rates, 20,000 texts = 5 × 4,000 per model: four 7B models × 5 × 10,
     # two 13B × 5 × 20, two 70B × 5 × 160 = 200 + 200 + 1,600
-    assert "webtext/llama2-70b-chat (70B): 5 generate jobs, 20,000 texts × 449 tokens" in out
+    assert "llama2-70b-chat (70B) on webtext: 5 generate jobs, 20,000 texts × 449 tokens" in out
     assert "total ≈ 2,000 GPU-h" in out
     assert "results/chat-vs-base/figures/precision_recall.png" in out
 
