@@ -180,12 +180,17 @@ def test_outputs_to_read_are_the_tables_figures_and_report():
         "results/w/analysis/sweep/webtext/m/seed0/precision_recall.csv",
         "results/w/scores/webtext/m/seed0/mauve.json",
         "results/w/scores_headline.md",
+        "results/w/spread.csv",
+        "results/w/analysis/patterns/cnndm.md",
+        "results/w/analysis/patterns/cnndm.csv",
         "results/other/report.html",
     ]
     assert outputs_to_read(outputs, "results/w") == [
         "results/w/report.html",
         "results/w/analysis/model_overlap.md",
+        "results/w/analysis/patterns/cnndm.md",
         "results/w/scores_headline.md",
+        "results/w/spread.csv",
         "results/w/figures/precision_recall.png",
     ]
 

@@ -99,7 +99,8 @@ NOT_WORKFLOWS = {
 
 #: a dry-run output worth reading, relative to the study's results_dir
 READ_PATTERN = re.compile(
-    r"(report\.html|scores_headline\.md|figures/[^/]+\.png|analysis/[^/]+\.md"
+    r"(report\.html|scores_headline\.md|spread\.csv|figures/[^/]+\.png|analysis/[^/]+\.md"
+    r"|analysis/patterns/[^/]+\.md"
     r"|agreement/summary\.md|omniinput/[^/]+/[^/]+/(?:summary\.json|table\.csv|aupr\.csv)"
     r"|omniinput/toy/validation\.json)"
 )
