@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CORES  ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: test-run studies webtext pr-scale biographies creative chat-vs-base summary-diversity instruction-diversity instruction-sets runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test install-docs docs lint format dry-run report bench clean
+.PHONY: plan webtext-plan pr-scale-plan biographies-plan creative-plan chat-vs-base-plan summary-diversity-plan instruction-diversity-plan instruction-sets-plan omniinput-compare-plan agreement-plan agnews-experiment-plan gpt2-decoding-plan face-scaling-plan omniinput-toy-plan omniinput-plan runtime-plan face-real-data-plan face-agreement-plan test-run studies webtext pr-scale biographies creative chat-vs-base summary-diversity instruction-diversity instruction-sets runtime omniinput-compare agreement agnews-experiment gpt2-decoding face-scaling face-real-data face-agreement omniinput-toy omniinput demo test test-slow test-slurm test-all install install-test install-docs docs lint format dry-run report bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +96,21 @@ bench: install-test
 
 clean:
 	rm -rf results .snakemake site
+
+# What a study will do, before it runs (nothing runs: `snakemake -n`): the jobs per rule, the
+# generate jobs with their texts x tokens, the outputs to read and an estimated time on 2 cores
+# from the demo's measured job costs (resources/plan/job_seconds.tsv). PROFILE=paper adds the
+# overlay configs/profiles/<study>-paper.yaml (the paper's models, N, lengths, seeds, featurizer)
+# and the compute the paper reports for that work. `make webtext-plan PROFILE=paper` is
+# `make plan STUDY=webtext PROFILE=paper`; every Snakemake study has its <study>-plan.
+STUDY ?= webtext
+PROFILE ?=
+plan: install
+	$(BIN)/python -m genmetrics.plan.study_plan $(STUDY) --cores $(CORES) $(if $(PROFILE),--profile $(PROFILE))
+
+STUDY_PLANS := webtext-plan pr-scale-plan biographies-plan creative-plan chat-vs-base-plan summary-diversity-plan instruction-diversity-plan instruction-sets-plan omniinput-compare-plan agreement-plan agnews-experiment-plan gpt2-decoding-plan face-scaling-plan omniinput-toy-plan omniinput-plan runtime-plan face-real-data-plan face-agreement-plan
+$(STUDY_PLANS): install
+	$(BIN)/python -m genmetrics.plan.study_plan $(@:-plan=) --cores $(CORES) $(if $(PROFILE),--profile $(PROFILE))
 
 # The precision/recall paper's studies (Le Bronnec et al. 2024; docs/studies.md): each a ready
 # config at 2-core size on the registry models and ../shared/data, writing results/<study>/.

@@ -173,3 +173,55 @@ def test_the_text_check_fails_on_a_wrong_value_a_swap_and_a_wrong_table():
     ]
     renamed = [dict(rows[0], table="Table 19")]
     assert mismatches(renamed, text) == ["Table 19: not named in the text"]
+
+
+# ---------------------------------------------------------------- the papers' compute statements
+
+COMPUTE = REPO / "resources" / "plan" / "paper_compute.csv"
+
+
+def _compute_rows() -> list[dict[str, str]]:
+    return _rows(COMPUTE)
+
+
+def test_the_compute_table_has_its_shape():
+    with COMPUTE.open(encoding="utf-8", newline="") as f:
+        assert next(csv.reader(f)) == [
+            "paper", "section", "work", "size_b", "time", "gpus", "gpu_hours", "quote"
+        ]  # fmt: skip
+    rows = _compute_rows()
+    assert {r["paper"] for r in rows} == set(PAPERS)  # every paper: its statement or "not stated"
+    for r in rows:
+        assert r["paper"] in PAPERS and r["section"] and r["work"] and r["quote"], r
+        if r["gpu_hours"] and r["time"]:
+            # a derived GPU-hours value: the stated hours × the stated GPUs
+            hours = float(re.match(r"[\d.]+", r["time"]).group())
+            assert float(r["gpu_hours"]) == hours * int(r["gpus"]), r
+        if not r["gpu_hours"] and not (r["time"] and r["gpus"]):
+            assert "not stated" in r["work"] or not r["gpus"], r
+
+
+@pytest.mark.parametrize("row", _compute_rows(), ids=lambda r: f"{r['paper']}-{r['work'][:30]}")
+def test_every_compute_statement_is_quoted_from_its_papers_text(row):
+    """The quote stands in the paper's full text; the time, GPU count and a GPU-hours value
+    the paper prints (not one derived here) stand in the quote; the section is named."""
+    text = normalise(_text(row["paper"]))
+    quote = normalise(row["quote"])
+    assert quote in text, f"{row['quote']!r} is not in the text of {row['paper']}"
+    if row["time"]:
+        assert normalise(row["time"]).replace(" ", "") in quote.replace(" ", ""), row
+    if row["gpus"] and row["paper"] == "pr-llm" and row["time"]:
+        assert re.search(rf"\b{row['gpus']} A100", quote), row
+    if row["gpu_hours"] and not row["time"]:
+        assert re.search(_value_pattern(row["gpu_hours"]) + r" GPU hours", quote), row
+    section = re.match(r"(App\. [A-Z](?:\.\d+)?|§\d+(?:\.\d+)?)", row["section"]).group(1)
+    number = section.split()[-1].lstrip("§")
+    heading = re.compile(rf"^(#+ )?{re.escape(number)}\b", re.M)
+    assert heading.search(text) or f"Table {number}" in text, f"{section} not a heading"
+
+
+def test_the_quote_check_fails_on_a_changed_number():
+    row = next(r for r in _compute_rows() if r["gpu_hours"] == "4200")
+    text = normalise(_text("pr-llm"))
+    assert normalise(row["quote"]) in text
+    assert normalise(row["quote"].replace("4200", "4300")) not in text

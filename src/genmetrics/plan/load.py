@@ -62,6 +62,39 @@ from genmetrics.scoring.intervals import entry_interval
 TOKENS_PER_WORD = "resources/tokens_per_word.tsv"
 
 
+#: sections whose entries an overlay config may remove by setting them to null
+REMOVABLE_SECTIONS: tuple[tuple[str, ...], ...] = (
+    ("datasets",),
+    ("checkpoints",),
+    ("models",),
+    ("featurizers",),
+    ("evaluators",),
+    ("metrics",),
+    ("omniinput", "classifiers"),
+    ("omniinput", "runs"),
+    ("omniinput", "comparisons"),
+    ("omniinput", "variance"),
+    ("agreement", "sets"),
+    ("agreement", "metrics"),
+)
+
+
+def drop_removed_entries(cfg: dict[str, Any]) -> dict[str, Any]:
+    """``cfg`` without the entries a later config file set to null (``models: {chat: null}``).
+
+    Snakemake merges ``--configfile a.yaml b.yaml`` key by key, so an overlay (a paper profile,
+    ``configs/profiles/``) cannot delete a model of the config it extends; a null entry of a
+    section of :data:`REMOVABLE_SECTIONS` is that deletion. Changes ``cfg`` in place."""
+    for path in REMOVABLE_SECTIONS:
+        entries: Any = cfg
+        for key in path:
+            entries = entries.get(key) if isinstance(entries, dict) else None
+        if isinstance(entries, dict):
+            for name in [n for n, v in entries.items() if v is None]:
+                del entries[name]
+    return cfg
+
+
 def load_plan(
     config: Mapping[str, Any],
     schema_path: str | Path,
@@ -79,7 +112,7 @@ def load_plan(
     """
     from genmetrics.config import expand_paths, validate_config
 
-    cfg = copy.deepcopy(dict(config))
+    cfg = drop_removed_entries(copy.deepcopy(dict(config)))
     # checkpoint templates as given, before the schema's default (base) fills them: a preset
     # may set a model's template where its checkpoint's config says nothing
     ckpts = cfg.get("checkpoints")
