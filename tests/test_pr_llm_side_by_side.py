@@ -223,3 +223,36 @@ def test_omniinput_compare_bins_and_aupr():
     assert a["our_direction"] == "+" and a["direction_agrees"] is None
     c = side[side["table"] == "Fig. 3 (c)"].iloc[0]
     assert np.isnan(c["ours"]) and "no counterpart" in c["note"]
+
+
+def test_biographies_from_scores_to_fig7_through_the_run_pooling():
+    """Six (model, n) runs with two seeds each: recall rises with n, Self-BLEU falls as
+    recall rises, so their rank correlation over the runs is -1 (the paper: -0.87)."""
+    from genmetrics.analysis.run_correlation import run_correlation, run_points
+
+    variants = {f"bios-n{n}": {"dataset": "bios", "n": n} for n in (0, 1, 3)}
+    rows = []
+    for n in (0, 1, 3):
+        for i, model in enumerate(("chat", "base")):
+            for seed in (0, 1):
+                recall = 0.5 + 0.1 * n + 0.05 * i + 0.01 * seed
+                ds = f"bios-n{n}"
+                rows += _pr(ds, model, seed, 0.9 - 0.01 * ((n * 7 + i * 3) % 5), recall, mauve=0.8)
+                rows.append(
+                    [ds, model, seed, "references", "self_bleu", "self_bleu"]
+                    + ["self_bleu", 1 - recall]
+                )
+                rows.append(
+                    [ds, model, seed, "references", "distinct_n", "distinct_n"]
+                    + ["distinct_4", recall]
+                )
+    scores = _scores(rows)
+    points = run_points(scores, pr.FIG7_SCORES, variants)
+    assert len(points) == 6 and (points["n_seeds"] == 2).all()
+    corr = run_correlation(points, n_boot=300, seed=1)
+    side = pr.biographies(corr, scores, variants, {"chat": "chat", "base": "base"})
+    rs = side[(side["row"] == "Recall") & (side["column"] == "Self-BLEU")]
+    assert rs["ours"].tolist() == pytest.approx([-1.0, -1.0]) and rs["n"].tolist() == [6, 6]
+    assert rs["direction_agrees"].tolist() == [True, True]
+    mauve = side[(side["row"] == "Precision") & (side["column"] == "MAUVE")]
+    assert mauve["ours"].isna().all()  # MAUVE is constant over the runs: no correlation

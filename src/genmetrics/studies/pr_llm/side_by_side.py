@@ -91,6 +91,9 @@ def compare(
         return pd.DataFrame(columns=SIDE_BY_SIDE_COLUMNS)
     out = []
     for r in rows:
+        if r.match is not None and not _has_value(ours, r.match):
+            why = "ours: not defined (constant over the runs, or too few of them)"
+            r = Row(r.cell, None, note="; ".join(x for x in (r.match.note, why) if x))
         if r.match is None:
             hit = ptab[
                 (ptab["table"] == r.cell[0])
@@ -118,6 +121,17 @@ def compare(
     df = pd.concat(out, ignore_index=True)
     df["n"] = pd.to_numeric(df["n"], errors="coerce").astype("Int64")
     return df[SIDE_BY_SIDE_COLUMNS]
+
+
+def _has_value(ours: pd.DataFrame, match: Match) -> bool:
+    """Whether some row of ours that ``match`` selects holds a number (a selector naming a
+    column ours lacks is left to ``side_by_side``'s error)."""
+    if match.value not in ours.columns or any(c not in ours.columns for c in match.ours):
+        return True
+    keep = pd.Series(True, index=ours.index)
+    for col, want in match.ours.items():
+        keep &= ours[col].astype(str) == str(want)
+    return bool(keep.any()) is False or bool(ours.loc[keep, match.value].notna().any())
 
 
 # ------------------------------------------------------------------------------ our tables
