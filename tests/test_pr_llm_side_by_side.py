@@ -143,7 +143,7 @@ def test_webtext_table_b4_and_the_sweeps():
     k = _row(side, "Fig. B.1", "precision")
     assert k["ours"] == pytest.approx(0.99) and k["direction_agrees"] and "§4.2" in k["note"]
     n = _row(side, "Fig. 6", "recall")
-    assert (n["ours"], n["lower"], n["n"]) == (pytest.approx(0.85), pytest.approx(0.84), 3)
+    assert (n["ours"], n["lower"], n["n"]) == (pytest.approx(0.85), pytest.approx(0.84), 80)
 
 
 def test_agnews_directions_from_section_5_2():

@@ -321,13 +321,14 @@ def webtext(
             for source, g in sw[sw["sweep"] == axis].groupby("source", sort=False):
                 for at, lab in ((g["at"].max(), "end"), (g["at"].min(), "start")):
                     e = g[g["at"] == at].iloc[0]
+                    size = at if axis == "n" else e["other"]  # texts per side (the k sweep's N)
                     for v in ("precision", "recall"):
                         tables.append(
                             pd.DataFrame(
                                 [
                                     {"what": f"sweep_{axis}_{lab}", "source": source}
                                     | {"name": v, "value": e[v], "lower": e[f"{v}_min"]}
-                                    | {"upper": e[f"{v}_max"], "n": e["runs"], "at": at}
+                                    | {"upper": e[f"{v}_max"], "n": size, "runs": e["runs"]}
                                 ]
                             )
                         )
@@ -336,7 +337,7 @@ def webtext(
             if len(g):
                 for v in ("precision", "recall"):
                     cell = ("Fig. 6", "Llama-2 7B Chat against N (k = 4)", v)
-                    note = f"ours: {source} at N = {int(g['at'].max())} (range over the runs)"
+                    note = f"ours: {source} at N = {int(g['at'].max())} (range over the repeats)"
                     sel = {"what": "sweep_n_end", "source": source, "name": v}
                     rows.append(Row(cell, Match(cell, sel, note=note)))
             g = sw[(sw["sweep"] == "k") & (sw["source"] == source)]
