@@ -454,6 +454,12 @@ rule omniinput_compare_side_by_side:
         study="omniinput-compare",
         comparisons=list(PLAN.omniinput.comparisons),
         variances=list(PLAN.omniinput.variance),
+        # the variance runs whose z is a language model's mean NLL (Table 1's bins are NLL)
+        nll_variances=[
+            v
+            for v, s in PLAN.omniinput.variance.items()
+            if PLAN.omniinput.runs[s["run"]].classifier is None
+        ],
         sizes={n: c.params_b for n, c in sorted(PLAN.checkpoints.items())},
     script:
         "../workflow/scripts/pr_llm_side_by_side.py"

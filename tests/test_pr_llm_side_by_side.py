@@ -221,6 +221,9 @@ def test_omniinput_compare_bins_and_aupr():
     assert b["ours"] == pytest.approx(0.17) and b["direction_agrees"] and "§3.3" in b["note"]
     a = side[side["table"] == "Fig. 3 (a)"].iloc[0]
     assert a["our_direction"] == "+" and a["direction_agrees"] is None
+    logit = omni.omniinput_compare(ours, {"small": 0.135, "large": 0.27}, nll=[])
+    t1 = logit[logit["table"] == "Table 1"]  # a classifier's logit bins answer no NLL bin
+    assert t1["ours"].isna().all() and t1["note"].str.contains("no bin of ours").all()
     c = side[side["table"] == "Fig. 3 (c)"].iloc[0]
     assert np.isnan(c["ours"]) and "no counterpart" in c["note"]
 

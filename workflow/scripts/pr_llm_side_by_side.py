@@ -20,7 +20,8 @@ with log_to(sm.log[0]) as log:
         variance = {
             v: pd.read_csv(p) for v, p in zip(sm.params.variances, sm.input.variance, strict=True)
         }
-        side = omni.omniinput_compare(omni.ours_table(compare, variance), sm.params.sizes)
+        ours = omni.ours_table(compare, variance)
+        side = omni.omniinput_compare(ours, sm.params.sizes, nll=sm.params.nll_variances)
     else:
         scores = read_scores(sm.input.scores)
         pairs = pr.chat_base_pairs(sm.params.templates, sm.params.checkpoints)

@@ -15,7 +15,7 @@ omniinput-compare.csv``; :func:`genmetrics.studies.pr_llm.side_by_side.compare`)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -68,13 +68,17 @@ def omniinput_compare(
     sizes: Mapping[str, float],
     paper: str | pd.DataFrame = "omniinput-compare",
     *,
+    nll: Sequence[str] | None = None,
     root=None,
 ) -> pd.DataFrame:
     """The side-by-side table of :func:`ours_table` (``sizes``: billions of parameters per
-    checkpoint, to tell the smaller model from the larger)."""
+    checkpoint, to tell the smaller model from the larger; ``nll``: the variance runs whose z
+    is a language model's mean NLL, the only ones Table 1's NLL bins can answer; None: all)."""
     ptab = paper_tables(paper, root)
     rows: list[Row] = []
     r_rows = ours[ours["what"] == "r"] if "what" in ours else ours.iloc[:0]
+    if nll is not None:
+        r_rows = r_rows[r_rows["variance"].isin(list(nll))]
     for c in ptab[ptab["table"] == "Table 1"].itertuples(index=False):
         cell = (c.table, c.row, c.column)
         lo, hi = _bin(c.row)
