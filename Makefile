@@ -118,6 +118,7 @@ $(STUDY_PLANS): install
 # split (Table B.4) and the N and k sweeps (Fig. 6 / B.1).
 webtext: install
 	$(BIN)/snakemake --cores $(CORES) all sweeps --configfile configs/webtext.yaml
+	$(BIN)/snakemake --cores $(CORES) webtext_side_by_side --configfile configs/webtext.yaml
 
 # pr-scale: P/R at sizes that can show the effects, on texts that exist (no generation): the N
 # sweep to 981 per side and the k sweep (GPT-2 samples against WebText, Fig. 6 / B.1), P and R
@@ -131,14 +132,17 @@ pr-scale: install
 # correlation table of P, R, MAUVE, Self-BLEU and Distinct-4 across models (Fig. 7).
 biographies: install
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/biographies.yaml
+	$(BIN)/snakemake --cores $(CORES) biographies_side_by_side --configfile configs/biographies.yaml
 
 # creative: 50 creative-writing prompts, several samples per prompt; the model x model table (Table 1).
 creative: install
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/creative.yaml
+	$(BIN)/snakemake --cores $(CORES) creative_side_by_side --configfile configs/creative.yaml
 
 # chat-vs-base: the same WebText prompts through a chat model and its base model.
 chat-vs-base: install
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/chat_vs_base.yaml
+	$(BIN)/snakemake --cores $(CORES) chat_vs_base_side_by_side --configfile configs/chat_vs_base.yaml
 
 # The diversity paper's studies (Shaib et al. 2024; docs/studies.md "The diversity paper's and
 # OmniInput's experiments"), on real system outputs in ../shared/data (nothing generated).
@@ -172,6 +176,7 @@ studies: webtext pr-scale biographies creative chat-vs-base summary-diversity in
 # Controlled P/R experiment on AG News (Le Bronnec et al. 2024, Fig. 2); needs ../shared/data.
 agnews-experiment: install
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/agnews_pr.yaml
+	$(BIN)/snakemake --cores $(CORES) agnews_side_by_side --configfile configs/agnews_pr.yaml
 
 # Diversity scores of GPT-2 1.5B decoding settings (T=1, top-k 40, T=0.7); needs ../shared/data.
 gpt2-decoding: install
@@ -203,6 +208,7 @@ omniinput: install
 # judge LMs on the same samples. About 15-20 min on 2 cores.
 omniinput-compare: install
 	$(BIN)/snakemake --cores $(CORES) omniinput --configfile configs/omniinput_compare.yaml
+	$(BIN)/snakemake --cores $(CORES) omniinput_compare_side_by_side --configfile configs/omniinput_compare.yaml
 
 # Agreement of metrics with human judgments (REALSumm, XSum hallucinations, HANNA, contrastive
 # search and RankGen A/B) -> results/human-agreement/agreement/summary.md, figures and a

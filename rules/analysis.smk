@@ -340,3 +340,152 @@ rule featurizer_robustness:
         settings=PLAN.robustness_settings(),
     script:
         "../workflow/scripts/featurizer_robustness.py"
+
+
+# Optional targets of the P/R paper's studies and omniinput-compare (`snakemake
+# <study>_side_by_side`, run by each study's make target): the paper's numbers
+# (resources/papers/<study>.csv) beside ours (studies.pr_llm.side_by_side).
+# Fig. 7 pooled as Le Bronnec et al. (2024) pool it: across the (model, n) runs, raw values,
+# seeds averaged, a bootstrap interval over runs (analysis.run_correlation).
+rule run_correlation:
+    input:
+        scores=RESULTS.scores,
+    output:
+        table=RESULTS.run_correlation,
+    log:
+        RESULTS.log("run_correlation.log"),
+    conda:
+        "../envs/metrics.yaml"
+    params:
+        variants=PLAN.few_shot_variants(),
+        n_boot=PLAN.report["bootstrap"],
+        seed=PLAN.report["seed"],
+    script:
+        "../workflow/scripts/run_correlation.py"
+
+
+rule biographies_side_by_side:
+    input:
+        scores=RESULTS.scores,
+        correlation=RESULTS.run_correlation,
+    output:
+        table=RESULTS.side_by_side.format(study="biographies"),
+        markdown=RESULTS.side_by_side_markdown.format(study="biographies"),
+    log:
+        RESULTS.log("side_by_side/biographies.log"),
+    conda:
+        "../envs/metrics.yaml"
+    params:
+        study="biographies",
+        variants=PLAN.few_shot_variants(),
+        templates=PLAN.model_templates(),
+        checkpoints={n: m.checkpoint for n, m in sorted(PLAN.models.items())},
+    script:
+        "../workflow/scripts/pr_llm_side_by_side.py"
+
+
+rule webtext_side_by_side:
+    input:
+        scores=RESULTS.scores,
+        spread=RESULTS.spread_table,
+        # RESULTS.sweep of every swept source
+        sweeps=TARGETS.sweeps,
+    output:
+        table=RESULTS.side_by_side.format(study="webtext"),
+        markdown=RESULTS.side_by_side_markdown.format(study="webtext"),
+    log:
+        RESULTS.log("side_by_side/webtext.log"),
+    conda:
+        "../envs/metrics.yaml"
+    params:
+        study="webtext",
+        templates=PLAN.model_templates(),
+        checkpoints={n: m.checkpoint for n, m in sorted(PLAN.models.items())},
+    script:
+        "../workflow/scripts/pr_llm_side_by_side.py"
+
+
+rule chat_vs_base_side_by_side:
+    input:
+        scores=RESULTS.scores,
+    output:
+        table=RESULTS.side_by_side.format(study="chat-vs-base"),
+        markdown=RESULTS.side_by_side_markdown.format(study="chat-vs-base"),
+    log:
+        RESULTS.log("side_by_side/chat-vs-base.log"),
+    conda:
+        "../envs/metrics.yaml"
+    params:
+        study="chat-vs-base",
+        templates=PLAN.model_templates(),
+        checkpoints={n: m.checkpoint for n, m in sorted(PLAN.models.items())},
+    script:
+        "../workflow/scripts/pr_llm_side_by_side.py"
+
+
+rule creative_side_by_side:
+    input:
+        scores=RESULTS.scores,
+    output:
+        table=RESULTS.side_by_side.format(study="creative"),
+        markdown=RESULTS.side_by_side_markdown.format(study="creative"),
+    log:
+        RESULTS.log("side_by_side/creative.log"),
+    conda:
+        "../envs/metrics.yaml"
+    params:
+        study="creative",
+        templates=PLAN.model_templates(),
+        checkpoints={n: m.checkpoint for n, m in sorted(PLAN.models.items())},
+    script:
+        "../workflow/scripts/pr_llm_side_by_side.py"
+
+
+rule agnews_side_by_side:
+    input:
+        scores=RESULTS.scores,
+    output:
+        table=RESULTS.side_by_side.format(study="agnews-experiment"),
+        markdown=RESULTS.side_by_side_markdown.format(study="agnews-experiment"),
+    log:
+        RESULTS.log("side_by_side/agnews-experiment.log"),
+    conda:
+        "../envs/metrics.yaml"
+    params:
+        study="agnews-experiment",
+        templates=PLAN.model_templates(),
+        checkpoints={n: m.checkpoint for n, m in sorted(PLAN.models.items())},
+    script:
+        "../workflow/scripts/pr_llm_side_by_side.py"
+
+
+rule omniinput_compare_side_by_side:
+    input:
+        compare=[
+            RESULTS.omni_compare_table.format(comparison=c)
+            for c in PLAN.omniinput.comparisons
+        ],
+        variance=[
+            RESULTS.omni_variance_table.format(variance=v)
+            for v in PLAN.omniinput.variance
+        ],
+    output:
+        table=RESULTS.side_by_side.format(study="omniinput-compare"),
+        markdown=RESULTS.side_by_side_markdown.format(study="omniinput-compare"),
+    log:
+        RESULTS.log("side_by_side/omniinput-compare.log"),
+    conda:
+        "../envs/metrics.yaml"
+    params:
+        study="omniinput-compare",
+        comparisons=list(PLAN.omniinput.comparisons),
+        variances=list(PLAN.omniinput.variance),
+        # the variance runs whose z is a language model's mean NLL (Table 1's bins are NLL)
+        nll_variances=[
+            v
+            for v, s in PLAN.omniinput.variance.items()
+            if PLAN.omniinput.runs[s["run"]].classifier is None
+        ],
+        sizes={n: c.params_b for n, c in sorted(PLAN.checkpoints.items())},
+    script:
+        "../workflow/scripts/pr_llm_side_by_side.py"

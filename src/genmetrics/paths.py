@@ -94,6 +94,12 @@ class ResultPaths:
     pr_scale_sizes: str = "results/analysis/pr_scale_sizes.csv"
     pr_scale_side_by_side: str = "results/analysis/pr_scale_side_by_side.csv"
     pr_scale_markdown: str = "results/analysis/pr_scale_side_by_side.md"
+    # the P/R paper's other studies and omniinput-compare (studies.pr_llm): the paper's numbers
+    # beside ours, one pair per study ({study}: biographies, webtext, creative, chat-vs-base,
+    # agnews-experiment, omniinput-compare), and Fig. 7's correlations pooled over the runs
+    side_by_side: str = "results/analysis/{study}_side_by_side.csv"
+    side_by_side_markdown: str = "results/analysis/{study}_side_by_side.md"
+    run_correlation: str = "results/analysis/run_correlation.csv"
     scaling_table2_markdown: str = "results/analysis/scaling_table2.md"
     scaling_paper: str = "results/analysis/scaling_paper.csv"
     # the rank agreement of models across featurizers (analysis.featurizer_robustness)
