@@ -1,6 +1,13 @@
 # Aggregation and figures: the only rules that depend on every model.
 from genmetrics.report.captions import caption_files
 
+# the model × model overlap table goes into the report only where an entry compares models
+# with each other (a precision_recall entry with `reference: {model: M}`); else it is empty
+MODEL_REFERENCES = any(
+    isinstance((e or {}).get("reference"), dict)
+    for e in config.get("metrics", {}).values()
+)
+
 
 rule aggregate:
     input:
@@ -115,10 +122,14 @@ rule pr_scatter:
             category="Precision and recall",
         ),
         plane=RESULTS.pr_plane_table,
-        overlap=report(
-            RESULTS.overlap_table,
-            caption="../workflow/report/model_overlap.rst",
-            category="Precision and recall",
+        overlap=(
+            report(
+                RESULTS.overlap_table,
+                caption="../workflow/report/model_overlap.rst",
+                category="Precision and recall",
+            )
+            if MODEL_REFERENCES
+            else RESULTS.overlap_table
         ),
         overlap_markdown=RESULTS.overlap_markdown,
     log:

@@ -345,7 +345,8 @@ def legend_items(table: pd.DataFrame) -> list[str]:
     scale_text = f"Scales: {scale_text}. " if scale_text else ""
     converted = converted_text(table.attrs.get("converted", []))
     items.append(
-        f"{scale_text}{CONVENTION}" + (f" Divided by 100 here: {converted}." if converted else "")
+        f"{scale_text}{CONVENTION}"
+        + (f" Divided by 100 in this table: {converted}." if converted else "")
     )
     items.append(SIZES_LEGEND)
     iv = table.attrs.get("intervals", {})

@@ -116,7 +116,6 @@ def correlation_heatmap(
                     ci = f"[{lo:.2f}, {hi:.2f}]"
                 else:
                     ci = f"n={int(cnt[i, j])}, no interval"
-                ci = ci.replace(", no interval", "\nno interval")
                 ax.text(j, i + 0.24, ci, ha="center", va="center", fontsize=7.5, color=colour)
         ax.imshow(rgba, interpolation="nearest", aspect="auto")
         ax.set_xlim(-0.5, k - 1.5)
