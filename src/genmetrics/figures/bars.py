@@ -107,13 +107,14 @@ def value_bars(
             else p["n_seeds"].to_numpy() >= 2
         )
         for xi, (mean, n) in enumerate(zip(p["mean"], p["n_seeds"], strict=True)):
-            ax.text(xi - 0.36, mean, f"{mean:.3f}", ha="left", va="bottom", fontsize=8)
+            # the value inside the bar's top (the axis of a proportion ends at 1)
+            ax.text(xi - 0.36, mean - 0.01, f"{mean:.3f}", ha="left", va="top", fontsize=8)
             seeds = f"n = {int(n)} seeds" if n != 1 else "1 seed"
             seeds += "" if n != 1 or whiskered[xi] else ":\nno interval"
             ax.text(xi, 0, seeds, ha="center", va="bottom", fontsize=7, color="white")
         ax.set_xticks(x, list(p["model"]), rotation=20, ha="right")
         top = float(np.nanmax(p["mean"] + err[1])) if len(p) else 1.0
-        ax.set_ylim(0, 1.05 if value == "mauve" else top * 1.25)
+        ax.set_ylim(0, 1.0 if value == "mauve" else top * 1.25)
         ax.set_ylabel(f"{value} (higher: closer to the reference)")
         lines = [
             f"{ds}: {entry} ({features.get(entry, 'featurizer not given')}) against "
