@@ -126,7 +126,8 @@ def correlation_heatmap(
             if tick.get_text() in hidden:
                 tick.set_color("0.5")
         ax.spines[:].set_visible(False)
-    if data.cells and k >= 2:
+    coloured = any((np.nan_to_num(c["n"], nan=0) >= colour_from).any() for c in data.cells.values())
+    if data.cells and k >= 2 and coloured:  # no colour bar where no cell has a colour
         fig.colorbar(
             matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap),
             ax=axes.ravel().tolist(),
