@@ -43,6 +43,10 @@ rule correlation_heatmap:
             RESULTS.correlation_figure,
             caption="../workflow/report/heatmap.rst",
             category="Metric correlations",
+            labels={
+                "figure": "How the metrics move together",
+                "shows": "rank correlation of every pair of headline scores over the sources",
+            },
         ),
         table=RESULTS.correlation_table,
     log:
@@ -71,6 +75,10 @@ rule mauve_bars:
             RESULTS.mauve_bars_figure,
             caption="../workflow/report/mauve_bars.rst",
             category="Precision and recall",
+            labels={
+                "figure": "MAUVE per model",
+                "shows": "mean over seeds with its 95% interval; saturated panels flagged",
+            },
         ),
         table=RESULTS.mauve_bars_table,
     log:
@@ -95,6 +103,10 @@ rule few_shot_figure:
             RESULTS.few_shot_figure,
             caption="../workflow/report/few_shot.rst",
             category="Precision and recall",
+            labels={
+                "figure": "P and R against the in-context examples",
+                "shows": "mean over seeds per number of examples, one line per model",
+            },
         ),
         table=RESULTS.few_shot_table,
         parsed=RESULTS.few_shot_parsed,
@@ -120,6 +132,10 @@ rule pr_scatter:
             RESULTS.pr_figure,
             caption="../workflow/report/pr_scatter.rst",
             category="Precision and recall",
+            labels={
+                "figure": "The precision–recall plane",
+                "shows": "mean over seeds, 95% ellipse over seeds, reference resamples apart",
+            },
         ),
         plane=RESULTS.pr_plane_table,
         overlap=(
@@ -127,6 +143,10 @@ rule pr_scatter:
                 RESULTS.overlap_table,
                 caption="../workflow/report/model_overlap.rst",
                 category="Precision and recall",
+                labels={
+                    "figure": "Model × model overlap (table)",
+                    "shows": "P and R of each model against another model's texts",
+                },
             )
             if MODEL_REFERENCES
             else RESULTS.overlap_table
