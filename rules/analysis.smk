@@ -59,6 +59,10 @@ rule sweep_figure:
             RESULTS.sweep_figure,
             caption="../workflow/report/pr_sweep.rst",
             category="Precision and recall",
+            labels={
+                "figure": "Precision and recall against N and k",
+                "shows": "mean over runs at each sample size and neighbourhood",
+            },
         ),
     log:
         RESULTS.log("sweep_figure.log"),
@@ -169,6 +173,10 @@ rule pr_curves:
             RESULTS.pr_curves_figure,
             caption="../workflow/report/pr_curves.rst",
             category="Precision and recall",
+            labels={
+                "figure": "Precision–recall curves (PRD)",
+                "shows": "precision against recall over λ, one curve per model and seed",
+            },
         ),
     log:
         RESULTS.log("pr_curves.log"),
@@ -252,6 +260,10 @@ rule spectra_figure:
             RESULTS.spectra_figure,
             caption="../workflow/report/spectra.rst",
             category="Surprisal spectra (FACE)",
+            labels={
+                "figure": "Surprisal spectra (FACE)",
+                "shows": "mean spectra, and each text's SO (what the score averages)",
+            },
         ),
     log:
         RESULTS.log("spectra_figure.log"),

@@ -1,6 +1,13 @@
 # Aggregation and figures: the only rules that depend on every model.
 from genmetrics.report.captions import caption_files
 
+# the model × model overlap table goes into the report only where an entry compares models
+# with each other (a precision_recall entry with `reference: {model: M}`); else it is empty
+MODEL_REFERENCES = any(
+    isinstance((e or {}).get("reference"), dict)
+    for e in config.get("metrics", {}).values()
+)
+
 
 rule aggregate:
     input:
@@ -36,6 +43,10 @@ rule correlation_heatmap:
             RESULTS.correlation_figure,
             caption="../workflow/report/heatmap.rst",
             category="Metric correlations",
+            labels={
+                "figure": "How the metrics move together",
+                "shows": "rank correlation of every pair of headline scores over the sources",
+            },
         ),
         table=RESULTS.correlation_table,
     log:
@@ -64,6 +75,10 @@ rule mauve_bars:
             RESULTS.mauve_bars_figure,
             caption="../workflow/report/mauve_bars.rst",
             category="Precision and recall",
+            labels={
+                "figure": "MAUVE per model",
+                "shows": "mean over seeds with its 95% interval; saturated panels flagged",
+            },
         ),
         table=RESULTS.mauve_bars_table,
     log:
@@ -88,6 +103,10 @@ rule few_shot_figure:
             RESULTS.few_shot_figure,
             caption="../workflow/report/few_shot.rst",
             category="Precision and recall",
+            labels={
+                "figure": "P and R against the in-context examples",
+                "shows": "mean over seeds per number of examples, one line per model",
+            },
         ),
         table=RESULTS.few_shot_table,
         parsed=RESULTS.few_shot_parsed,
@@ -113,12 +132,24 @@ rule pr_scatter:
             RESULTS.pr_figure,
             caption="../workflow/report/pr_scatter.rst",
             category="Precision and recall",
+            labels={
+                "figure": "The precision–recall plane",
+                "shows": "mean over seeds, 95% ellipse over seeds, reference resamples apart",
+            },
         ),
         plane=RESULTS.pr_plane_table,
-        overlap=report(
-            RESULTS.overlap_table,
-            caption="../workflow/report/model_overlap.rst",
-            category="Precision and recall",
+        overlap=(
+            report(
+                RESULTS.overlap_table,
+                caption="../workflow/report/model_overlap.rst",
+                category="Precision and recall",
+                labels={
+                    "figure": "Model × model overlap (table)",
+                    "shows": "P and R of each model against another model's texts",
+                },
+            )
+            if MODEL_REFERENCES
+            else RESULTS.overlap_table
         ),
         overlap_markdown=RESULTS.overlap_markdown,
     log:

@@ -86,7 +86,10 @@ def snakemake(
 # worker, so its module fixtures (a workflow run, a model) are built once.
 #: files whose tests use the session's offline run: they go with test_workflow.py, where it is
 #: built (a second worker would build it again)
-WITH_OFFLINE_RUN = {"tests/test_generation_vllm.py": "tests/test_workflow.py"}
+WITH_OFFLINE_RUN = {
+    "tests/test_generation_vllm.py": "tests/test_workflow.py",
+    "tests/test_figures_agree.py": "tests/test_workflow.py",
+}
 #: the slowest files (`make test --durations`), started first: a worker that starts a workflow
 #: run last keeps the other one idle at the end
 SLOW_FIRST = (

@@ -12,7 +12,8 @@ import pytest
 
 from genmetrics.analysis.aggregate import COLUMNS
 from genmetrics.analysis.headline import (
-    LEGEND,
+    CLOSER,
+    LEGEND_ITEMS,
     LONG_COLUMNS,
     N_REFERENCES,
     N_TEXTS,
@@ -107,15 +108,17 @@ def test_mean_and_std_equal_pandas(scores):
 
 def test_directions_and_arrows_come_from_the_registry(scores):
     long = headline_scores(scores).drop_duplicates("entry").set_index("entry")
-    for entry in ("self_bleu", "mauve", "perplexity", "ttr", "coherence", "bleu"):
+    for entry in ("self_bleu", "mauve", "ttr", "coherence", "bleu"):
         metric = get(entry)
         assert long.loc[entry, "direction"] == next(d for d in metric.values.values() if d)
+    # a likelihood of one set of texts: best is the human texts' value, not the lowest
+    assert long.loc["perplexity", "direction"] == CLOSER
     assert long.loc["self_bleu", "direction"] == "lower"
     assert long.loc["mauve", "direction"] == "higher"
     columns = list(headline_table(scores).columns)
     assert ("diversity", "self_bleu ↓ (0–1)") in columns
     assert ("quality/diversity", "mauve ↑ (0–1)") in columns
-    assert ("surprisal", "perplexity ↓ (≥ 1)") in columns
+    assert ("surprisal", "perplexity ≈ (≥ 1)") in columns
     assert ("quality/diversity", "precision_recall: precision ↑ (0–1)") in columns
 
 
@@ -138,7 +141,7 @@ def test_references_row_only_where_references_were_scored(scores):
     assert scored == {
         ("diversity", "self_bleu ↓ (0–1)"),
         ("lexical", "ttr ↑ (0–1)"),
-        ("surprisal", "perplexity ↓ (≥ 1)"),
+        ("surprisal", "perplexity ≈ (≥ 1)"),
     }
     assert "±" not in refs[("diversity", "self_bleu ↓ (0–1)")]  # one text set, no seeds
     assert list(table.index.get_level_values("model")) == ["big", "small", "references"]
@@ -197,7 +200,7 @@ def test_unregistered_metric_keeps_every_value_under_other_without_arrow(scores)
 
 def test_markdown_has_legend_and_one_table_per_family(scores):
     md = headline_markdown(headline_table(scores))
-    assert LEGEND in md and "[scores.csv](scores.csv)" in md
+    assert all(f"- {item}\n" in md for item in LEGEND_ITEMS) and "[scores.csv](scores.csv)" in md
     headings = [line[3:] for line in md.splitlines() if line.startswith("## ")]
     assert headings == SHOWN
     # the references have no quality/diversity score: no row in that table

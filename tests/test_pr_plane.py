@@ -76,25 +76,34 @@ def test_points_pool_seed_scores_and_reference_resamples():
     assert (pts[pts["model"] == "b"]["kind"] == "seed").all()
 
 
-def test_ellipse_is_fitted_to_every_point_of_the_model():
+def test_ellipse_is_fitted_to_the_generation_seeds_alone():
+    """As the paper's: the ellipse summarises the seeds; the resamples (scored against fewer
+    references) are summarised apart, by their mean."""
     pts = pr_plane_points(_scores(SEEDS), SPREADS)
     table = pr_plane(pts).set_index("model")
     radius = np.sqrt(-2 * np.log(0.05))  # χ²₂ 95% quantile: 5.991 = 2.4477²
     assert ellipse_radius(0.95) == pytest.approx(radius) and radius == pytest.approx(2.4477, 1e-4)
     a = table.loc["a"]
-    xy = pts[pts["model"] == "a"][["recall", "precision"]].to_numpy(float)  # 3 seeds + 2 resamples
+    a_pts = pts[pts["model"] == "a"]
+    xy = a_pts[a_pts["kind"] == "seed"][["recall", "precision"]].to_numpy(float)  # 3 seeds
     cov = np.cov(xy.T)
+    # by hand: seeds (0.6, 0.8), (0.7, 0.75), (0.65, 0.85): var r 0.0025, var p 0.0025,
+    # cov -0.00125 (ddof=1)
+    np.testing.assert_allclose(cov, [[0.0025, -0.00125], [-0.00125, 0.0025]], atol=1e-15)
+    assert (a.resample_recall, a.resample_precision) == pytest.approx((0.67, 0.76))
     np.testing.assert_allclose([[a.cov_rr, a.cov_rp], [a.cov_rp, a.cov_pp]], cov, rtol=1e-12)
     eig = np.sort(np.linalg.eigvalsh(cov))[::-1]
     np.testing.assert_allclose([a.semi_major, a.semi_minor], radius * np.sqrt(eig))
-    # the ellipse is centred on the points it summarises; the marker on the mean over seeds
+    # the ellipse is centred on the seeds it summarises: the marker, the mean over seeds
     np.testing.assert_allclose([a.ellipse_recall, a.ellipse_precision], xy.mean(axis=0))
+    np.testing.assert_allclose([a.ellipse_recall, a.ellipse_precision], [a.recall, a.precision])
     seeds = np.array(SEEDS["a"])
     assert (a.recall, a.precision) == pytest.approx(tuple(seeds.mean(axis=0)))
     assert (a.n_seeds, a.n_resamples, a.n_points, a.level) == (3, 2, 5, 0.95)
     assert a.ellipse == "drawn" and a.n_std == pytest.approx(radius)
     b = table.loc["b"]  # two seeds: a line segment at best, so no ellipse
     assert b.ellipse == "too few points" and np.isnan(b.semi_major) and b.n_resamples == 0
+    assert np.isnan(b.resample_recall)
 
 
 def test_covariance_ellipse_geometry():
@@ -178,22 +187,34 @@ def test_plotted_ellipse_holds_95_percent_of_a_normal_sample(tmp_path, monkeypat
     assert any(t.startswith("95% ellipse of a 2-D normal fitted to") for t in texts), texts
 
 
-def test_resample_points_lie_inside_their_models_ellipse(tmp_path, monkeypatch):
+def test_resamples_are_drawn_apart_from_the_seeds_ellipse(tmp_path, monkeypatch):
     """Scoring against 80% of the references shifts P and R as a whole: the crosses sit off the
-    seeds. Each model's ellipse still holds every point drawn for it (seeds and crosses)."""
+    seeds. The ellipse is the seeds' alone (it holds the seeds and the mean marker, not the
+    crosses); the crosses and their mean are drawn with their own markers and the legend says
+    they use fewer references."""
     seeds = {"a": [(0.6, 0.8), (0.63, 0.76), (0.65, 0.79)], "d": [(0.5, 0.55)]}
     spreads = [
         _spread("a", [0.86, 0.84, 0.88], [0.58, 0.6, 0.57]),
         _spread("d", [0.6, 0.63, 0.58], [0.48, 0.47, 0.5]),
     ]
+    for rec in spreads:
+        rec["reference_size"] = 26
     figs = _drawn(monkeypatch)
     points, table = plane_tables(_scores(seeds), spreads)
     pr_scatter(points, table, tmp_path / "pr.png")
     paths = _ellipse_paths(figs[0])
-    assert set(paths) == {"a", "d"}
-    for model, path in paths.items():
-        xy = points[points["model"] == model][["recall", "precision"]].to_numpy(float)
-        assert path.contains_points(xy).all(), model
+    assert set(paths) == {"a"}  # d has one seed: no ellipse, whatever its resamples
+    a = points[points["model"] == "a"]
+    seed_xy = a[a["kind"] == "seed"][["recall", "precision"]].to_numpy(float)
+    res_xy = a[a["kind"] == "resample"][["recall", "precision"]].to_numpy(float)
+    assert paths["a"].contains_points(seed_xy).all()
+    assert paths["a"].contains_point(seed_xy.mean(axis=0))
+    assert not paths["a"].contains_points(res_xy).any()  # precision 0.84–0.88: above the seeds
+    ax = figs[0].axes[0]
+    gids = {c.get_gid() for c in ax.collections}
+    assert {"resamples:a", "resample_mean:a", "resamples:d", "mean:a"} <= gids
+    texts = [t.get_text() for leg in ax.findobj(Legend) for t in leg.get_texts()]
+    assert any("26 references" in t and "fewer" in t for t in texts), texts
 
 
 def test_no_ellipse_for_two_points_or_points_on_a_line(tmp_path, monkeypatch):
@@ -211,8 +232,8 @@ def test_no_ellipse_for_two_points_or_points_on_a_line(tmp_path, monkeypatch):
     texts = [
         t.get_text() for ax in figs[0].axes for leg in ax.findobj(Legend) for t in leg.get_texts()
     ]
-    assert any(t.startswith("two (") and "under 3 points, no ellipse" in t for t in texts)
-    assert any(t.startswith("line (") and "points on a line, no ellipse" in t for t in texts)
+    assert any(t.startswith("two (") and "under 3 seeds, no ellipse" in t for t in texts)
+    assert any(t.startswith("line (") and "seeds on a line, no ellipse" in t for t in texts)
 
 
 def test_figure_with_one_point_per_model(tmp_path, monkeypatch):

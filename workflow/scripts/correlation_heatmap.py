@@ -5,6 +5,7 @@ import pandas as pd
 
 from genmetrics.analysis.correlation import correlation_table
 from genmetrics.analysis.correlation_panels import heatmap_panels
+from genmetrics.figures._style import entry_features
 from genmetrics.figures.correlation import correlation_heatmap
 from genmetrics.io import write_csv
 from genmetrics.runlog import log_to
@@ -17,7 +18,7 @@ with log_to(sm.log[0]):
     )
     write_csv(sm.output.table, table)
     panels = heatmap_panels(table, sm.params.method, cluster=sm.params.cluster)
-    correlation_heatmap(panels, sm.output.figure)
+    correlation_heatmap(panels, sm.output.figure, features=entry_features(sm.config.get("metrics")))
     few = table[table["too_few"]]
     print(
         f"{len(table)} correlations ({table['scope'].nunique()} scopes); "

@@ -5,6 +5,7 @@ import pandas as pd
 
 from genmetrics.analysis.overlap import overlap_long, overlap_markdown
 from genmetrics.analysis.pr_plane import plane_tables
+from genmetrics.figures._style import entry_features
 from genmetrics.figures.precision_recall import pr_scatter
 from genmetrics.io import read_json, write_csv, write_text
 from genmetrics.runlog import log_to
@@ -14,7 +15,8 @@ with log_to(sm.log[0]) as log:
     scores = pd.read_csv(sm.input.scores)
     spreads = [read_json(p) for p in sm.input.spreads]
     points, plane = plane_tables(scores, spreads)
-    pr_scatter(points, plane, sm.output.figure, sm.params.templates)
+    features = entry_features(sm.config.get("metrics"))
+    pr_scatter(points, plane, sm.output.figure, sm.params.templates, features)
     write_csv(sm.output.plane, plane)
     overlap = overlap_long(scores)
     write_csv(sm.output.overlap, overlap)

@@ -14,7 +14,8 @@ Everything it says of a metric is read from its registration
   nothing says which of its values is the headline nor which way is better;
 * families come in the registry's order (:data:`FAMILIES`, :data:`OTHER` last); within a
   family, columns follow the metric name, then the entry name, then the headline's order;
-* a column is headed ``entry ↑ (scale)`` (↑ higher is better, ↓ lower; the scale is the
+* a column is headed ``entry ↑ (scale)`` (↑ higher is better, ↓ lower, :data:`CLOSER_MARK`
+  closer to the human texts' value is better: :func:`closer_to_references`; the scale is the
   value's range or unit, :data:`genmetrics.metrics.registry.SCALES`, on the tables' one
   convention: a proportion reads 0–1, so rep-n's % and BLEU's 0–100 are divided by 100,
   :mod:`genmetrics.analysis.units`), with the value name
@@ -35,6 +36,12 @@ Everything it says of a metric is read from its registration
   :data:`TRUNCATED_FLAG` of a set's texts was truncated (``truncated``), has those lines in
   the long form's ``warnings`` and its cell marked :data:`WARNING_MARK`, the lines listed
   under its family's table (:func:`warning_lines`).
+
+* a column is *saturated* (:func:`saturated_bound`) where every model's value (its mean over
+  seeds, the human texts' row left out) lies within :data:`SATURATION_TOLERANCE` of the same
+  bound of a two-sided scale (:data:`BOUNDED_SCALES`, on the tables' scale): it cannot tell
+  the models apart there. Each model's value of it carries the line in ``warnings`` (its cell
+  marked), and the lines under the table name the column once.
 
 * :func:`headline_scores` — the long form: mean, std, number of seeds and text sizes per
   (dataset, model, entry) headline value (``results/scores_headline.csv``, columns
@@ -68,7 +75,15 @@ from genmetrics.analysis.units import (
 from genmetrics.metrics.registry import FAMILIES, OTHER, SCALES
 from genmetrics.paths import REFERENCES
 
-ARROWS = {"higher": "↑", "lower": "↓"}
+#: the direction of a value whose best is the human texts' own value (:func:`closer_to_references`)
+CLOSER = "closer to the references"
+CLOSER_MARK = "≈"
+ARROWS = {"higher": "↑", "lower": "↓", CLOSER: CLOSER_MARK}
+#: a column is saturated where every model lies within this distance of one bound of its scale
+SATURATION_TOLERANCE = 0.01
+#: the two-sided scales, on the tables' scale (a proportion reads 0–1), and their bounds
+BOUNDED_SCALES = {"0–1": (0.0, 1.0), "−1–1": (-1.0, 1.0)}
+_SATURATED_PREFIX = "saturated:"
 LONG_COLUMNS = [
     "dataset",
     "model",
@@ -95,22 +110,24 @@ WARNING_MARK = "⚠"
 _TRUNCATION_PREFIX = "texts truncated:"
 #: the wide table's size columns (each family's first)
 N_TEXTS, N_REFERENCES = "n texts", "n references"
-LEGEND = (
-    "↑ higher is better, ↓ lower is better, in parentheses the value's range or unit; each "
-    "cell is the mean over seeds, followed by its interval [lower, upper] where it has one "
-    "(below), else by ± std (ddof=1) over seeds (the mean alone for one seed; the human "
-    "references have none); – not scored; "
-    f"{WARNING_MARK}: the value comes with warnings, listed below its table (a degenerate "
-    "number: zero k-NN radii, identical histograms, a rank-deficient covariance, a value not "
-    f"finite; or more than {TRUNCATED_FLAG:.0%} of its texts truncated by a model's maximum "
-    "length)."
+#: the legend of the headline tables, one short item each (:func:`legend_items`)
+LEGEND_ITEMS = (
+    "↑ higher is better; ↓ lower is better; "
+    f"{CLOSER_MARK} closer to the human texts' value is better (perplexity and other "
+    "likelihoods of one set of texts: the human row is the target, not a floor).",
+    "(…) after a name: the value's range or unit.",
+    "A cell: the mean over seeds, then its interval [lower, upper] where it has one, else "
+    "± std over seeds (ddof=1); one seed or the human texts: the value alone; – not scored.",
+    f"{WARNING_MARK}: the value comes with warnings, listed under its table (a degenerate "
+    "number, more than "
+    f"{TRUNCATED_FLAG:.0%} of its texts truncated, or a saturated column: every model within "
+    f"{SATURATION_TOLERANCE} of a bound of its scale).",
 )
+LEGEND = " ".join(LEGEND_ITEMS)
 SIZES_LEGEND = (
-    f"{N_TEXTS}: the texts each value was computed on (per seed: a model's generations, or "
-    f"the human texts); {N_REFERENCES}: the texts they were compared with (the human "
-    "references, or the prompts of a score against its prompts), none for a metric without "
-    "a reference; the fewest over seeds (a range where seeds differ); a value computed on "
-    "other sizes than its row's gives them in brackets: [n texts / references]."
+    f"{N_TEXTS}: the texts each value was computed on (per seed, the fewest over seeds); "
+    f"{N_REFERENCES}: the texts they were compared with (none without a reference); a value "
+    "on other sizes than its row gives them in brackets [n texts / references]."
 )
 
 
@@ -123,6 +140,15 @@ class _Info:
     headlines: dict[str, str]  # headline value(s) → direction; empty: none (all, if unregistered)
     registered: bool
     single: bool = False  # the headline is the metric's only directed value
+    closer: bool = False  # its best is the human texts' value (closer_to_references)
+
+
+def closer_to_references(family: str, reference: str) -> bool:
+    """Whether a metric's headline reads "closer to the human texts is better": a likelihood
+    of one set of texts under an evaluator (family ``surprisal``, no reference set:
+    perplexity). Human texts are not the least perplexing texts (a model that repeats itself
+    scores lower), so its registered ``lower`` is a direction of the number, not of quality."""
+    return family == "surprisal" and reference == "none"
 
 
 def _metric_info(metric: str) -> _Info:
@@ -135,7 +161,10 @@ def _metric_info(metric: str) -> _Info:
     directed = [v for v, d in m.values.items() if d is not None]
     heads = {v: m.values[v] for v in m.headline}
     order = (FAMILIES.index(m.family), metric)
-    return _Info(m.family, order, heads, registered=True, single=len(directed) == 1)
+    closer = closer_to_references(m.family, m.reference)
+    if closer:
+        heads = dict.fromkeys(heads, CLOSER)
+    return _Info(m.family, order, heads, True, single=len(directed) == 1, closer=closer)
 
 
 def _is_headline(info: _Info, name: str) -> bool:
@@ -214,6 +243,7 @@ def _long(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> pd.DataFra
     ]
     order = sorted(range(len(out)), key=sort_key.__getitem__)
     out = out.iloc[order].reset_index(drop=True)[LONG_COLUMNS + _EXTRA]
+    out["warnings"] = _with_saturation(out)
     out.attrs["converted"] = converted
     return out
 
@@ -243,6 +273,45 @@ def _flagged(warnings: list[str] | None, truncated: float) -> str | None:
     return WARNING_SEPARATOR.join(lines) or None
 
 
+def saturated_bound(
+    values, scale: str | None, tolerance: float = SATURATION_TOLERANCE
+) -> float | None:
+    """The bound of ``scale`` (:data:`BOUNDED_SCALES`) that every finite value lies within
+    ``tolerance`` of; None: none does, the scale is not two-sided, or no value is finite."""
+    bounds = BOUNDED_SCALES.get(scale or "")
+    v = [float(x) for x in values if x is not None and math.isfinite(float(x))]
+    if not bounds or not v:
+        return None
+    for b in bounds:
+        if all(abs(x - b) <= tolerance + 1e-12 for x in v):
+            return b
+    return None
+
+
+def saturation_line(bound: float, scale: str, tolerance: float = SATURATION_TOLERANCE) -> str:
+    """The warning of a saturated column (:func:`saturated_bound`)."""
+    return (
+        f"{_SATURATED_PREFIX} every model within {tolerance:g} of {bound:g}, the bound of its "
+        f"scale ({scale}): this value cannot tell the models apart here"
+    )
+
+
+def _with_saturation(out: pd.DataFrame) -> list[str | None]:
+    """The long form's ``warnings`` with :func:`saturation_line` added to every model's value
+    of a saturated (dataset, entry, value) (the human texts' row is not a model)."""
+    warnings = list(out["warnings"])
+    models = out["model"] != REFERENCES
+    for _, g in out[models].groupby(["dataset", "entry", "value_name"], sort=False):
+        scale = g["scale"].iloc[0]
+        bound = saturated_bound(g["mean"], scale)
+        if bound is None:
+            continue
+        for i in g.index:
+            lines = [w for w in (warnings[i] or "").split(WARNING_SEPARATOR) if w]
+            warnings[i] = WARNING_SEPARATOR.join([*lines, saturation_line(bound, scale)])
+    return warnings
+
+
 def _position(info: _Info, value: str) -> tuple:
     """Sort key of a value within its entry: the headline's order (unregistered: by name)."""
     heads = list(info.headlines)
@@ -264,29 +333,35 @@ def header(
     return f"{out} ({scale})" if isinstance(scale, str) and scale else out
 
 
-def table_legend(table: pd.DataFrame) -> str:
-    """:data:`LEGEND`, what each scale shown in :func:`headline_table`'s ``table`` means, the
-    tables' scale convention (:data:`genmetrics.analysis.units.CONVENTION`, naming the values
-    divided) and :data:`SIZES_LEGEND`."""
+def legend_items(table: pd.DataFrame) -> list[str]:
+    """The legend of :func:`headline_table`'s ``table``, one short item each:
+    :data:`LEGEND_ITEMS`, the scales it shows (the tables' convention,
+    :data:`genmetrics.analysis.units.CONVENTION`, naming the values divided), the sizes
+    (:data:`SIZES_LEGEND`) and how its intervals are computed (which entries have none, and
+    why)."""
+    items = list(LEGEND_ITEMS)
     scales = table.attrs.get("scales", [])
-    out = LEGEND
-    if scales:
-        out += " Scales: " + "; ".join(f"({s}) {SCALES[s]}" for s in scales) + "."
-    out += f" {CONVENTION}"
+    scale_text = "; ".join(f"({s}) {SCALES[s]}" for s in scales)
+    scale_text = f"Scales: {scale_text}. " if scale_text else ""
     converted = converted_text(table.attrs.get("converted", []))
-    if converted:
-        out += f" Divided by 100 in this table: {converted}."
-    out = f"{out} {SIZES_LEGEND}"
+    items.append(
+        f"{scale_text}{CONVENTION}"
+        + (f" Divided by 100 in this table: {converted}." if converted else "")
+    )
+    items.append(SIZES_LEGEND)
     iv = table.attrs.get("intervals", {})
     legend = interval_legend(
         iv.get("levels", []), iv.get("resamples", []), iv.get("schemes", ["half"])
     )
     none = "; ".join(f"{e} ({why})" for e, why in sorted(iv.get("none", {}).items()))
-    if legend:
-        out += f" {legend}"
-    if none:
-        out += f" Without an interval: {none}."
-    return out
+    if legend or none:
+        items.append(legend + (f" Without an interval: {none}." if none else ""))
+    return [i.strip() for i in items]
+
+
+def table_legend(table: pd.DataFrame) -> str:
+    """:func:`legend_items` as one paragraph."""
+    return " ".join(legend_items(table))
 
 
 def cell(
@@ -322,7 +397,7 @@ def headline_table(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> p
             dtype=object,
         )
     info = {m: _metric_info(m) for m in long["metric"].unique()}
-    rows, columns, cells, sizes, warned = {}, {}, {}, {}, {}
+    rows, columns, cells, sizes, warned, saturated = {}, {}, {}, {}, {}, {}
     for r in long.itertuples(index=False):
         row = (r.dataset, r.model)
         named = not info[r.metric].single
@@ -332,7 +407,13 @@ def headline_table(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> p
         cells[row, column] = cell(r.mean, r.std, r.n_seeds, r.lower, r.upper)
         if isinstance(r.warnings, str) and r.warnings and cells[row, column] is not None:
             cells[row, column] += f" {WARNING_MARK}"
-            warned[(*row, column)] = r.warnings
+            lines = r.warnings.split(WARNING_SEPARATOR)
+            own = [w for w in lines if not w.startswith(_SATURATED_PREFIX)]
+            for w in lines:
+                if w.startswith(_SATURATED_PREFIX):
+                    saturated[(r.dataset, column)] = w
+            if own:
+                warned[(*row, column)] = WARNING_SEPARATOR.join(own)
         sizes[row, column] = (
             size_text([r.n_candidate, r.n_candidate_max]),
             size_text([r.n_reference, r.n_reference_max]),
@@ -366,6 +447,8 @@ def headline_table(df: pd.DataFrame, intervals: pd.DataFrame | None = None) -> p
     }
     # (dataset, model, (family, header)) → the value's warnings (joined), the cells marked
     out.attrs["warnings"] = warned
+    # (dataset, (family, header)) → the saturation line of a saturated column
+    out.attrs["saturated"] = saturated
     return out
 
 
@@ -404,12 +487,8 @@ def family_tables(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
 def headline_markdown(table: pd.DataFrame, full_table: str = "scores.csv") -> str:
     """Markdown of :func:`headline_table`: a title, the legend (:func:`table_legend`) and one table
     per family (columns dataset, model, its scores); ``full_table``: where the tidy table is."""
-    lines = [
-        "# Scores",
-        "",
-        f"{table_legend(table)} The full table: [{full_table}]({full_table}).",
-        "",
-    ]
+    lines = ["# Scores", "", *(f"- {item}" for item in legend_items(table))]
+    lines += [f"- The full table: [{full_table}]({full_table}).", ""]
     tables = family_tables(table)
     if not tables:
         lines += ["No score has a direction of better.", ""]
@@ -425,9 +504,14 @@ def headline_markdown(table: pd.DataFrame, full_table: str = "scores.csv") -> st
 
 
 def warning_lines(table: pd.DataFrame, family: str) -> list[str]:
-    """``dataset / model / header: warning; warning`` for each marked cell of ``family`` in
+    """``dataset / header: saturated: ...`` once per saturated column, then
+    ``dataset / model / header: warning; warning`` for each other marked cell of ``family`` in
     :func:`headline_table`'s ``table`` (the markdown and the HTML report list them)."""
     return [
+        f"{ds} / {head}: {line}"
+        for (ds, (fam, head)), line in table.attrs.get("saturated", {}).items()
+        if fam == family
+    ] + [
         f"{ds} / {model} / {head}: " + "; ".join(w.split(WARNING_SEPARATOR))
         for (ds, model, (fam, head)), w in table.attrs.get("warnings", {}).items()
         if fam == family

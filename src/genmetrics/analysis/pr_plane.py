@@ -4,8 +4,12 @@ ellipse of those points (``results/analysis/pr_plane.csv``), drawn by
 :func:`genmetrics.figures.precision_recall.pr_scatter`.
 
 The ellipse is the region holding :data:`ELLIPSE_LEVEL` (95%) of a 2-D normal fitted to the
-points drawn with it (mean and covariance of the same points), so it contains what it
-summarises; none for fewer than :data:`MIN_ELLIPSE_POINTS` points or points on a line."""
+model's generation seeds alone (as the paper's: mean and covariance of the seed points), so it
+is centred on the mean over seeds that the figure marks and the headline table shows; none for
+fewer than :data:`MIN_ELLIPSE_POINTS` seeds or seeds on a line. Reference resamples score the
+first seed against a ``fraction`` of the references (fewer references move P and R as a
+whole), so they are summarised apart (their mean, ``resample_recall``/``resample_precision``)
+and never pooled with the seeds."""
 
 from __future__ import annotations
 
@@ -27,6 +31,8 @@ PR_PLANE_COLUMNS = [
     "recall",
     "precision",
     *PR_PLANE_BOUNDS,
+    "n_candidate",
+    "n_reference",
 ]
 
 
@@ -37,12 +43,15 @@ def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd
     * ``kind="seed"``: one per generation seed, the ``precision_recall`` scores of
       ``scores`` (the tidy ``results/scores.csv``): that seed's texts against the whole
       reference set, with the interval over prompts of its rows (``lower``/``upper`` as
-      ``recall_lower`` ... ``precision_upper``; NaN where a row has none);
+      ``recall_lower`` ... ``precision_upper``; NaN where a row has none) and its sizes
+      (``n_candidate``, ``n_reference``; NaN where ``scores`` has none);
     * ``kind="resample"``: one per reference resample of a spread record
       (:func:`genmetrics.analysis.distribution.spread_analysis`, the ``vary="reference"``
       runs): the model's first seed against a random ``fraction`` of the reference set
       (resample ``i`` drawn with seed ``settings.seed + i``); its reference is the entry's, as
-      in ``scores``. Records of other metrics, or of no scored (dataset, entry), are skipped.
+      in ``scores``; ``n_reference``: the references it drew (the record's
+      ``reference_size``), ``n_candidate`` NaN. Records of other metrics, or of no scored
+      (dataset, entry), are skipped.
     """
     from genmetrics.metrics.registry import metrics_feeding
 
@@ -65,6 +74,12 @@ def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd
             wide = wide.merge(b, on=index, how="left")
         else:
             wide = wide.assign(**{c: np.nan for c in names.values()})
+    for size in ("n_candidate", "n_reference"):
+        if size in d.columns:
+            n = pd.to_numeric(d[size], errors="coerce").groupby([d[k] for k in index]).min()
+            wide = wide.merge(n.rename(size).reset_index(), on=index, how="left")
+        else:
+            wide[size] = np.nan
     keys = zip(d["dataset"], d["entry"], strict=True)
     refs = dict(zip(keys, d["reference"], strict=True))
     rows = []
@@ -80,6 +95,7 @@ def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd
             rows.append(dict(zip(PR_PLANE_KEYS, key, strict=True)))
             rows[-1].update(kind="resample", seed=pd.NA, resample=i, precision=p, recall=r)
             rows[-1].update(dict.fromkeys(PR_PLANE_BOUNDS, np.nan))
+            rows[-1].update(n_candidate=np.nan, n_reference=rec.get("reference_size", np.nan))
     out = pd.concat([wide, pd.DataFrame(rows)], ignore_index=True) if rows else wide
     out["seed"] = out["seed"].astype("Int64")
     out["resample"] = out["resample"].astype("Int64")
@@ -172,29 +188,34 @@ def covariance_ellipse(points: np.ndarray, level: float = ELLIPSE_LEVEL) -> Elli
 def pr_plane(points: pd.DataFrame, level: float = ELLIPSE_LEVEL) -> pd.DataFrame:
     """Per (dataset, entry, reference, model) of :func:`pr_plane_points`: the mean point
     (``recall``, ``precision``: mean over the seed points, as in the headline table), the
-    number of seed and resample points (``n_points`` in all), and the
-    :func:`covariance_ellipse` of all its points, seeds and resamples together, centred on
-    their mean (``ellipse_recall``, ``ellipse_precision``; resamples score against a
-    ``fraction`` of the references, which moves P and R as a whole, so that centre can lie
-    off the mean over seeds): ``cov_rr``, ``cov_rp``, ``cov_pp``, ``semi_major``,
-    ``semi_minor``, ``angle``, ``n_std`` (its radius in σ), ``level`` (the share of the
-    fitted normal inside) and ``ellipse`` (:func:`ellipse_status`: ``drawn``, ``too few
-    points`` or ``on a line``; the ellipse's columns are NaN unless drawn)."""
+    number of seed and resample points (``n_points`` in all), the mean of the reference
+    resamples (``resample_recall``, ``resample_precision``; NaN without any) and the
+    :func:`covariance_ellipse` of the **seed points alone** (Le Bronnec et al. (2024), Fig. 1:
+    the spread over generation seeds), centred on their mean (``ellipse_recall``,
+    ``ellipse_precision``: the mean point itself): ``cov_rr``, ``cov_rp``, ``cov_pp``,
+    ``semi_major``, ``semi_minor``, ``angle``, ``n_std`` (its radius in σ), ``level`` (the
+    share of the fitted normal inside) and ``ellipse`` (:func:`ellipse_status` of the seeds:
+    ``drawn``, ``too few points`` or ``on a line``; the ellipse's columns are NaN unless
+    drawn). A model without seed points (resamples only) has no mean and no ellipse."""
     rows = []
     n_std = ellipse_radius(level)
     for key, g in points.groupby(PR_PLANE_KEYS, sort=False):
         seeds = g[g["kind"] == "seed"]
-        base = seeds if len(seeds) else g
-        center = (float(base["recall"].mean()), float(base["precision"].mean()))
-        xy = g[["recall", "precision"]].to_numpy(float)
-        e = covariance_ellipse(xy, level)
+        resamples = g[g["kind"] == "resample"]
+        xy = seeds[["recall", "precision"]].to_numpy(float)
+        center = tuple(xy.mean(axis=0)) if len(xy) else (np.nan, np.nan)
+        e = covariance_ellipse(xy, level) if len(xy) else None
         rows.append(
             {
                 **dict(zip(PR_PLANE_KEYS, key, strict=True)),
-                "recall": center[0],
-                "precision": center[1],
+                "recall": float(center[0]),
+                "precision": float(center[1]),
                 "n_seeds": len(seeds),
-                "n_resamples": int((g["kind"] == "resample").sum()),
+                "n_resamples": len(resamples),
+                "resample_recall": float(resamples["recall"].mean()) if len(resamples) else np.nan,
+                "resample_precision": (
+                    float(resamples["precision"].mean()) if len(resamples) else np.nan
+                ),
                 "cov_rr": e.cov[0, 0] if e else np.nan,
                 "cov_rp": e.cov[0, 1] if e else np.nan,
                 "cov_pp": e.cov[1, 1] if e else np.nan,

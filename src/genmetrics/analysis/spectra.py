@@ -1,6 +1,9 @@
 """What the FACE spectra figure shows (Yang et al. 2023; Liu et al. 2025), from the ``face``
 score records: per dataset, the mean aligned surprisal spectrum of the human texts and of
-each model, smoothed, with a 95% band for the mean; drawn by
+each model, smoothed, with a 95% band for the mean; and what SO ranks: with pairing by prompt
+SO is computed per text (against its prompt's human text) and then averaged, so the figure
+shows each source's per-text SO values beside the mean curves (:class:`SoValues`), never a
+ranking read off the mean curves; drawn by
 :func:`genmetrics.figures.spectra.surprisal_spectra`."""
 
 from __future__ import annotations
@@ -35,6 +38,18 @@ class SpectrumCurve:
 
 
 @dataclass(frozen=True)
+class SoValues:
+    """What one source's SO is the mean of: ``values``, each text's SO against its prompt's
+    human text (pairing ``prompt``; the texts with a defined SO), or the one SO of the two
+    mean spectra (pairing ``set``); ``so``: the score (the record's ``so``)."""
+
+    label: str
+    values: np.ndarray
+    so: float
+    pairing: str
+
+
+@dataclass(frozen=True)
 class SpectraPanel:
     """One dataset: the frequencies, the human curve first then one per model (by source),
     whether every mean is positive (``value=norm``: a log scale fits), and the entry's
@@ -46,6 +61,8 @@ class SpectraPanel:
     positive: bool
     entry: str = "face"
     params: Mapping[str, Any] = field(default_factory=dict)
+    so: list[SoValues] = field(default_factory=list)
+    feature: str = ""  # "evaluator X" (the records' provenance)
 
 
 def _curve(label: str, mean: Any, sd: Any, n: int, reference: bool = False) -> SpectrumCurve:
@@ -77,11 +94,12 @@ def spectra_panels(records: Sequence[Mapping[str, Any]]) -> list[SpectraPanel]:
         curves = [
             _curve("human (reference)", sp["reference_mean"], sp["reference_sd"], n_ref, True)
         ]
+        so_values: list[SoValues] = []
         for rec in recs:
             s = rec["extras"]["spectrum"]
             n_c = rec["n"].get("candidate", 1) - rec["n"].get("dropped_candidate", 0)
-            label = f"{rec['source']}  SO={rec['values']['so']:.3f}"
-            curves.append(_curve(label, s["candidate_mean"], s["candidate_sd"], n_c))
+            curves.append(_curve(rec["source"], s["candidate_mean"], s["candidate_sd"], n_c))
+            so_values.append(_so_values(rec))
         panels.append(
             SpectraPanel(
                 dataset=ds,
@@ -90,6 +108,26 @@ def spectra_panels(records: Sequence[Mapping[str, Any]]) -> list[SpectraPanel]:
                 positive=all(c.mean.min() > 0 for c in curves),
                 entry=first.get("entry", "face"),
                 params=first.get("params", {}),
+                so=sorted(so_values, key=lambda v: -v.so),
+                feature=_feature(first),
             )
         )
     return panels
+
+
+def _so_values(rec: Mapping[str, Any]) -> SoValues:
+    """:class:`SoValues` of a face record: its per-text SO (``extras.per_candidate.so``,
+    undefined ones left out) with pairing by prompt, else its one SO."""
+    so = float(rec["values"]["so"])
+    per = ((rec.get("extras") or {}).get("per_candidate") or {}).get("so")
+    if per is not None:
+        v = np.array([x for x in per if x is not None], dtype=float)
+        return SoValues(rec["source"], v[np.isfinite(v)], so, "prompt")
+    return SoValues(rec["source"], np.array([so]), so, "set")
+
+
+def _feature(rec: Mapping[str, Any]) -> str:
+    """``evaluator X`` of a record (its provenance's upstream), empty where none is named."""
+    upstream = (rec.get("provenance") or {}).get("config", {}).get("upstream", {}) or {}
+    name = (upstream.get("evaluator") or {}).get("name")
+    return f"evaluator {name}" if name else ""

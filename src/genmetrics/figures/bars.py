@@ -5,16 +5,18 @@ examples (their Fig. 8). Drawing only: the tables come from
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from genmetrics.analysis.headline import SATURATION_TOLERANCE, saturated_bound
 from genmetrics.analysis.seed_means import T_OVER_SEEDS
 from genmetrics.analysis.statistics import t_interval
 from genmetrics.analysis.units import OVER_SEEDS
 from genmetrics.figures._save import save as _save
-from genmetrics.figures._style import OKABE_ITO, panel_grid
+from genmetrics.figures._style import OKABE_ITO, panel_grid, size_range
 
 
 def _reference_text(ref: str) -> str:
@@ -46,18 +48,46 @@ def _whisker_text(p: pd.DataFrame) -> str:
     return text + ("; t interval where none" if T_OVER_SEEDS in over else "")
 
 
-def value_bars(table: pd.DataFrame, path: str | Path, value: str = "mauve") -> None:
+def panel_sizes(scores: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(dataset, entry) → ``"n = 32 texts per seed, 32 references"`` from the tidy scores'
+    ``n_candidate``/``n_reference`` (ranges where they differ)."""
+    out = {}
+    if not {"n_candidate", "n_reference"} <= set(scores.columns):
+        return out
+    for (ds, entry), g in scores.groupby(["dataset", "entry"], sort=False):
+        c, r = size_range(g["n_candidate"]), size_range(g["n_reference"])
+        out[ds, entry] = f"n = {c} texts per seed" + (f", {r} references" if r != "?" else "")
+    return out
+
+
+def value_bars(
+    table: pd.DataFrame,
+    path: str | Path,
+    value: str = "mauve",
+    features: Mapping[str, str] | None = None,
+    sizes: Mapping[tuple[str, str], str] | None = None,
+) -> None:
     """One panel per (dataset, entry, reference): a bar per model at its mean ``value`` over
     seeds, with the table's 95% interval as whiskers (the bootstrap over prompts and seeds
     where it has one, else the t interval over seeds; none for a single seed without a
     bootstrap, which the bar says), the number of seeds under each bar, and the value printed
-    on it. MAUVE's axis stops at 1 (its range); a whisker beyond is cut there. Models keep
-    one Okabe–Ito colour across panels."""
+    beside it. MAUVE's axis stops at 1 (its range); a whisker beyond is cut there. Each
+    panel's title (wrapped to its width, so that two panels' titles never meet) names the
+    dataset, the entry, its featurizer (``features``: entry → "featurizer X") and n
+    (``sizes``: :func:`panel_sizes`); a panel whose models all lie within 0.01 of a bound of
+    the value's range is marked saturated
+    (:func:`genmetrics.analysis.headline.saturated_bound`); what the bars and whiskers are
+    is said once, in the figure's title. Models keep one Okabe–Ito colour across panels."""
+    import textwrap
+
+    features, sizes = dict(features or {}), dict(sizes or {})
     t = table[table["name"] == value]
     panels = list(dict.fromkeys(zip(t["dataset"], t["entry"], t["reference"], strict=True)))
     models = list(dict.fromkeys(t["model"]))
     colour = {m: OKABE_ITO[i % len(OKABE_ITO)] for i, m in enumerate(models)}
-    fig, axes = panel_grid(len(panels), 0.9 * max(4, len(models)) + 2.0, 4.4, f"no {value}")
+    width = 0.9 * max(4, len(models)) + 2.0
+    fig, axes = panel_grid(len(panels), width, 4.6, f"no {value}")
+    chars = int(width * 11)  # characters of a 10-point title that fit a panel
     for ax, (ds, entry, ref) in zip(axes.flat, panels, strict=False):
         p = t[(t["dataset"] == ds) & (t["entry"] == entry) & (t["reference"] == ref)]
         x = np.arange(len(p))
@@ -77,20 +107,34 @@ def value_bars(table: pd.DataFrame, path: str | Path, value: str = "mauve") -> N
             else p["n_seeds"].to_numpy() >= 2
         )
         for xi, (mean, n) in enumerate(zip(p["mean"], p["n_seeds"], strict=True)):
-            ax.text(xi + 0.08, mean, f"{mean:.3f}", ha="left", va="bottom", fontsize=8)
+            # the value inside the bar's top (the axis of a proportion ends at 1)
+            ax.text(xi - 0.36, mean - 0.01, f"{mean:.3f}", ha="left", va="top", fontsize=8)
             seeds = f"n = {int(n)} seeds" if n != 1 else "1 seed"
             seeds += "" if n != 1 or whiskered[xi] else ":\nno interval"
             ax.text(xi, 0, seeds, ha="center", va="bottom", fontsize=7, color="white")
         ax.set_xticks(x, list(p["model"]), rotation=20, ha="right")
         top = float(np.nanmax(p["mean"] + err[1])) if len(p) else 1.0
-        ax.set_ylim(0, 1.05 if value == "mauve" else top * 1.25)
+        ax.set_ylim(0, 1.0 if value == "mauve" else top * 1.25)
         ax.set_ylabel(f"{value} (higher: closer to the reference)")
-        ax.set_title(
-            f"{ds}: {entry} against {_reference_text(ref)}\nbars: mean over seeds; "
-            + _whisker_text(p),
-            fontsize=10,
-        )
+        lines = [
+            f"{ds}: {entry} ({features.get(entry, 'featurizer not given')}) against "
+            f"{_reference_text(ref)}",
+            sizes.get((ds, entry), ""),
+        ]
+        bound = saturated_bound(p["mean"], "0–1") if value == "mauve" else None
+        if bound is not None:
+            lines.append(
+                f"SATURATED: every model within {SATURATION_TOLERANCE:g} of {bound:g}: "
+                "this panel cannot tell them apart"
+            )
+        title = "\n".join(textwrap.fill(t, chars) for t in lines if t)
+        ax.set_title(title, fontsize=10)
         ax.grid(axis="y", alpha=0.3)
+    if panels:
+        whiskers = sorted({_whisker_text(t[t["dataset"] == d]) for d, _, _ in panels})
+        fig.suptitle(
+            f"{value} per model; bars: mean over seeds; " + "; ".join(whiskers), fontsize=10
+        )
     _save(fig, path)
 
 

@@ -12,8 +12,18 @@ from genmetrics.analysis.statistics import degenerate_interval
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import matplotlib, plt
 
+#: fewest sources a cell is coloured with: below, r is printed in grey on white (with 5–9
+#: points a rank correlation of unrelated scores often reaches ±0.7)
+COLOUR_FROM = 10
 
-def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 10) -> None:
+
+def correlation_heatmap(
+    data: HeatmapPanels,
+    path: str | Path,
+    bold_from: int = COLOUR_FROM,
+    colour_from: int = COLOUR_FROM,
+    features: dict[str, str] | None = None,
+) -> None:
     """One heatmap panel per scope of
     :func:`genmetrics.analysis.correlation_panels.heatmap_panels` (each dataset, then
     ``pooled``): lower triangle, −1 blue … +1 red (RdBu, colour-blind safe), each cell
@@ -24,15 +34,20 @@ def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 
     zero width (:func:`~genmetrics.analysis.statistics.degenerate_interval`, e.g. [1, 1]) is
     not printed as one: the cell says "n=…, no interval". A scope with fewer than
     ``min_points`` sources says "too few" in words instead of drawing a matrix, and so does a
-    cell with fewer than ``min_points`` sources scored on both.
+    cell with fewer than ``min_points`` sources scored on both. A cell resting on fewer than
+    ``colour_from`` sources gets no colour (r in grey: too few to read as a pattern). The
+    scores with no defined correlation (``hidden``: a headline score on too few sources, or
+    constant) keep their row and column, greyed, so no headline metric drops out.
+    ``features``: entry → "featurizer X", listed under the figure for the entries drawn.
     """
     import textwrap
 
-    scopes, points, names, hidden = data.scopes, data.points, data.names, data.hidden
+    scopes, points, hidden = data.scopes, data.points, data.hidden
+    names = [*data.names, *hidden]  # the hidden ones kept, greyed, last
     min_points, n_total = data.min_points, data.n_total
     label = data.method.capitalize()
     k = len(names)
-    side = max(4.5, 1.8 + 0.8 * max(k - 1, 1))
+    side = max(5.0, 2.2 + 1.05 * max(k - 1, 1))
     ncols = max(1, int(np.ceil(np.sqrt(len(scopes)))))  # panels in a near-square grid
     nrows = max(1, -(-len(scopes) // ncols))
     fig, axes = plt.subplots(
@@ -67,7 +82,7 @@ def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 
             ax.text(0.5, 0.5, reason, ha="center", va="center", fontsize=11)
             ax.set_axis_off()
             continue
-        r, low, high, cnt = (data.cells[scope][c] for c in ("r", "low", "high", "n"))
+        r, low, high, cnt = (_padded(data.cells[scope][c], k) for c in ("r", "low", "high", "n"))
         rgba = np.ones((k, k, 4))
         for i in range(1, k):
             for j in range(i):
@@ -76,10 +91,13 @@ def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 
                     rgba[i, j] = (0.88, 0.88, 0.88, 1.0)
                     few = np.isfinite(cnt[i, j]) and cnt[i, j] < min_points
                     note = f"too few\n(n={int(cnt[i, j])})" if few else "constant"
-                    ax.text(j, i, note, ha="center", va="center", fontsize=6.5, color="0.35")
+                    if not np.isfinite(cnt[i, j]):  # a hidden score: its note under the figure
+                        continue
+                    ax.text(j, i, note, ha="center", va="center", fontsize=8, color="0.35")
                     continue
-                rgba[i, j] = cmap(norm(v))
-                colour = "white" if abs(v) > 0.6 else "black"
+                coloured = cnt[i, j] >= colour_from
+                rgba[i, j] = cmap(norm(v)) if coloured else (1.0, 1.0, 1.0, 1.0)
+                colour = ("white" if abs(v) > 0.6 else "black") if coloured else "0.45"
                 lo, hi = low[i, j], high[i, j]
                 sure = np.isfinite(lo) and (lo > 0 or hi < 0) and cnt[i, j] >= bold_from
                 ax.text(
@@ -88,7 +106,7 @@ def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 
                     f"{v:.2f}",
                     ha="center",
                     va="center",
-                    fontsize=8.5,
+                    fontsize=10,
                     color=colour,
                     fontweight="bold" if sure else "normal",
                 )
@@ -98,14 +116,18 @@ def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 
                     ci = f"[{lo:.2f}, {hi:.2f}]"
                 else:
                     ci = f"n={int(cnt[i, j])}, no interval"
-                ax.text(j, i + 0.24, ci, ha="center", va="center", fontsize=6.2, color=colour)
+                ax.text(j, i + 0.24, ci, ha="center", va="center", fontsize=7.5, color=colour)
         ax.imshow(rgba, interpolation="nearest", aspect="auto")
         ax.set_xlim(-0.5, k - 1.5)
         ax.set_ylim(k - 0.5, 0.5)
-        ax.set_xticks(range(k - 1), names[:-1], rotation=45, ha="right", fontsize=9)
-        ax.set_yticks(range(1, k), names[1:], fontsize=9)
+        ax.set_xticks(range(k - 1), names[:-1], rotation=45, ha="right", fontsize=10)
+        ax.set_yticks(range(1, k), names[1:], fontsize=10)
+        for tick in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
+            if tick.get_text() in hidden:
+                tick.set_color("0.5")
         ax.spines[:].set_visible(False)
-    if data.cells and k >= 2:
+    coloured = any((np.nan_to_num(c["n"], nan=0) >= colour_from).any() for c in data.cells.values())
+    if data.cells and k >= 2 and coloured:  # no colour bar where no cell has a colour
         fig.colorbar(
             matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap),
             ax=axes.ravel().tolist(),
@@ -116,7 +138,8 @@ def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 
     legend = (
         "each cell: correlation and, below, its 95% percentile-bootstrap interval over the "
         'sources ("no interval": every resample gave the same value); bold: the interval '
-        f"excludes 0 with ≥ {bold_from} sources; grey: too few (under {min_points} sources "
+        f"excludes 0 with ≥ {bold_from} sources; colour only with ≥ {colour_from} sources "
+        f"(fewer: r in grey on white); grey cells: too few (under {min_points} sources "
         "scored on both) or a constant score"
     )
     if not data.cells:
@@ -126,10 +149,23 @@ def correlation_heatmap(data: HeatmapPanels, path: str | Path, bold_from: int = 
         f"(model × seed points): {label} correlation\n" + textwrap.fill(legend, int(width * 0.85)),
         fontsize=11,
     )
+    notes = []
     if hidden:
-        note = (
-            f"Not shown (fewer than {min_points} sources with both scores, or constant, "
-            f"in every panel): {', '.join(hidden)}"
+        notes.append(
+            f"Greyed names: no correlation in any panel (fewer than {min_points} sources "
+            f"with both scores, or constant): {', '.join(hidden)}"
         )
-        fig.supxlabel(textwrap.fill(note, width), fontsize=9)
+    entries = {n.split(".", 1)[0] for n in names}
+    feats = sorted(f"{e}: {f}" for e, f in (features or {}).items() if e in entries)
+    if feats:
+        notes.append("Featurizers/evaluators: " + "; ".join(feats))
+    if notes:
+        fig.supxlabel("\n".join(textwrap.fill(n, width) for n in notes), fontsize=9)
     _save(fig, path)
+
+
+def _padded(m: np.ndarray, k: int) -> np.ndarray:
+    """``m`` (the drawn scores' matrix) grown to ``k`` × ``k`` with NaN (the hidden scores)."""
+    out = np.full((k, k), np.nan)
+    out[: m.shape[0], : m.shape[1]] = m
+    return out

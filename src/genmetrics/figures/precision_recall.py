@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from genmetrics.analysis.headline import SATURATION_TOLERANCE, saturated_bound
 from genmetrics.analysis.pr_plane import (
     ELLIPSE_LEVEL,
     MIN_ELLIPSE_POINTS,
@@ -15,7 +16,7 @@ from genmetrics.analysis.pr_plane import (
     ellipse_radius,
 )
 from genmetrics.figures._save import save as _save
-from genmetrics.figures._style import OKABE_ITO, plt
+from genmetrics.figures._style import OKABE_ITO, panel_grid, plt, record_feature, size_range
 
 #: marker of a model's mean point by its prompt template; imported texts have none
 TEMPLATE_MARKERS = {"base": "o", "chat": "s", "texts": "^"}
@@ -28,26 +29,50 @@ def _reference_label(ref: str) -> str:
     return f"{ref}'s texts"
 
 
+def _size_text(values) -> str:
+    return size_range(values)
+
+
+def _saturation_text(sub: pd.DataFrame) -> str:
+    """``saturated: every model's precision within 0.01 of 1`` for the values of a panel that
+    saturate (:func:`genmetrics.analysis.headline.saturated_bound`); empty: none."""
+    said = []
+    for value in ("precision", "recall"):
+        bound = saturated_bound(sub[value], "0–1")
+        if bound is not None and len(sub):
+            said.append(f"{value} within {SATURATION_TOLERANCE:g} of {bound:g}")
+    if not said:
+        return ""
+    return "SATURATED: every model's " + " and ".join(said) + " (cannot tell them apart)"
+
+
 def pr_scatter(
     points: pd.DataFrame,
     plane: pd.DataFrame,
     path: str | Path,
     templates: Mapping[str, str] | None = None,
+    features: Mapping[str, str] | None = None,
 ) -> None:
     """The precision–recall plane (Le Bronnec et al. (2024), Fig. 1) from its tables
     (:func:`genmetrics.analysis.pr_plane.plane_tables`): one panel per (dataset,
     precision_recall entry, reference set); per model its mean (recall, precision) over seeds
     (large marker: circle = base template, square = chat, triangle = imported texts;
-    ``templates`` maps model → template), its seed points (small dots), its
-    reference-resample points (small crosses) and the ellipse of the plane table: the region
-    holding ``level`` (95%) of a 2-D normal fitted to those points (seeds and resamples
-    together; centred on their mean), drawn from the table's centre, semi-axes and angle in
-    data units. A model with fewer than three points or points on a line gets no ellipse
-    (no line segment), and its legend entry says why. Okabe–Ito colours, one per model."""
+    ``templates`` maps model → template), its seed points (small dots, with whiskers: each
+    seed's interval over prompts) and the ellipse of the plane table: the region holding
+    ``level`` (95%) of a 2-D normal fitted to the **seed points alone** (as the paper's),
+    centred on the mean marker. Reference resamples (the first seed against a fraction of the
+    references) are drawn apart as crosses joined to their mean (a hollow marker) and never
+    enter the ellipse: with fewer references P and R move as a whole. A model with fewer than
+    three seeds or seeds on a line gets no ellipse, and its legend entry says why. Axes stay
+    within [0, 1] (proportions); a panel whose precision or recall is saturated
+    (:func:`genmetrics.analysis.headline.saturated_bound`: every model within 0.01 of a
+    bound) says so in its title. Each title names the dataset, the featurizer
+    (``features``: entry → "featurizer X") and n. Okabe–Ito colours, one per model."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Ellipse as EllipsePatch
 
     templates = dict(templates or {})
+    features = dict(features or {})
     table = plane
     level = float(table["level"].iloc[0]) if len(table) else ELLIPSE_LEVEL
     n_std = float(table["n_std"].iloc[0]) if len(table) else ellipse_radius(level)
@@ -60,7 +85,7 @@ def pr_scatter(
     fig, axes = plt.subplots(
         max(1, len(panels)),
         1,
-        figsize=(10.5, 5.6 * max(1, len(panels))),
+        figsize=(11.5, 6.0 * max(1, len(panels))),
         squeeze=False,
         layout="constrained",
     )
@@ -73,16 +98,14 @@ def pr_scatter(
     for ax, (ds, entry, ref) in zip(axes.flat, panels, strict=False):
         sub = table[(table["dataset"] == ds) & (table["entry"] == entry)]
         sub = sub[sub["reference"] == ref]
+        here = points[
+            (points["dataset"] == ds) & (points["entry"] == entry) & (points["reference"] == ref)
+        ]
         lo, hi = np.array([1.0, 1.0]), np.array([0.0, 0.0])
         whiskers = False
         for r in sub.itertuples(index=False):
             c = colours[r.model]
-            pts = points[
-                (points["dataset"] == ds)
-                & (points["entry"] == entry)
-                & (points["reference"] == ref)
-                & (points["model"] == r.model)
-            ]
+            pts = here[here["model"] == r.model]
             seeds = pts[pts["kind"] == "seed"]
             bounds = seeds[PR_PLANE_BOUNDS].to_numpy(float)
             has = np.isfinite(bounds).all(axis=1)
@@ -97,30 +120,55 @@ def pr_scatter(
                     fmt="none",
                     ecolor=c,
                     elinewidth=0.8,
-                    alpha=0.5,
+                    alpha=0.45,
                     zorder=2,
                     gid=f"whiskers:{r.model}",
                 )
                 whiskers = True
-                lo = np.minimum(lo, [rl.min(), pl.min()])
-                hi = np.maximum(hi, [ru.max(), pu.max()])
-            for kind, marker, size in (("seed", "o", 16), ("resample", "x", 22)):
-                p = pts[pts["kind"] == kind]
+            ax.scatter(
+                seeds["recall"],
+                seeds["precision"],
+                color=c,
+                marker="o",
+                s=18,
+                alpha=0.8,
+                zorder=3,
+                clip_on=False,
+                gid=f"seeds:{r.model}",
+            )
+            res = pts[pts["kind"] == "resample"]
+            if len(res):
+                rx, ry = res["recall"].to_numpy(float), res["precision"].to_numpy(float)
+                mx, my = float(rx.mean()), float(ry.mean())
+                for x1, y1 in zip(rx, ry, strict=True):  # each resample joined to their mean
+                    ax.plot([mx, x1], [my, y1], color=c, lw=0.6, ls=":", alpha=0.7, zorder=2)
                 ax.scatter(
-                    p["recall"],
-                    p["precision"],
+                    rx,
+                    ry,
                     color=c,
-                    marker=marker,
-                    s=size,
-                    alpha=0.6,
-                    linewidths=1.0,
-                    zorder=2,
+                    marker="x",
+                    s=30,
+                    linewidths=1.2,
+                    zorder=3,
+                    clip_on=False,
+                    gid=f"resamples:{r.model}",
+                )
+                ax.scatter(
+                    [mx],
+                    [my],
+                    facecolor="white",
+                    edgecolor=c,
+                    marker="D",
+                    s=55,
+                    linewidths=1.4,
+                    zorder=3,
+                    clip_on=False,
+                    gid=f"resample_mean:{r.model}",
                 )
             xy = pts[["recall", "precision"]].to_numpy(float)
             lo, hi = np.minimum(lo, xy.min(axis=0)), np.maximum(hi, xy.max(axis=0))
             template = templates.get(r.model, "texts")
             what = f"{r.n_seeds} seed{'s' * (r.n_seeds != 1)}"
-            what += f" + {r.n_resamples} resamples" if r.n_resamples else ""
             if np.isfinite(r.semi_major):
                 centre = np.array([r.ellipse_recall, r.ellipse_precision])
                 ax.add_patch(
@@ -144,30 +192,44 @@ def pr_scatter(
                 )
                 lo, hi = np.minimum(lo, centre - ext), np.maximum(hi, centre + ext)
             elif r.ellipse == "on a line":
-                what += ": points on a line, no ellipse"
+                what += ": seeds on a line, no ellipse"
             else:
-                what += f": under {MIN_ELLIPSE_POINTS} points, no ellipse"
+                what += f": under {MIN_ELLIPSE_POINTS} seeds, no ellipse"
+            what += f"; {r.n_resamples} resamples" if r.n_resamples else ""
             ax.scatter(
                 r.recall,
                 r.precision,
                 color=c,
                 marker=TEMPLATE_MARKERS.get(template, "D"),
-                s=110,
+                s=120,
                 edgecolor="black",
                 linewidths=1.0,
-                zorder=3,
+                zorder=4,
+                clip_on=False,
+                gid=f"mean:{r.model}",
                 label=f"{r.model} ({template}; {what})",
             )
         span = np.maximum(hi - lo, 0.1)
-        lo, hi = np.clip(lo - 0.15 * span, 0, 1.02), np.clip(hi + 0.15 * span, 0, 1.02)
+        lo, hi = np.clip(lo - 0.12 * span, 0, 1), np.clip(hi + 0.12 * span, 0, 1)
         ax.set_xlim(lo[0], hi[0])
         ax.set_ylim(lo[1], hi[1])
         ax.set_xlabel("recall: share of reference texts the model covers (diversity)")
-        ax.set_ylabel("precision: share of model texts inside the reference (quality)")
-        title = f"dataset {ds}, entry {entry}: against {_reference_label(ref)}"
-        ax.set_title(title, fontsize=10)
+        ax.set_ylabel("precision: share of model texts\ninside the reference (quality)")
+        seeds_here = here[here["kind"] == "seed"]
+        n_res = _size_text(here.loc[here["kind"] == "resample", "n_reference"])
+        title = (
+            f"dataset {ds}, entry {entry} ({features.get(entry, 'featurizer not given')}): "
+            f"against {_reference_label(ref)}\nn = {_size_text(seeds_here['n_candidate'])} "
+            f"texts per seed, {_size_text(seeds_here['n_reference'])} references"
+            + (f"; resamples: {n_res} references" if n_res != "?" else "")
+        )
+        saturated = _saturation_text(sub)
+        ax.set_title(title + (f"\n{saturated}" if saturated else ""), fontsize=10)
         ax.grid(alpha=0.3)
-        resample_key = "one reference resample (first seed)"
+        resample_key = (
+            f"reference resample: the first seed against\n{n_res} references "
+            "(fewer than the seeds': sits apart)"
+        )
         keys = [
             Line2D([], [], color="0.3", marker="o", ls="", ms=4, label="one generation seed"),
             *(
@@ -183,11 +245,6 @@ def pr_scatter(
                 if whiskers
                 else []
             ),
-            *(
-                [Line2D([], [], color="0.3", marker="x", ls="", ms=5, label=resample_key)]
-                if sub["n_resamples"].sum()
-                else []
-            ),
             EllipsePatch(
                 (0, 0),
                 1,
@@ -195,8 +252,25 @@ def pr_scatter(
                 facecolor="0.5",
                 alpha=0.3,
                 edgecolor="0.3",
-                label=f"{level:.0%} ellipse of a 2-D normal fitted to\nthe model's points "
-                f"({n_std:.2f}σ; ≥ {MIN_ELLIPSE_POINTS} points)",
+                label=f"{level:.0%} ellipse of a 2-D normal fitted to\nthe model's seeds "
+                f"({n_std:.2f}σ; ≥ {MIN_ELLIPSE_POINTS} seeds)",
+            ),
+            *(
+                [
+                    Line2D([], [], color="0.3", marker="x", ls="", ms=5, label=resample_key),
+                    Line2D(
+                        [],
+                        [],
+                        color="0.3",
+                        marker="D",
+                        ls="",
+                        ms=6,
+                        mfc="white",
+                        label="mean of the reference resamples",
+                    ),
+                ]
+                if sub["n_resamples"].sum()
+                else []
             ),
             *(
                 Line2D(
@@ -228,7 +302,7 @@ def pr_scatter(
     fig.suptitle(
         "Precision vs recall of each model (Le Bronnec et al. 2024, Fig. 1)\n"
         f"large marker: mean over seeds; ellipse: {level:.0%} region of a 2-D normal fitted "
-        "to the model's seeds and reference resamples",
+        "to the model's generation seeds",
         fontsize=11,
     )
     _save(fig, path)
@@ -236,32 +310,43 @@ def pr_scatter(
 
 def pr_curves(records: list[dict], path: str | Path) -> None:
     """PR-curves (Sajjadi et al. 2018): β (recall) against α (precision) over the λ grid, one
-    curve per model; F8/F1/8 in the legend."""
-    fig, ax = plt.subplots(figsize=(6.2, 5.2))
-    cmap = plt.get_cmap("tab10")
-    if not records:
-        ax.text(0.5, 0.5, "no prd scores configured", ha="center", va="center")
-    for i, rec in enumerate(records):
-        ex = rec.get("extras") or {}
-        if "alpha" not in ex:
-            continue
-        v = rec["values"]
-        ax.plot(
-            ex["beta"],
-            ex["alpha"],
-            color=cmap(i % 10),
-            lw=1.6,
-            label=f"{rec['source']}  F8={v['f8']:.2f}  F1/8={v['f1_8']:.2f}",
+    curve per source (model/seed), one panel per (dataset, entry); F8/F1/8 in the legend; each
+    title names the dataset, the entry, its featurizer (the records' provenance) and n (texts
+    per source, references). Both axes are proportions: [0, 1]."""
+    curves = [r for r in records if "alpha" in (r.get("extras") or {})]
+    panels = list(dict.fromkeys((r.get("dataset", "?"), r.get("entry", "prd")) for r in curves))
+    fig, axes = panel_grid(len(panels), 6.4, 5.6, "no prd scores configured")
+    for ax, (ds, entry) in zip(axes.flat, panels, strict=False):
+        recs = [r for r in curves if (r.get("dataset", "?"), r.get("entry", "prd")) == (ds, entry)]
+        for i, rec in enumerate(recs):
+            ex, v = rec["extras"], rec["values"]
+            ax.plot(
+                ex["beta"],
+                ex["alpha"],
+                color=OKABE_ITO[i % len(OKABE_ITO)],
+                lw=1.6,
+                ls=("-", "--", ":")[(i // len(OKABE_ITO)) % 3],
+                label=f"{rec['source']}  F8={v['f8']:.2f}  F1/8={v['f1_8']:.2f}",
+            )
+        feats = sorted({record_feature(r) for r in recs})
+        n_c = size_range((r.get("n") or {}).get("candidate") for r in recs)
+        n_r = size_range((r.get("n") or {}).get("reference") for r in recs)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("recall β(λ): share of the human distribution covered")
+        ax.set_ylabel("precision α(λ): share of the model's mass on human text")
+        ax.set_title(
+            f"dataset {ds}, entry {entry} ({', '.join(feats)})\n"
+            f"n = {n_c} texts per source, {n_r} references",
+            fontsize=10,
         )
-    ax.set_xlim(0, 1.02)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("recall β(λ): how much of the human distribution the model covers")
-    ax.set_ylabel("precision α(λ): how much of the model's mass lies on human text")
-    ax.set_title(
-        "Precision–recall curves against human text\n(PRD: Sajjadi et al. 2018; Le Bronnec et al. 2024)"
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle(
+        "Precision–recall curves against human text "
+        "(PRD: Sajjadi et al. 2018; Le Bronnec et al. 2024)",
+        fontsize=11,
     )
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower left")
     _save(fig, path)
 
 

@@ -67,6 +67,22 @@ _INCLUDE = re.compile(
 )
 
 
+def _dropped_includes(text: str) -> str:
+    """``text`` without its includes of a rule's output (the page draws that table itself, or
+    the Snakemake report shows it); a sentence that announced one with a closing colon ends
+    instead by saying where the table is, so that no caption ends on ``…:`` and nothing."""
+    out = []
+    pos = 0
+    for m in _INCLUDE.finditer(text):
+        before = text[pos : m.start()].rstrip()
+        if before.endswith(":"):
+            before = before[:-1] + " (shown in the Snakemake report)."
+        out.append(before + "\n\n")
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def _pattern_regex(pattern: str) -> re.Pattern[str]:
     """``results/figures/omniinput_compare_{comparison}.png`` → a regex matching the end of a
     path under any results folder (``results_dir``: the default root is dropped, so
@@ -115,7 +131,7 @@ def caption_html(path: str | Path, drop_includes: bool = True) -> str:
 
     text = Path(path).read_text(encoding="utf-8")
     if drop_includes:
-        text = _INCLUDE.sub("", text)
+        text = _dropped_includes(text)
     if "{{" in text or "{%" in text:
         raise GenmetricsError(
             f"{path}: a Jinja template other than `.. include:: {{{{ snakemake.output.<name> }}}}`"

@@ -31,9 +31,9 @@ from genmetrics.analysis.headline import (
     family_tables,
     headline_scores,
     headline_table,
+    legend_items,
     warning_lines,
 )
-from genmetrics.analysis.headline import table_legend as headline_legend
 from genmetrics.analysis.units import summary_intervals
 from genmetrics.io import read_json, write_text
 from genmetrics.paths import PROMPTS, REFERENCES
@@ -49,7 +49,8 @@ th{background:#f3f3f3}td.text,th.text{text-align:left}.na{color:#888}
 img{max-width:100%;border:1px solid #eee}figure{margin:2em 0}
 figcaption{font-size:14px;color:#333;max-width:900px}.note{color:#555;font-size:14px}
 ul.kv{margin:0;padding-left:1.3em;font-size:13px;list-style:none}.key{font-weight:600}
-details{margin:.5em 0 1em}
+details{margin:.5em 0 1em}.scroll{overflow-x:auto;max-width:100%;margin:.5em 0 1em}
+.scroll table{margin:0}ul.legend{font-size:14px;color:#555;padding-left:1.3em}
 code,tt{font-size:92%}"""
 
 #: generation statistics shown as table columns, in this order, with their headers
@@ -137,8 +138,9 @@ def _scores(
         )
         if p is not None
     ]
+    legend = "".join(f"<li>{html.escape(item)}</li>" for item in legend_items(table))
     parts = [
-        f"<p class='note'>{html.escape(headline_legend(table))}</p>",
+        f"<ul class='legend'>{legend}</ul>",
         "<p class='note'>Every value of every score, per seed: "
         + "; ".join(_link(p, out, what) for p, what in links)
         + ".</p>",
@@ -182,7 +184,8 @@ def _score_table(sub: pd.DataFrame) -> str:
                 else f"<td>{html.escape(str(value))}</td>"
             )
         rows.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return f"<div class='scroll'>{table}</div>"
 
 
 def _missing_note(df: pd.DataFrame, long: pd.DataFrame, family: str, sub: pd.DataFrame) -> str:
@@ -255,7 +258,8 @@ def _generation(stats: Sequence[str | Path]) -> list[str]:
         "<p class='note'>Per model and generation seed: texts written, new tokens, the time "
         "and speed of generation (summed over shards), the batches (resumed: restored from a "
         "progress log after an interruption) and where the model ran.</p>",
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
+        f"<div class='scroll'><table><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>",
     ]
     with_provenance = [(s, r["provenance"]) for s, r in records if r.get("provenance")]
     if with_provenance:
