@@ -277,6 +277,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     tp.add_argument("--language", choices=LANGUAGES, default=DEFAULT_LANGUAGE)
     tp.add_argument("--header", action="store_true", help="print the table's header line first")
+    cmp = sub.add_parser(
+        "compare",
+        help="paired differences between models from two or more score records (JSON): "
+        "difference, paired interval, p, Holm and BH adjusted p per headline value",
+    )
+    cmp.add_argument("records", nargs="+", metavar="RECORD", help="score records (.json)")
+    cmp.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:  # --help (0) or a usage error (2), already printed
@@ -294,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
                 _emit(markdown_table(metrics))
             else:
                 _emit(format_metrics(metrics))
+            return 0
+        if args.command == "compare":
+            _emit(compare_text(args.records, args.json))
             return 0
         if args.command == "tokens-per-word":
             _emit(tokens_per_word_row(args))
@@ -384,6 +394,16 @@ def tokens_per_word_row(args: argparse.Namespace) -> str:
     measured = measure_tokens_per_word(tokenizer, texts, args.words, args.language)
     row = format_row(name, measured, Path(args.texts).name, label)
     return f"tokenizer\ttokens_per_word\tmeasured_on\n{row}" if args.header else row
+
+
+def compare_text(records: list[str], as_json: bool) -> str:
+    """``genmetrics compare``: the paired table of ``records`` as JSON rows or a text table."""
+    from genmetrics.analysis.paired import compare_records
+
+    table = compare_records(records)
+    if as_json:
+        return table.to_json(orient="records", indent=1)  # NaN and NA: null
+    return table.to_string(index=False, float_format=lambda x: f"{x:.4g}")
 
 
 def _progress() -> bool:
