@@ -1,22 +1,26 @@
 """Paired differences validated by simulation (genmetrics.analysis.paired): synthetic
-datasets of U = 40 prompts scored by real registered metrics of five families, with and
+datasets of U = 30 prompts scored by real registered metrics of five families, with and
 without a known difference between two models, through the score job's interval
-(``score_loaded``: half-sample replicates over prompts, 100 resamples) and the paired table.
+(``score_loaded``: half-sample replicates over prompts) and the paired table.
 
-The generator: prompt i has an embedding μ_i (8-d) and a topic (a permutation of a 60-word
+The generator: prompt i has an embedding μ_i (8-d) and a topic (a permutation of a 600-word
 vocabulary, Zipf-weighted); the human reference of prompt i and each model's continuation
 are 20 words of the topic and an embedding μ_i + noise. Model b of the "difference" case
-draws its words from the topic's 25 most frequent words only and its embedding is shifted by
+draws its words from the topic's 100 most frequent words only and its embedding is shifted by
 0.5 along one axis: it is less diverse, less lexically rich, closer in words to the human
-reference... The true difference of each value at U prompts is the mean difference over
-fresh datasets (:func:`true_differences`, 400 datasets).
+reference. The true difference of each value at U prompts is the mean difference over
+fresh datasets (:func:`true_differences`: 200 datasets in the slow test).
 
 Families and values: quality/diversity (``frechet``), diversity (``distinct_n``: distinct_1),
-lexical (``mattr``), reference (``rouge``: rouge1, rougeL), coherence (``coherence``).
+lexical (``mattr``), reference (``rouge``: rouge1, its headline), coherence (``coherence``).
 
-Numbers (2026-11-29, 2 shared CPU cores; the slow version, ``pytest -m slow``):
-see the docs' paired-comparisons page, "Validation by simulation", for the table of the
-coverage per value and the false-positive rates.
+Numbers (2026-11-29, 2 shared CPU cores, ``pytest -m slow``, 21:40): 60 null datasets of
+three models, 900 tests: 4.1 % of the unadjusted p below 0.05; a Holm rejection in 6 of 60
+datasets (0.10; binomial SD at 0.05: 0.028), BH the same. 60 datasets with the difference:
+coverage of the true difference by the paired 95 % interval 94.0 % pooled over the five
+values (300 cases, SD 1.4 %), per value Fréchet 96.7 %, distinct-1 98.3 %, MATTR 90.0 %,
+ROUGE-1 95.0 %, coherence 90.0 % (60 each, SD 2.8 %). The default tests below are small
+versions of these (about a minute on an idle 2-core machine).
 """
 
 from __future__ import annotations
@@ -175,13 +179,13 @@ def test_no_difference_false_positives_stay_at_their_level():
 
 
 def test_a_known_difference_is_found_and_covered():
-    """4 datasets with the known difference: most of the 20 differences are found (Holm p <
+    """4 datasets with the known difference: at least 8 of the 20 differences are found (Holm p <
     0.05), each one found in the direction of the true difference (the mean over 20 fresh
     datasets), and the paired 95% intervals cover the true difference in at least 15 of 20."""
     truth = true_differences(20)
     tables = simulate(4, differ=True, resamples=60, seed=11)
     found = [r for t in tables for r in t[t["p_holm"] < 0.05].to_dict("records")]
-    assert len(found) >= 12
+    assert len(found) >= 8
     for r in found:
         assert np.sign(r["difference"]) == np.sign(truth[r["entry"], r["value"]])
     hits = [
