@@ -218,26 +218,29 @@ def _direction(metric: str, name: str) -> str:
     return (m.values.get(name) if m is not None else None) or ""
 
 
-def _better(row: Mapping[str, Any]) -> str:
-    """The model better on ``row`` where its Holm-adjusted p is below :data:`ALPHA`."""
-    if not (row["p_holm"] < ALPHA) or row["direction"] not in ("higher", "lower"):
+def _better(row: Mapping[str, Any], adjusted: str = "p_holm") -> str:
+    """The model better on ``row`` where its ``adjusted`` p is below :data:`ALPHA`."""
+    if not (row[adjusted] < ALPHA) or row["direction"] not in ("higher", "lower"):
         return ""
     a_higher = row["difference"] > 0
     return row["model_a"] if a_higher == (row["direction"] == "higher") else row["model_b"]
 
 
-def wins(table: pd.DataFrame, dataset: str) -> tuple[list[str], np.ndarray, int]:
+def wins(
+    table: pd.DataFrame, dataset: str, adjusted: str = "p_holm"
+) -> tuple[list[str], np.ndarray, int]:
     """The models of ``dataset`` in the paired table, the matrix W (W[i, j]: the values on
-    which model i is significantly better than model j, ``better``) and the number of values
-    tested per pair (the most over pairs)."""
+    which model i is significantly better than model j, its ``adjusted`` p — ``p_holm`` or
+    ``p_bh`` — below :data:`ALPHA`) and the number of values tested per pair (the most)."""
     t = table[table["dataset"] == dataset]
     models = sorted(set(t["model_a"]) | set(t["model_b"]))
     at = {m: i for i, m in enumerate(models)}
     w = np.zeros((len(models), len(models)), dtype=int)
     for r in t.to_dict("records"):
-        if isinstance(r["better"], str) and r["better"]:  # empty: NaN when read back
-            loser = r["model_b"] if r["better"] == r["model_a"] else r["model_a"]
-            w[at[r["better"]], at[loser]] += 1
+        better = _better(r, adjusted)
+        if better:
+            loser = r["model_b"] if better == r["model_a"] else r["model_a"]
+            w[at[better], at[loser]] += 1
     tested = t.dropna(subset=["p"]).groupby(["model_a", "model_b"]).size()
     return models, w, int(tested.max()) if len(tested) else 0
 

@@ -20,6 +20,10 @@ def _num(x: object) -> str:
     return "—" if pd.isna(x) else f"{float(x):.4g}"
 
 
+def _count(x: object) -> str:
+    return "—" if pd.isna(x) else f"{int(x):,}"
+
+
 def _table(head: list[str], rows: list[list[str]]) -> str:
     th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
     body = "".join(
@@ -78,8 +82,7 @@ def paired_section(
             n = s.groupby(keys)["n_texts"].max()
             head = [*keys, "texts now", *(f"target {t:g}" for t in wide.columns)]
             rows = [
-                [*map(str, k), str(n[k]), *(_num(v).split(".")[0] for v in row)]
-                for k, row in wide.iterrows()
+                [*map(str, k), str(n[k]), *(_count(v) for v in row)] for k, row in wide.iterrows()
             ]
             parts.append(_table(head, rows))
     return parts
