@@ -107,7 +107,7 @@ class ResultPaths:
     # paired model-vs-model differences and texts needed (analysis.paired, analysis.sample_size)
     paired_table: str = "results/analysis/paired_differences.csv"
     sample_size_table: str = "results/analysis/sample_size.csv"
-    paired_figure: str = "results/figures/paired/{dataset}.png"
+    paired_figure: str = "results/figures/paired_{dataset}.png"
     # figures and the report
     correlation_figure: str = "results/figures/metric_correlation.png"
     pr_figure: str = "results/figures/precision_recall.png"
