@@ -501,3 +501,49 @@ rule omniinput_compare_side_by_side:
         sizes={n: c.params_b for n, c in sorted(PLAN.checkpoints.items())},
     script:
         "../workflow/scripts/pr_llm_side_by_side.py"
+
+
+# Paired model-vs-model differences of every headline value from the score records' shared
+# replicates over prompts (analysis.paired), and per dataset the matrix of significant ones.
+rule paired_differences:
+    input:
+        TARGETS.scores,
+    output:
+        RESULTS.paired_table,
+    log:
+        RESULTS.log("paired_differences.log"),
+    conda:
+        "../envs/metrics.yaml"
+    script:
+        "../workflow/scripts/paired_differences.py"
+
+
+rule paired_figure:
+    input:
+        RESULTS.paired_table,
+    output:
+        report(
+            RESULTS.paired_figure,
+            caption="../workflow/report/paired.rst",
+            category="Paired comparisons",
+        ),
+    log:
+        RESULTS.log("paired_figure/{dataset}.log"),
+    conda:
+        "../envs/plots.yaml"
+    script:
+        "../workflow/scripts/paired_figure.py"
+
+
+# The texts per side each headline value needs for a target interval width (analysis.sample_size).
+rule sample_size:
+    input:
+        RESULTS.scores,
+    output:
+        RESULTS.sample_size_table,
+    log:
+        RESULTS.log("sample_size.log"),
+    conda:
+        "../envs/metrics.yaml"
+    script:
+        "../workflow/scripts/sample_size.py"

@@ -170,6 +170,9 @@ rule html_report:
         summary=RESULTS.scores_summary,
         headline=RESULTS.headline_table,
         stats=TARGETS.generation_stats,
+        # the paired comparisons and sample-size section (rules/analysis.smk)
+        paired=RESULTS.paired_table,
+        sample_size=RESULTS.sample_size_table,
         # workflow/report/*.rst of the figures and the headline table: the page shows the
         # captions of the Snakemake report (genmetrics.report.captions)
         captions=caption_files(workflow.basedir),

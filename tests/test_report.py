@@ -114,9 +114,14 @@ def test_report_figures_are_the_html_report_figures(config, monkeypatch, tmp_pat
     monkeypatch.setenv("GENMETRICS_TINY_MODEL", str(placeholder_checkpoint(tmp_path / "m")))
     plan = load_plan(yaml.safe_load(config.read_text()), SCHEMA)
     wrapped = {p for p in _wrapped() if p.endswith(".png")}
-    assert set(plan.targets.figures) <= wrapped
+    per_dataset = {
+        RESULTS.paired_figure.format(dataset=ds): RESULTS.paired_figure for ds in plan.datasets
+    }
+    figures = {per_dataset.get(f, f) for f in plan.targets.figures}  # as the rules' patterns
+    assert figures <= wrapped
     always = {RESULTS.correlation_figure, RESULTS.pr_figure, RESULTS.length_figure}
-    assert always <= set(plan.targets.figures)
+    always |= {RESULTS.paired_figure}  # one per dataset
+    assert always <= figures
     conditional = {
         RESULTS.pr_curves_figure,
         RESULTS.spectra_figure,

@@ -296,6 +296,27 @@ def test_offline_run_scores_every_entry_for_every_model_and_seed(offline_run):
     assert "<table" in html and "data:image/png;base64" in html
 
 
+def test_offline_run_models_share_their_draws_and_every_pair_is_compared(offline_run):
+    """Every model's and seed's record of an entry drew the same prompts (one ``draws``
+    digest, 32 prompts), so results/analysis/paired_differences.csv has a paired interval
+    and p for every headline value of the pair; results/analysis/sample_size.csv has every
+    model (genmetrics.analysis.paired, genmetrics.analysis.sample_size)."""
+    work, _, _ = offline_run
+    digests: dict[str, set] = {}
+    for path in (work / "results/scores/stories").glob("tiny-*/seed*/*.json"):
+        iv = json.loads(path.read_text())["interval"]
+        if iv.get("method"):
+            digests.setdefault(path.stem, set()).add((iv["draws"], iv["n_units"]))
+    assert digests and all(len(d) == 1 and next(iter(d))[1] == 32 for d in digests.values())
+    paired = pd.read_csv(work / "results/analysis/paired_differences.csv")
+    assert set(zip(paired.model_a, paired.model_b, strict=True)) == {("tiny-chat", "tiny-pure")}
+    assert paired.p.notna().all() and (paired.n_prompts == 32).all()
+    assert (paired.p_holm >= paired.p - 1e-12).all() and (paired.p_bh >= paired.p - 1e-12).all()
+    sizes = pd.read_csv(work / "results/analysis/sample_size.csv")
+    assert {"tiny-chat", "tiny-pure"} <= set(sizes.model)
+    assert (work / "results/figures/paired_stories.png").stat().st_size > 0
+
+
 @pytest.mark.e2e
 def test_offline_run_adding_a_model_reruns_only_its_jobs(offline_run):
     work, env, _ = offline_run

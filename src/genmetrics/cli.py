@@ -288,6 +288,13 @@ def main(argv: list[str] | None = None) -> int:
     xp.add_argument("--tracking-uri", required=True, help="e.g. file:///abs/mlruns, http://host")
     xp.add_argument("--experiment", help="default: genmetrics/<the results folder's name>")
     xp.add_argument("--config", help="a config file to attach to every run")
+    cmp = sub.add_parser(
+        "compare",
+        help="paired differences between models from two or more score records (JSON): "
+        "difference, paired interval, p, Holm and BH adjusted p per headline value",
+    )
+    cmp.add_argument("records", nargs="+", metavar="RECORD", help="score records (.json)")
+    cmp.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:  # --help (0) or a usage error (2), already printed
@@ -308,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "export":
             _emit(export_results(args))
+            return 0
+        if args.command == "compare":
+            _emit(compare_text(args.records, args.json))
             return 0
         if args.command == "tokens-per-word":
             _emit(tokens_per_word_row(args))
@@ -407,6 +417,16 @@ def tokens_per_word_row(args: argparse.Namespace) -> str:
     measured = measure_tokens_per_word(tokenizer, texts, args.words, args.language)
     row = format_row(name, measured, Path(args.texts).name, label)
     return f"tokenizer\ttokens_per_word\tmeasured_on\n{row}" if args.header else row
+
+
+def compare_text(records: list[str], as_json: bool) -> str:
+    """``genmetrics compare``: the paired table of ``records`` as JSON rows or a text table."""
+    from genmetrics.analysis.paired import compare_records
+
+    table = compare_records(records)
+    if as_json:
+        return table.to_json(orient="records", indent=1)  # NaN and NA: null
+    return table.to_string(index=False, float_format=lambda x: f"{x:.4g}")
 
 
 def _progress() -> bool:

@@ -113,6 +113,10 @@ class ResultPaths:
     instruction_sets_table: str = "results/analysis/instruction_sets.csv"
     instruction_sets_markdown: str = "results/analysis/instruction_sets.md"
     instruction_sets_paper: str = "results/analysis/instruction_sets_paper.csv"
+    # paired model-vs-model differences and texts needed (analysis.paired, analysis.sample_size)
+    paired_table: str = "results/analysis/paired_differences.csv"
+    sample_size_table: str = "results/analysis/sample_size.csv"
+    paired_figure: str = "results/figures/paired_{dataset}.png"
     # figures and the report
     correlation_figure: str = "results/figures/metric_correlation.png"
     pr_figure: str = "results/figures/precision_recall.png"

@@ -14,4 +14,6 @@ with log_to(sm.log[0]):
         sm.input.summary,
         sm.input.headline,
         captions=sm.input.captions,
+        paired_csv=sm.input.paired,
+        sample_size_csv=sm.input.sample_size,
     )

@@ -33,8 +33,9 @@ the tables' one scale convention (a proportion 0–1: :mod:`genmetrics.analysis.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -97,14 +98,14 @@ def _scheme_of(method: str) -> str:
 
 
 def collect_scores(
-    paths: Iterable[str | Path], replicates: Replicates | None = None
+    paths: Iterable[str | Path | Mapping[str, Any]], replicates: Replicates | None = None
 ) -> pd.DataFrame:
     """The tidy table from score records (JSON files of :func:`genmetrics.scoring.from_files.record`);
     ``replicates``, when given, is filled with each row's replicates over prompts (keyed by
     the row's dataset, model, seed, reference, metric, entry, name)."""
     rows = []
     for p in paths:
-        rec = read_json(p)
+        rec = p if isinstance(p, Mapping) else read_json(p)
         src = rec["source"]
         m = _SEEDED.fullmatch(src)
         model, seed = (m.group(1), int(m.group(2))) if m else (src, None)

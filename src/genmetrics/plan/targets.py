@@ -88,7 +88,10 @@ class TargetLists:
         figures += [self.results.length_figure]
         robustness = bool(self.robustness)  # analysis.featurizer_robustness
         figures += [self.results.featurizer_robustness_figure] if robustness else []
+        # analysis.paired: one model × model matrix per dataset (rule paired_differences)
+        figures += [self.results.paired_figure.format(dataset=ds) for ds in self.datasets]
         analyses = [self.results.length_table]
+        analyses += [self.results.paired_table, self.results.sample_size_table]
         analyses += [self.results.diversity_markdown] if self.diversity else []
         if self.diversity and self.diversity.get("paper"):
             analyses += [self.results.diversity_side_by_side_markdown]

@@ -55,6 +55,7 @@ CAPTIONS: dict[str, Caption] = {
     RESULTS.featurizer_robustness_figure: Caption(
         "featurizer_robustness.rst", "How stable the models' ranking is across featurizers"
     ),
+    RESULTS.paired_figure: Caption("paired.rst", "Which model is better: paired differences"),
     RESULTS.omni_toy_figure: Caption("omniinput_toy.rst", "OmniInput toy validation"),
     RESULTS.omni_figure: Caption("omniinput_runs.rst", "OmniInput precision–recall curves"),
     RESULTS.omni_compare_figure: Caption("omniinput_compare.rst", "OmniInput model comparison"),

@@ -38,6 +38,7 @@ from genmetrics.analysis.units import summary_intervals
 from genmetrics.io import read_json, write_text
 from genmetrics.paths import PROMPTS, REFERENCES
 from genmetrics.report.captions import HEADLINE_CAPTION, caption_html, caption_of, find_caption
+from genmetrics.report.paired import paired_section
 
 #: what a cell without a value shows (the headline table's legend: "– not scored")
 MISSING = "–"
@@ -78,6 +79,8 @@ def write_html_report(
     summary_csv: str | Path | None = None,
     headline_csv: str | Path | None = None,
     captions: Sequence[str | Path] = (),
+    paired_csv: str | Path | None = None,
+    sample_size_csv: str | Path | None = None,
 ) -> None:
     """Write the page ``out``: the headline scores under the headline caption, generation
     statistics (``stats``: ``results/generations/.../seed{seed}.stats.json`` files) and
@@ -85,7 +88,8 @@ def write_html_report(
     (:func:`genmetrics.report.captions.caption_files`: each figure's and the headline table's). The
     CSVs are linked by their path relative to ``out`` (``summary_csv``, ``headline_csv``:
     optional further links). A figure without a caption among ``captions`` is an error; the
-    headline caption is shown where given."""
+    headline caption is shown where given; ``paired_csv``, ``sample_size_csv``: the section
+    on paired comparisons and sample size (:mod:`genmetrics.report.paired`)."""
     df = read_scores(scores_csv)
     figure_parts = [_figure(f, captions) for f in figures]  # caption errors before writing
     parts = [
@@ -103,6 +107,7 @@ def write_html_report(
         *_headline_caption(captions),
         *_scores(df, out, scores_csv, summary_csv, headline_csv),
     ]
+    parts += paired_section(paired_csv, sample_size_csv, lambda p, t: _link(p, out, t))
     if stats:
         parts += ["<h2>Generation</h2>", *_generation(stats)]
     parts.append("<h2>Figures</h2>")

@@ -60,18 +60,22 @@ its entry asks (``asked``). A resample the metric refuses (too few texts left) c
 as failed: NaN replicates, and the method says how many; all failed: no interval.
 
 The record's ``interval`` (:func:`bootstrap`): ``{"method", "scheme", "resamples", "seed",
-"level", "unit": "prompt", "lower": {value: float or None}, "upper": {...}, "replicates":
-{value: [B floats, float32 precision]}}``, with ``"reasons": {value: "not computed: …"}`` for
+"level", "unit": "prompt", "n_units", "draws": sha256, "lower": {value: float or None},
+"upper": {...}, "replicates": {value: [B floats, float32 precision]}}``, where ``draws``
+(:func:`draws_digest`) digests the sorted unit names and the B draws of unit indices: two
+records with the same ``draws`` resampled the same prompts in every replicate, so their
+replicates pair (:mod:`genmetrics.analysis.paired`); with ``"reasons": {value: "not computed: …"}`` for
 values without bounds, or ``{"method": None, "reason": "not computed: …"}``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -173,6 +177,7 @@ class Units:
     ref: list[list[int]]
     references: str  # a key of _REFERENCES
     loose: int  # candidate rows without a prompt id (each its own unit)
+    names: list[str] = field(default_factory=list)  # each unit's prompt id (or row id)
 
 
 def _prompt(row: Mapping[str, Any]) -> str | None:
@@ -226,7 +231,8 @@ def units(
             groups.setdefault(k, ([], []))[1].append(j)
     names = {k: k[1] if k[0] == "p" else str(cand_rows[k[1]].get("id", "")) for k in groups}
     order = sorted(groups, key=lambda k: (names[k], k[0] == "r", k[1] if k[0] == "r" else 0))
-    return Units([groups[k][0] for k in order], [groups[k][1] for k in order], mode, loose)
+    cand, ref = [groups[k][0] for k in order], [groups[k][1] for k in order]
+    return Units(cand, ref, mode, loose, [names[k] for k in order])
 
 
 def draws(n_units: int, resamples: int, seed: int, scheme: str) -> list[np.ndarray]:
@@ -239,6 +245,18 @@ def draws(n_units: int, resamples: int, seed: int, scheme: str) -> list[np.ndarr
     if scheme == "replacement":
         return [np.sort(rng.integers(0, n_units, n_units)) for _ in range(resamples)]
     raise GenmetricsError(f"interval scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+
+
+def draws_digest(names: Sequence[str], picks: Sequence[np.ndarray], scheme: str) -> str:
+    """The sha256 of what a record's replicates were drawn on: the scheme, the units' names
+    in their order (prompt ids) and each draw's unit indices. Equal digests: replicate b of
+    both records took the same prompts (the pairing :mod:`genmetrics.analysis.paired` checks)."""
+    h = hashlib.sha256(scheme.encode())
+    for name in names:
+        h.update(b"\0" + name.encode())
+    for d in picks:
+        h.update(b"\1" + np.asarray(d, dtype=np.int64).tobytes())
+    return h.hexdigest()
 
 
 def _take(x: Any, idx: list[int]) -> Any:
@@ -350,7 +368,8 @@ def bootstrap(
     names = list(values)
     reps = np.full((b, len(names)), np.nan)
     failed, first = 0, ""
-    for k, draw in enumerate(draws(n_units, b, seed, scheme)):
+    picks = draws(n_units, b, seed, scheme)
+    for k, draw in enumerate(picks):
         xb, ci = _resample(u, draw, x)
         if per_pair is not None:
             got = {v: float(a[ci].mean()) for v, a in per_pair.items()}
@@ -386,6 +405,8 @@ def bootstrap(
         "seed": seed,
         "level": level,
         "unit": "prompt",
+        "n_units": n_units,
+        "draws": draws_digest(u.names, picks, scheme),
         "lower": dict(zip(names, lower.tolist(), strict=True)),
         "upper": dict(zip(names, upper.tolist(), strict=True)),
         "replicates": {v: [_f32(a) for a in reps[:, j]] for j, v in enumerate(names)},
