@@ -37,6 +37,13 @@ from genmetrics import GenmetricsError
 from genmetrics.data.words import DEFAULT_LANGUAGE
 from genmetrics.metrics.kinds import FROM_TEXTS, KINDS, Kind
 from genmetrics.metrics.registry import Metric, all_metrics, get
+from genmetrics.params import did_you_mean
+from genmetrics.scoring.stored_surprisal import (
+    NLL_FIELD,
+    check_same_evaluator,
+    holds_stored_surprisal,
+    read_stored_surprisal,
+)
 from genmetrics.scoring.text_inputs import read_text_rows, text_format
 
 #: the config featurizers and evaluators are read from, as Snakemake's ``configfile``
@@ -162,7 +169,8 @@ def resolve_model(option: str, name: str, config: str | Path = DEFAULT_CONFIG) -
     if name not in table:
         known = ", ".join(table) or "none"
         raise GenmetricsError(
-            f"--{option} {name}: not in {SECTIONS[option]} of {config} (it names: {known})"
+            f"--{option} {name}: not in {SECTIONS[option]} of {config}"
+            f"{did_you_mean(name, table)} (it names: {known})"
         )
     fm = table[name]
     settings = (
@@ -231,6 +239,11 @@ def accepts(metric: Metric) -> str:
         return "a .jsonl file of records (rows with prompt and continuation)"
     if kind == "pos":
         return "a .jsonl file of tags or of texts, a folder of .txt files or a .csv file"
+    if kind == "surprisal":
+        return (
+            f"a .npz file of surprisal, stored per-token values (a .jsonl file of rows with "
+            f"{NLL_FIELD}: *.nll_<evaluator>.jsonl), or texts ({FILES}) with --evaluator NAME"
+        )
     if kind in FROM_TEXTS:
         return f"a .npz file of {kind}, or texts ({FILES}) with --{FROM_TEXTS[kind][1]} NAME"
     return f"a {KINDS[kind].suffix} file of {kind} (not texts)"
@@ -251,6 +264,7 @@ class InputLoader:
         if what == "reference":
             from genmetrics.scoring.from_files import check_same_features
 
+            check_same_evaluator(self.inputs)
             check_same_features(self.inputs, kind)
         return data, rows
 
@@ -272,6 +286,8 @@ class InputLoader:
 
         metric, fmt = self.metric, text_format(path)
         where = f"{path} ({what})"
+        if kind.name == "surprisal" and holds_stored_surprisal(path):
+            return self._stored(kind, path, what)
         if fmt is None or kind.name in ("records", "density"):
             if path.suffix == kind.suffix and (fmt is None or kind.name == "records"):
                 data, rows = load_input(kind, path, what)
@@ -305,6 +321,21 @@ class InputLoader:
             model, rows, metric.part, source, where, self.options.progress
         )
         return kind.validator(data, where), kept, {**info, option: model.describe(stats)}
+
+    def _stored(self, kind: Kind, path: Path, what: str) -> tuple[Any, Rows, dict[str, Any]]:
+        """A ``*.nll_<evaluator>.jsonl`` file: its stored per-token values, as they are."""
+        if self.options.evaluator is not None:
+            raise GenmetricsError(
+                f"{path}: holds stored per-token values ({NLL_FIELD}), nothing to score with "
+                f"--evaluator {self.options.evaluator} (drop --evaluator)"
+            )
+        if self.metric.part != "text":
+            raise GenmetricsError(
+                f"{path}: stored per-token values are of whole texts; {self.metric.name} reads "
+                f"the {self.metric.part}'s"
+            )
+        data, rows, info = read_stored_surprisal(path, what)
+        return kind.validator(data, f"{path} ({what})"), rows, info
 
     def _needs_model(self, path: Path, what: str, kind: Kind, option: str) -> str:
         section = SECTIONS[option]
