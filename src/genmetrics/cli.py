@@ -20,6 +20,7 @@ import math
 import os
 import re
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
@@ -194,7 +195,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     sp.add_argument("metric")
     what = "texts (.jsonl, a folder of .txt, .csv) or a .npz feature file"
-    sp.add_argument("--candidate", required=True, help=what)
+    sp.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="CANDIDATE [REFERENCE]: the same as --candidate and --reference",
+    )
+    sp.add_argument("--candidate", help=what)
     sp.add_argument("--reference", help=what)
     sp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     sp.add_argument(
@@ -224,6 +231,18 @@ def main(argv: list[str] | None = None) -> int:
         "(half|replacement), e.g. --interval resamples=1000 seed=1",
     )
     add_input_options(sp)
+    sp.add_argument(
+        "--format",
+        choices=("json", "table"),
+        default="json",
+        help="stdout: the JSON record (default; a short summary goes to stderr), or a "
+        "readable table of every value",
+    )
+    sp.add_argument(
+        "--quiet",
+        action="store_true",
+        help="nothing on stderr but errors: no progress bars, no summary",
+    )
     ep = sub.add_parser(
         "embed",
         help="embed texts with a featurizer of the config; write the workflow's .npz "
@@ -277,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     tp.add_argument("--language", choices=LANGUAGES, default=DEFAULT_LANGUAGE)
     tp.add_argument("--header", action="store_true", help="print the table's header line first")
+    started = time.perf_counter() - (process_age() if argv is None else 0.0)
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:  # --help (0) or a usage error (2), already printed
@@ -306,31 +326,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             _emit(json.dumps(jsonable(done), allow_nan=False))
             return 0
-        from genmetrics.scoring.on_the_fly import InputOptions, score_texts
-
-        params = parse_params(args.param)
-        options = InputOptions(
-            field=args.field,
-            reference_field=args.reference_field,
-            featurizer=args.featurizer,
-            evaluator=args.evaluator,
-            config=args.config,
-            progress=_progress(),
-        )
-        interval = None if args.interval is None else parse_interval(args.interval, args.metric)
-        rec = score_texts(
-            args.metric,
-            args.candidate,
-            args.reference,
-            params,
-            args.pair_by,
-            args.language,
-            options,
-            interval,
-        )
-        rec.pop("versions", None)
-        _emit(json.dumps(finite_json(rec), allow_nan=False))
-        return 0
+        return score_command(args, started)
     except BrokenPipeError:
         return _reader_left()
     except GenmetricsError as e:
@@ -354,6 +350,98 @@ def main(argv: list[str] | None = None) -> int:
             "GENMETRICS_DEBUG=1 shows the traceback"
         )
         return 1
+
+
+def score_command(args: argparse.Namespace, started: float) -> int:
+    """``genmetrics score``: the record on stdout (JSON, or ``--format table``), with
+    ``wall_seconds`` (the whole command, from its start; ``seconds`` is the metric's own
+    computation); a short summary on stderr after a JSON record, and progress bars while
+    texts are featurized and an interval resampled (on a terminal), unless ``--quiet``."""
+    from genmetrics.metrics import get
+    from genmetrics.scoring.on_the_fly import InputOptions, score_texts
+    from genmetrics.scoring.summary import score_table, summary_lines
+
+    candidate, reference = input_files(args)
+    metric = get(args.metric)  # an unknown name: one line, with the closest known one
+    params = parse_params(args.param)
+    bars = _progress() and not args.quiet
+    options = InputOptions(
+        field=args.field,
+        reference_field=args.reference_field,
+        featurizer=args.featurizer,
+        evaluator=args.evaluator,
+        config=args.config,
+        progress=bars,
+        quiet=args.quiet,
+    )
+    interval = None if args.interval is None else parse_interval(args.interval, args.metric)
+    if interval is not None and bars:
+        interval = {**interval, "progress": True}
+    rec = score_texts(
+        args.metric,
+        candidate,
+        reference,
+        params,
+        args.pair_by,
+        args.language,
+        options,
+        interval,
+    )
+    rec.pop("versions", None)
+    rec = with_wall_seconds(rec, time.perf_counter() - started)
+    if args.format == "table":
+        _emit(score_table(finite_json(rec), metric))
+        return 0
+    _emit(json.dumps(finite_json(rec), allow_nan=False))
+    if not args.quiet:
+        print("\n".join(summary_lines(finite_json(rec), metric)), file=sys.stderr)
+    return 0
+
+
+def input_files(args: argparse.Namespace) -> tuple[str, str | None]:
+    """(candidate, reference) from ``FILE...`` or ``--candidate``/``--reference``."""
+    files = list(args.files)
+    if len(files) > 2:
+        raise GenmetricsError(
+            f"score takes at most two files (CANDIDATE REFERENCE), got {len(files)}: "
+            + " ".join(files)
+        )
+    if files and (args.candidate or args.reference):
+        raise GenmetricsError(
+            "give the files either as FILE arguments or with --candidate/--reference, not both"
+        )
+    candidate = files[0] if files else args.candidate
+    reference = files[1] if len(files) == 2 else args.reference
+    if candidate is None:
+        raise GenmetricsError(
+            "genmetrics score: the following arguments are required: --candidate (or the "
+            "candidate as the first FILE)"
+        )
+    return candidate, reference
+
+
+def process_age() -> float:
+    """Seconds since this process started (Linux ``/proc``: Python's start-up and imports
+    included), 0 where that cannot be read; the command's ``wall_seconds`` starts there."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        return max(uptime - start_ticks / os.sysconf("SC_CLK_TCK"), 0.0)
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def with_wall_seconds(rec: dict[str, Any], wall: float) -> dict[str, Any]:
+    """``rec`` with ``wall_seconds`` (the whole command) right after ``seconds``."""
+    out: dict[str, Any] = {}
+    for k, v in rec.items():
+        out[k] = v
+        if k == "seconds":
+            out["wall_seconds"] = round(wall, 2)
+    out.setdefault("wall_seconds", round(wall, 2))
+    return out
 
 
 def tokens_per_word_row(args: argparse.Namespace) -> str:

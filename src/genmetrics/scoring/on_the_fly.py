@@ -44,7 +44,7 @@ from genmetrics.scoring.stored_surprisal import (
     holds_stored_surprisal,
     read_stored_surprisal,
 )
-from genmetrics.scoring.text_inputs import read_text_rows, text_format
+from genmetrics.scoring.text_inputs import count_rows, read_text_rows, text_format
 
 #: the config featurizers and evaluators are read from, as Snakemake's ``configfile``
 DEFAULT_CONFIG = "config.yaml"
@@ -71,7 +71,8 @@ class InputOptions:
     featurizer: str | None = None
     evaluator: str | None = None
     config: str = DEFAULT_CONFIG
-    progress: bool = False
+    progress: bool = False  # progress bars of featurization (tqdm, on stderr)
+    quiet: bool = False  # nothing on stderr but errors: no notes, no model-loading bars
 
     def model(self, option: str) -> str | None:
         return {"featurizer": self.featurizer, "evaluator": self.evaluator}[option]
@@ -149,19 +150,34 @@ def load_config_plan(config: str | Path) -> Any:
         raise GenmetricsError(f"{path}: {e}") from None
 
 
-def ready_checkpoint(plan: Any, checkpoint: str) -> str:
+def ready_checkpoint(plan: Any, checkpoint: str, quiet: bool = False) -> str:
     """The checkpoint's manifest (keyed by content: :meth:`Plan.manifest`), made as the
     ``fetch_model`` rule makes it (download, GGUF conversion) when it is missing."""
     from genmetrics.models.checkpoints import prepare_model
 
     manifest = Path(plan.manifest(checkpoint))
     if not manifest.is_file():
-        print(f"genmetrics: preparing checkpoint {checkpoint} (once)", file=sys.stderr)
+        note(f"preparing checkpoint {checkpoint} (once)", quiet)
         prepare_model(checkpoint, plan.checkpoint_spec(checkpoint), plan.model_cache, plan.cache)
     return str(manifest)
 
 
-def resolve_model(option: str, name: str, config: str | Path = DEFAULT_CONFIG) -> NamedModel:
+def note(text: str, quiet: bool = False) -> None:
+    """``genmetrics: text`` on stderr (what the command is doing), unless ``quiet``."""
+    if not quiet:
+        print(f"genmetrics: {text}", file=sys.stderr, flush=True)
+
+
+def quiet_model_loading() -> None:
+    """No progress bars from transformers and the hub while a checkpoint loads."""
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
+
+
+def resolve_model(
+    option: str, name: str, config: str | Path = DEFAULT_CONFIG, quiet: bool = False
+) -> NamedModel:
     """The featurizer (``option="featurizer"``) or evaluator ``name`` of ``config``, with its
     checkpoint ready and the settings its workflow job runs with."""
     plan = load_config_plan(config)
@@ -177,7 +193,12 @@ def resolve_model(option: str, name: str, config: str | Path = DEFAULT_CONFIG) -
         plan.embed_settings(name) if option == "featurizer" else plan.surprisal_settings(name)
     )
     return NamedModel(
-        option, name, str(config), fm.checkpoint, ready_checkpoint(plan, fm.checkpoint), settings
+        option,
+        name,
+        str(config),
+        fm.checkpoint,
+        ready_checkpoint(plan, fm.checkpoint, quiet),
+        settings,
     )
 
 
@@ -271,7 +292,7 @@ class InputLoader:
     def _model(self, option: str, name: str) -> NamedModel:
         key = (option, name)
         if key not in self._models:
-            self._models[key] = resolve_model(option, name, self.options.config)
+            self._models[key] = resolve_model(option, name, self.options.config, self.options.quiet)
         return self._models[key]
 
     def _field(self, what: str, into: str) -> str:
@@ -317,6 +338,11 @@ class InputLoader:
             raise GenmetricsError(self._needs_model(path, what, kind, option))
         model = self._model(option, name)
         source = "prompts" if into == "prompt" else str(path)
+        doing = "embedding" if option == "featurizer" else "scoring the surprisal of"
+        quiet = self.options.quiet
+        note(f"{doing} the {what}'s {len(rows)} texts ({path}) with {option} {name}", quiet)
+        if self.options.quiet:
+            quiet_model_loading()
         data, kept, stats = make_features(
             model, rows, metric.part, source, where, self.options.progress
         )
@@ -379,6 +405,34 @@ def check_options(
         raise GenmetricsError("--reference-field: no --reference")
 
 
+def check_row_counts(
+    metric: Metric,
+    params: Mapping[str, Any] | None,
+    candidate: str | Path,
+    reference: str | Path | None,
+) -> None:
+    """The metric's ``min_items(params)`` (what the workflow's ``check_sizes`` rule checks)
+    against the row counts of the input files (:func:`~genmetrics.scoring.text_inputs.count_rows`),
+    before any file is featurized: ``k=500`` on 300 texts fails at once, not after the
+    embedding. Files whose rows cannot be counted so (``.npz``) are checked once loaded."""
+    merged = metric.check_params(params or {})
+    least, param = metric.min_items(merged)
+    if least <= 1:
+        return
+    paths = {"candidate": candidate} | ({} if reference is None else {"reference": reference})
+    counts = {role: count_rows(p) for role, p in paths.items()}
+    short = [role for role, n in counts.items() if n is not None and n < least]
+    if not short:
+        return
+    why = f"{param}={merged[param]} needs" if param in merged else "needs"
+    have = ", ".join(f"the {role} has {n}" for role, n in counts.items() if n is not None)
+    where = f"{candidate} vs {reference}" if reference is not None else str(candidate)
+    raise GenmetricsError(
+        f"{where}: {metric.name}: {why} at least {least} texts per set; {have} rows "
+        "(counted before any model runs)"
+    )
+
+
 def score_texts(
     name: str,
     candidate: str,
@@ -399,6 +453,7 @@ def score_texts(
     # the input kind with these params (a parameter may choose it: input_by)
     kind = metric.input_kind(metric.check_params(params or {}))
     check_options(metric, options, candidate, reference, kind)
+    check_row_counts(metric, params, candidate, reference)
     loader = InputLoader(metric, options)
     rec = scoring.score_files(
         name, candidate, reference, params, pair_by, language, load=loader, interval=interval

@@ -62,6 +62,32 @@ def read_text_rows(path: str | Path, field: str = "text", into: str = "text") ->
     )
 
 
+def count_rows(path: str | Path) -> int | None:
+    """How many rows an input file holds, without reading its texts: the non-blank lines of
+    a ``.jsonl`` file (texts, records or stored per-token values), the ``.txt`` files of a
+    folder, the rows below a ``.csv`` header; None for any other path or a file that cannot
+    be read (its loader then says why)."""
+    p = Path(path)
+    fmt = text_format(p)
+    try:
+        if fmt == "jsonl":
+            with open(p, "rb") as f:
+                return sum(1 for line in f if line.strip())
+        if fmt == "txt folder":
+            return sum(1 for f in p.glob("**/*.txt") if f.is_file())
+        if fmt == "csv":
+            limit = csv.field_size_limit()
+            csv.field_size_limit(MAX_CSV_FIELD)
+            try:
+                with open(p, encoding="utf-8-sig", newline="") as f:
+                    return max(sum(1 for values in csv.reader(f) if values) - 1, 0)
+            finally:
+                csv.field_size_limit(limit)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return None
+
+
 def _jsonl_rows(path: Path, field: str, into: str) -> Rows:
     rows = read_jsonl(path, required=(field,))
     out = []
