@@ -318,10 +318,7 @@ def test_table_format_and_quiet(capsys, feats):
     assert code == 0 and err == "" and json.loads(js)["values"] == rec["values"]
 
 
-def test_interval_resamples_show_a_progress_bar_unless_quiet(capsys, tmp_path, monkeypatch):
-    import genmetrics.cli as cli
-
-    monkeypatch.setattr(cli, "_progress", lambda: True)  # as on a terminal
+def test_interval_resamples_show_a_progress_bar_unless_quiet(capsys, tmp_path):
     rows = [{**r, "prompt_id": f"p{i // 2}"} for i, r in enumerate(texts(40, 4, "t"))]
     write_jsonl(tmp_path / "t.jsonl", rows)
     args = ("score", "distinct_n", str(tmp_path / "t.jsonl"), "--interval", "resamples=30")
@@ -333,12 +330,9 @@ def test_interval_resamples_show_a_progress_bar_unless_quiet(capsys, tmp_path, m
     assert code == 0 and err == ""
 
 
-def test_featurizing_texts_talks_and_quiet_silences_it(capsys, tiny_work, monkeypatch):
-    """Texts embedded on the fly: a note per side, the embed bar (on a terminal), the
-    featurizer and its truncation in the summary; --quiet: nothing at all."""
-    import genmetrics.cli as cli
-
-    monkeypatch.setattr(cli, "_progress", lambda: True)
+def test_featurizing_texts_talks_and_quiet_silences_it(capsys, tiny_work):
+    """Texts embedded on the fly: a note per side, the embed bar (on any stderr, a log too),
+    the featurizer and its truncation in the summary; --quiet: nothing at all."""
     args = ("score", "mauve", "gen.jsonl", "ref.jsonl", "--featurizer", "tinyf")
     code, out, err = run(capsys, *args)
     assert code == 0, err

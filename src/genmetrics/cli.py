@@ -2,10 +2,15 @@
 (texts or feature files), ``genmetrics embed --texts ... --featurizer NAME --out ...`` and
 ``genmetrics tokens-per-word --tokenizer ... --texts ...``.
 
-``score`` prints one JSON object ``{"metric", "values", "params", "n", ...}``: strict JSON, a
-non-finite number is ``null`` and named in ``non_finite``. On bad input (arguments, parameters,
-files) it prints a one-line error to stderr and exits with status 2; parameters are checked
-before any file is read. ``--param`` and ``--interval`` values are read as a config file's
+``score`` prints one JSON object ``{"metric", "values", "params", "n", ..., "seconds",
+"wall_seconds"}``: strict JSON, a non-finite number is ``null`` and named in ``non_finite``
+(``--format table``: an aligned table instead); on stderr, progress bars while texts are
+featurized or an interval resampled and a short summary (each headline value with its
+direction, n, featurizer or evaluator, texts truncated), none of it with ``--quiet``. Names
+(metrics, parameters, featurizers, evaluators) that are misspelt get the closest known one,
+and a metric's ``min_items`` is checked against the files' row counts before any model
+runs. On bad input (arguments, parameters, files) it prints a one-line error to stderr and
+exits with status 2; parameters are checked before any file is read. ``--param`` and ``--interval`` values are read as a config file's
 are: numbers in decimal only (``010`` and ``0x10`` are errors, not 8 and 16), and the
 interval's keys within the bounds the config schema gives them (:data:`INTERVAL_KEYS`). An unexpected failure (a bug) is one line too, with exit status 1;
 ``GENMETRICS_DEBUG=1`` shows its traceback. A closed stdout (``genmetrics list | head``) ends
@@ -269,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the JSONL field or CSV column of the texts (default: text)",
     )
     ep.add_argument("--config", default=DEFAULT_CONFIG, help="default: config.yaml")
+    ep.add_argument("--quiet", action="store_true", help="no progress bars on stderr")
     tp = sub.add_parser(
         "tokens-per-word",
         help="measure a tokenizer's tokens per word on texts; print a row of the "
@@ -322,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
             from genmetrics.scoring.on_the_fly import embed_file
 
             done = embed_file(
-                args.texts, args.out, args.featurizer, args.config, args.field, _progress()
+                args.texts, args.out, args.featurizer, args.config, args.field, not args.quiet
             )
             _emit(json.dumps(jsonable(done), allow_nan=False))
             return 0
@@ -355,8 +361,8 @@ def main(argv: list[str] | None = None) -> int:
 def score_command(args: argparse.Namespace, started: float) -> int:
     """``genmetrics score``: the record on stdout (JSON, or ``--format table``), with
     ``wall_seconds`` (the whole command, from its start; ``seconds`` is the metric's own
-    computation); a short summary on stderr after a JSON record, and progress bars while
-    texts are featurized and an interval resampled (on a terminal), unless ``--quiet``."""
+    computation); a short summary on stderr after a JSON record, and notes and progress
+    bars on stderr while texts are featurized and an interval resampled, unless ``--quiet``."""
     from genmetrics.metrics import get
     from genmetrics.scoring.on_the_fly import InputOptions, score_texts
     from genmetrics.scoring.summary import score_table, summary_lines
@@ -364,7 +370,7 @@ def score_command(args: argparse.Namespace, started: float) -> int:
     candidate, reference = input_files(args)
     metric = get(args.metric)  # an unknown name: one line, with the closest known one
     params = parse_params(args.param)
-    bars = _progress() and not args.quiet
+    bars = not args.quiet  # on stderr, a terminal or a log (as the checkpoint's loading bars)
     options = InputOptions(
         field=args.field,
         reference_field=args.reference_field,
@@ -472,11 +478,6 @@ def tokens_per_word_row(args: argparse.Namespace) -> str:
     measured = measure_tokens_per_word(tokenizer, texts, args.words, args.language)
     row = format_row(name, measured, Path(args.texts).name, label)
     return f"tokenizer\ttokens_per_word\tmeasured_on\n{row}" if args.header else row
-
-
-def _progress() -> bool:
-    """Progress bars of featurization on stderr, when a person watches it."""
-    return sys.stderr.isatty()
 
 
 def _reader_left() -> int:

@@ -44,7 +44,7 @@ from genmetrics.scoring.stored_surprisal import (
     holds_stored_surprisal,
     read_stored_surprisal,
 )
-from genmetrics.scoring.text_inputs import count_rows, read_text_rows, text_format
+from genmetrics.scoring.text_inputs import check_row_counts, read_text_rows, text_format
 
 #: the config featurizers and evaluators are read from, as Snakemake's ``configfile``
 DEFAULT_CONFIG = "config.yaml"
@@ -403,34 +403,6 @@ def check_options(
             raise GenmetricsError(f"--{option} {name}: no input is texts; nothing to featurize")
     if options.reference_field and reference is None:
         raise GenmetricsError("--reference-field: no --reference")
-
-
-def check_row_counts(
-    metric: Metric,
-    params: Mapping[str, Any] | None,
-    candidate: str | Path,
-    reference: str | Path | None,
-) -> None:
-    """The metric's ``min_items(params)`` (what the workflow's ``check_sizes`` rule checks)
-    against the row counts of the input files (:func:`~genmetrics.scoring.text_inputs.count_rows`),
-    before any file is featurized: ``k=500`` on 300 texts fails at once, not after the
-    embedding. Files whose rows cannot be counted so (``.npz``) are checked once loaded."""
-    merged = metric.check_params(params or {})
-    least, param = metric.min_items(merged)
-    if least <= 1:
-        return
-    paths = {"candidate": candidate} | ({} if reference is None else {"reference": reference})
-    counts = {role: count_rows(p) for role, p in paths.items()}
-    short = [role for role, n in counts.items() if n is not None and n < least]
-    if not short:
-        return
-    why = f"{param}={merged[param]} needs" if param in merged else "needs"
-    have = ", ".join(f"the {role} has {n}" for role, n in counts.items() if n is not None)
-    where = f"{candidate} vs {reference}" if reference is not None else str(candidate)
-    raise GenmetricsError(
-        f"{where}: {metric.name}: {why} at least {least} texts per set; {have} rows "
-        "(counted before any model runs)"
-    )
 
 
 def score_texts(

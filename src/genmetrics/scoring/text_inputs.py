@@ -20,11 +20,15 @@ No id is ever made up from a position: rows without ids cannot be paired by id
 from __future__ import annotations
 
 import csv
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from genmetrics import GenmetricsError
 from genmetrics.io import ID_FIELDS, read_jsonl
+
+if TYPE_CHECKING:
+    from genmetrics.metrics.registry import Metric
 
 #: the text formats, by what a path looks like (:func:`text_format`)
 TEXT_FORMATS = ("jsonl", "txt folder", "csv")
@@ -166,3 +170,31 @@ def _read_csv(reader: Any, path: Path, column: str, into: str) -> Rows:
     if not rows:
         raise GenmetricsError(f"{path}: no rows below the header")
     return rows
+
+
+def check_row_counts(
+    metric: Metric,
+    params: Mapping[str, Any] | None,
+    candidate: str | Path,
+    reference: str | Path | None,
+) -> None:
+    """The metric's ``min_items(params)`` (what the workflow's ``check_sizes`` rule checks)
+    against the row counts of the input files (:func:`count_rows`),
+    before any file is featurized: ``k=500`` on 300 texts fails at once, not after the
+    embedding. Files whose rows cannot be counted so (``.npz``) are checked once loaded."""
+    merged = metric.check_params(params or {})
+    least, param = metric.min_items(merged)
+    if least <= 1:
+        return
+    paths = {"candidate": candidate} | ({} if reference is None else {"reference": reference})
+    counts = {role: count_rows(p) for role, p in paths.items()}
+    short = [role for role, n in counts.items() if n is not None and n < least]
+    if not short:
+        return
+    why = f"{param}={merged[param]} needs" if param in merged else "needs"
+    have = ", ".join(f"the {role} has {n}" for role, n in counts.items() if n is not None)
+    where = f"{candidate} vs {reference}" if reference is not None else str(candidate)
+    raise GenmetricsError(
+        f"{where}: {metric.name}: {why} at least {least} texts per set; {have} rows "
+        "(counted before any model runs)"
+    )
