@@ -349,3 +349,23 @@ def test_featurizing_texts_talks_and_quiet_silences_it(capsys, tiny_work):
     assert code == 0 and err == ""
     assert json.loads(out)["values"] == rec["values"]
     assert json.loads(out)["inputs"]["candidate"]["featurizer"]["from_cache"] == 12
+
+
+def test_closer_to_the_references_is_a_registered_fact(capsys):
+    """Perplexity's values are better closer to the references' own value (registered with
+    the metric); the list and the summaries read it; an undirected value cannot be one."""
+    from genmetrics.metrics import get
+    from genmetrics.metrics.registry import CLOSER, HIGHER, LOWER, register
+
+    ppl = get("perplexity")
+    assert ppl.better("perplexity") == CLOSER and ppl.values["perplexity"] == LOWER
+    assert get("mauve").better("mauve") == HIGHER and get("mauve").better("nope") is None
+    assert ppl.describe()["closer_to_references"] == [
+        "perplexity",
+        "mean_text_perplexity",
+        "mean_surprisal",
+    ]
+    code, out, _ = run(capsys, "list")
+    assert code == 0 and "values: perplexity (closer to the references), mean_text_perp" in out
+    with pytest.raises(ValueError, match="closer_to_references"):
+        register("x_closer", input="texts", values={"v": None}, closer_to_references=("v",))

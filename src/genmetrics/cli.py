@@ -131,8 +131,9 @@ def _other_inputs(m: dict[str, Any]) -> str:
 
 
 def format_metrics(metrics: list[dict[str, Any]]) -> str:
-    """The ``genmetrics list`` table: each metric, its values (↑/↓ = better), params; the
-    registered texts in plain text (:func:`plain_text`)."""
+    """The ``genmetrics list`` table: each metric, its values (↑/↓ = better; "closer to the
+    references" where the references' own value is best), params; the registered texts in
+    plain text (:func:`plain_text`)."""
     arrow = {"higher": " ↑", "lower": " ↓", None: ""}
     lines = []
     for m in metrics:
@@ -140,7 +141,14 @@ def format_metrics(metrics: list[dict[str, Any]]) -> str:
         kind += (", by prompt" if m.get("by_prompt") else "") + _other_inputs(m)
         lines.append(f"{m['name']}  ({kind}; reference {m['reference']})  {m['citation']}")
         lines.append(f"    {m['description']}")
-        lines.append("    values: " + ", ".join(f"{k}{arrow[d]}" for k, d in m["values"].items()))
+        closer = set(m.get("closer_to_references", ()))
+        lines.append(
+            "    values: "
+            + ", ".join(
+                f"{k} (closer to the references)" if k in closer else f"{k}{arrow[d]}"
+                for k, d in m["values"].items()
+            )
+        )
         scales = dict.fromkeys(m["scales"].values())
         facts = [f"family {m['family']}", f"headline {', '.join(m['headline']) or '—'}"]
         facts += [f"scale {', '.join(scales)}"] if scales else []
