@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 
 import numpy as np
@@ -249,6 +250,8 @@ def test_row_counts_of_each_text_format(tmp_path):
     assert count_rows(folder) == 3
     assert count_rows(tmp_path / "t.jsonl") == 2
     assert count_rows(tmp_path / "x.npz") is None
+    os.mkfifo(tmp_path / "f.jsonl")  # not opened (it would wait for a writer): its loader says
+    assert count_rows(tmp_path / "f.jsonl") is None
 
 
 # ------------------------------------------------------------------ what a person reads

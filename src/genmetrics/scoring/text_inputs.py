@@ -69,10 +69,12 @@ def read_text_rows(path: str | Path, field: str = "text", into: str = "text") ->
 def count_rows(path: str | Path) -> int | None:
     """How many rows an input file holds, without reading its texts: the non-blank lines of
     a ``.jsonl`` file (texts, records or stored per-token values), the ``.txt`` files of a
-    folder, the rows below a ``.csv`` header; None for any other path or a file that cannot
-    be read (its loader then says why)."""
+    folder, the rows below a ``.csv`` header; None for any other path, a file that is not a
+    regular file (a FIFO) or one that cannot be read (its loader then says why)."""
     p = Path(path)
     fmt = text_format(p)
+    if fmt in ("jsonl", "csv") and not p.is_file():  # a FIFO would block: its loader says why
+        return None
     try:
         if fmt == "jsonl":
             with open(p, "rb") as f:
