@@ -423,9 +423,12 @@ def score_texts(
     options = options or InputOptions()
     metric = get(name)
     # the input kind with these params (a parameter may choose it: input_by)
-    kind = metric.input_kind(metric.check_params(params or {}))
+    merged = metric.check_params(params or {})
+    kind = metric.input_kind(merged)
     check_options(metric, options, candidate, reference, kind)
-    check_row_counts(metric, params, candidate, reference)
+    option = KINDS[kind].config_key
+    if (option and options.model(option) is not None) or metric.loads_model(merged):
+        check_row_counts(metric, params, candidate, reference)  # before any model runs
     loader = InputLoader(metric, options)
     rec = scoring.score_files(
         name, candidate, reference, params, pair_by, language, load=loader, interval=interval

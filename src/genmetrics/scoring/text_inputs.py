@@ -183,13 +183,15 @@ def check_row_counts(
     """The metric's ``min_items(params)`` (what the workflow's ``check_sizes`` rule checks)
     against the row counts of the input files (:func:`count_rows`),
     before any file is featurized: ``k=500`` on 300 texts fails at once, not after the
-    embedding. Files whose rows cannot be counted so (``.npz``) are checked once loaded."""
+    embedding (the command line checks so where a model will run). Files whose rows cannot be
+    counted so (``.npz``, empty files) are checked once loaded."""
     merged = metric.check_params(params or {})
     least, param = metric.min_items(merged)
     if least <= 1:
         return
     paths = {"candidate": candidate} | ({} if reference is None else {"reference": reference})
     counts = {role: count_rows(p) for role, p in paths.items()}
+    counts = {role: n for role, n in counts.items() if n}  # an empty file: its loader says so
     short = [role for role, n in counts.items() if n is not None and n < least]
     if not short:
         return
