@@ -3,10 +3,15 @@
 ``genmetrics tokens-per-word --tokenizer ... --texts ...`` and
 ``genmetrics export mlflow RESULTS_DIR --tracking-uri URI``.
 
-``score`` prints one JSON object ``{"metric", "values", "params", "n", ...}``: strict JSON, a
-non-finite number is ``null`` and named in ``non_finite``. On bad input (arguments, parameters,
-files) it prints a one-line error to stderr and exits with status 2; parameters are checked
-before any file is read. ``--param`` and ``--interval`` values are read as a config file's
+``score`` prints one JSON object ``{"metric", "values", "params", "n", ..., "seconds",
+"wall_seconds"}``: strict JSON, a non-finite number is ``null`` and named in ``non_finite``
+(``--format table``: an aligned table instead); on stderr, progress bars while texts are
+featurized or an interval resampled and a short summary (each headline value with its
+direction, n, featurizer or evaluator, texts truncated), none of it with ``--quiet``. Names
+(metrics, parameters, featurizers, evaluators) that are misspelt get the closest known one,
+and a metric's ``min_items`` is checked against the files' row counts before any model
+runs. On bad input (arguments, parameters, files) it prints a one-line error to stderr and
+exits with status 2; parameters are checked before any file is read. ``--param`` and ``--interval`` values are read as a config file's
 are: numbers in decimal only (``010`` and ``0x10`` are errors, not 8 and 16), and the
 interval's keys within the bounds the config schema gives them (:data:`INTERVAL_KEYS`). An unexpected failure (a bug) is one line too, with exit status 1;
 ``GENMETRICS_DEBUG=1`` shows its traceback. A closed stdout (``genmetrics list | head``) ends
@@ -21,6 +26,7 @@ import math
 import os
 import re
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
@@ -126,8 +132,9 @@ def _other_inputs(m: dict[str, Any]) -> str:
 
 
 def format_metrics(metrics: list[dict[str, Any]]) -> str:
-    """The ``genmetrics list`` table: each metric, its values (↑/↓ = better), params; the
-    registered texts in plain text (:func:`plain_text`)."""
+    """The ``genmetrics list`` table: each metric, its values (↑/↓ = better; "closer to the
+    references" where the references' own value is best), params; the registered texts in
+    plain text (:func:`plain_text`)."""
     arrow = {"higher": " ↑", "lower": " ↓", None: ""}
     lines = []
     for m in metrics:
@@ -135,7 +142,14 @@ def format_metrics(metrics: list[dict[str, Any]]) -> str:
         kind += (", by prompt" if m.get("by_prompt") else "") + _other_inputs(m)
         lines.append(f"{m['name']}  ({kind}; reference {m['reference']})  {m['citation']}")
         lines.append(f"    {m['description']}")
-        lines.append("    values: " + ", ".join(f"{k}{arrow[d]}" for k, d in m["values"].items()))
+        closer = set(m.get("closer_to_references", ()))
+        lines.append(
+            "    values: "
+            + ", ".join(
+                f"{k} (closer to the references)" if k in closer else f"{k}{arrow[d]}"
+                for k, d in m["values"].items()
+            )
+        )
         scales = dict.fromkeys(m["scales"].values())
         facts = [f"family {m['family']}", f"headline {', '.join(m['headline']) or '—'}"]
         facts += [f"scale {', '.join(scales)}"] if scales else []
@@ -195,7 +209,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     sp.add_argument("metric")
     what = "texts (.jsonl, a folder of .txt, .csv) or a .npz feature file"
-    sp.add_argument("--candidate", required=True, help=what)
+    sp.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="CANDIDATE [REFERENCE]: the same as --candidate and --reference",
+    )
+    sp.add_argument("--candidate", help=what)
     sp.add_argument("--reference", help=what)
     sp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     sp.add_argument(
@@ -225,6 +245,18 @@ def main(argv: list[str] | None = None) -> int:
         "(half|replacement), e.g. --interval resamples=1000 seed=1",
     )
     add_input_options(sp)
+    sp.add_argument(
+        "--format",
+        choices=("json", "table"),
+        default="json",
+        help="stdout: the JSON record (default; a short summary goes to stderr), or a "
+        "readable table of every value",
+    )
+    sp.add_argument(
+        "--quiet",
+        action="store_true",
+        help="nothing on stderr but errors: no progress bars, no summary",
+    )
     ep = sub.add_parser(
         "embed",
         help="embed texts with a featurizer of the config; write the workflow's .npz "
@@ -251,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the JSONL field or CSV column of the texts (default: text)",
     )
     ep.add_argument("--config", default=DEFAULT_CONFIG, help="default: config.yaml")
+    ep.add_argument("--quiet", action="store_true", help="no progress bars on stderr")
     tp = sub.add_parser(
         "tokens-per-word",
         help="measure a tokenizer's tokens per word on texts; print a row of the "
@@ -295,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     cmp.add_argument("records", nargs="+", metavar="RECORD", help="score records (.json)")
     cmp.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
+    started = time.perf_counter() - (process_age() if argv is None else 0.0)
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:  # --help (0) or a usage error (2), already printed
@@ -326,35 +360,11 @@ def main(argv: list[str] | None = None) -> int:
             from genmetrics.scoring.on_the_fly import embed_file
 
             done = embed_file(
-                args.texts, args.out, args.featurizer, args.config, args.field, _progress()
+                args.texts, args.out, args.featurizer, args.config, args.field, not args.quiet
             )
             _emit(json.dumps(jsonable(done), allow_nan=False))
             return 0
-        from genmetrics.scoring.on_the_fly import InputOptions, score_texts
-
-        params = parse_params(args.param)
-        options = InputOptions(
-            field=args.field,
-            reference_field=args.reference_field,
-            featurizer=args.featurizer,
-            evaluator=args.evaluator,
-            config=args.config,
-            progress=_progress(),
-        )
-        interval = None if args.interval is None else parse_interval(args.interval, args.metric)
-        rec = score_texts(
-            args.metric,
-            args.candidate,
-            args.reference,
-            params,
-            args.pair_by,
-            args.language,
-            options,
-            interval,
-        )
-        rec.pop("versions", None)
-        _emit(json.dumps(finite_json(rec), allow_nan=False))
-        return 0
+        return score_command(args, started)
     except BrokenPipeError:
         return _reader_left()
     except GenmetricsError as e:
@@ -387,6 +397,98 @@ def export_results(args: argparse.Namespace) -> str:
 
     done = export_mlflow(args.results_dir, args.tracking_uri, args.experiment, args.config)
     return json.dumps(done)
+
+
+def score_command(args: argparse.Namespace, started: float) -> int:
+    """``genmetrics score``: the record on stdout (JSON, or ``--format table``), with
+    ``wall_seconds`` (the whole command, from its start; ``seconds`` is the metric's own
+    computation); a short summary on stderr after a JSON record, and notes and progress
+    bars on stderr while texts are featurized and an interval resampled, unless ``--quiet``."""
+    from genmetrics.metrics import get
+    from genmetrics.scoring.on_the_fly import InputOptions, score_texts
+    from genmetrics.scoring.summary import score_table, summary_lines
+
+    candidate, reference = input_files(args)
+    metric = get(args.metric)  # an unknown name: one line, with the closest known one
+    params = parse_params(args.param)
+    bars = not args.quiet  # on stderr, a terminal or a log (as the checkpoint's loading bars)
+    options = InputOptions(
+        field=args.field,
+        reference_field=args.reference_field,
+        featurizer=args.featurizer,
+        evaluator=args.evaluator,
+        config=args.config,
+        progress=bars,
+        quiet=args.quiet,
+    )
+    interval = None if args.interval is None else parse_interval(args.interval, args.metric)
+    if interval is not None and bars:
+        interval = {**interval, "progress": True}
+    rec = score_texts(
+        args.metric,
+        candidate,
+        reference,
+        params,
+        args.pair_by,
+        args.language,
+        options,
+        interval,
+    )
+    rec.pop("versions", None)
+    rec = with_wall_seconds(rec, time.perf_counter() - started)
+    if args.format == "table":
+        _emit(score_table(finite_json(rec), metric))
+        return 0
+    _emit(json.dumps(finite_json(rec), allow_nan=False))
+    if not args.quiet:
+        print("\n".join(summary_lines(finite_json(rec), metric)), file=sys.stderr)
+    return 0
+
+
+def input_files(args: argparse.Namespace) -> tuple[str, str | None]:
+    """(candidate, reference) from ``FILE...`` or ``--candidate``/``--reference``."""
+    files = list(args.files)
+    if len(files) > 2:
+        raise GenmetricsError(
+            f"score takes at most two files (CANDIDATE REFERENCE), got {len(files)}: "
+            + " ".join(files)
+        )
+    if files and (args.candidate or args.reference):
+        raise GenmetricsError(
+            "give the files either as FILE arguments or with --candidate/--reference, not both"
+        )
+    candidate = files[0] if files else args.candidate
+    reference = files[1] if len(files) == 2 else args.reference
+    if candidate is None:
+        raise GenmetricsError(
+            "genmetrics score: the following arguments are required: --candidate (or the "
+            "candidate as the first FILE)"
+        )
+    return candidate, reference
+
+
+def process_age() -> float:
+    """Seconds since this process started (Linux ``/proc``: Python's start-up and imports
+    included), 0 where that cannot be read; the command's ``wall_seconds`` starts there."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        return max(uptime - start_ticks / os.sysconf("SC_CLK_TCK"), 0.0)
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def with_wall_seconds(rec: dict[str, Any], wall: float) -> dict[str, Any]:
+    """``rec`` with ``wall_seconds`` (the whole command) right after ``seconds``."""
+    out: dict[str, Any] = {}
+    for k, v in rec.items():
+        out[k] = v
+        if k == "seconds":
+            out["wall_seconds"] = round(wall, 2)
+    out.setdefault("wall_seconds", round(wall, 2))
+    return out
 
 
 def tokens_per_word_row(args: argparse.Namespace) -> str:
@@ -427,11 +529,6 @@ def compare_text(records: list[str], as_json: bool) -> str:
     if as_json:
         return table.to_json(orient="records", indent=1)  # NaN and NA: null
     return table.to_string(index=False, float_format=lambda x: f"{x:.4g}")
-
-
-def _progress() -> bool:
-    """Progress bars of featurization on stderr, when a person watches it."""
-    return sys.stderr.isatty()
 
 
 def _reader_left() -> int:

@@ -256,6 +256,16 @@ def _readings(value: Any, where: str) -> Iterable[Any]:
                 yield parsed
 
 
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean X?)`` for the closest of ``known`` to a misspelt ``name``
+    (:func:`difflib.get_close_matches`, its default cutoff 0.6: ``mauv`` → ``mauve``), else
+    ``""``: the hint an unknown-name error carries on its one line."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 def check_params(
     declared: Mapping[str, Param], given: Mapping[str, Any] | None, where: str
 ) -> dict[str, Any]:
@@ -268,7 +278,8 @@ def check_params(
     unknown = sorted(set(given) - set(declared))
     if unknown:
         raise GenmetricsError(
-            f"{where}: unknown parameter(s) {', '.join(unknown)}; "
+            f"{where}: unknown parameter(s) {', '.join(unknown)}"
+            f"{did_you_mean(unknown[0], declared)}; "
             f"known: {', '.join(sorted(declared)) or '(none)'}"
         )
     return {

@@ -72,11 +72,9 @@ from genmetrics.analysis.units import (
     seed_intervals,
     size_text,
 )
-from genmetrics.metrics.registry import FAMILIES, OTHER, SCALES
+from genmetrics.metrics.registry import CLOSER, FAMILIES, OTHER, SCALES, Metric
 from genmetrics.paths import REFERENCES
 
-#: the direction of a value whose best is the human texts' own value (:func:`closer_to_references`)
-CLOSER = "closer to the references"
 CLOSER_MARK = "≈"
 ARROWS = {"higher": "↑", "lower": "↓", CLOSER: CLOSER_MARK}
 #: a column is saturated where every model lies within this distance of one bound of its scale
@@ -143,12 +141,12 @@ class _Info:
     closer: bool = False  # its best is the human texts' value (closer_to_references)
 
 
-def closer_to_references(family: str, reference: str) -> bool:
-    """Whether a metric's headline reads "closer to the human texts is better": a likelihood
-    of one set of texts under an evaluator (family ``surprisal``, no reference set:
+def closer_to_references(metric: Metric) -> bool:
+    """Whether a metric's headline reads "closer to the human texts is better": a headline value
+    registered in ``closer_to_references`` (:meth:`genmetrics.metrics.registry.Metric.better`;
     perplexity). Human texts are not the least perplexing texts (a model that repeats itself
     scores lower), so its registered ``lower`` is a direction of the number, not of quality."""
-    return family == "surprisal" and reference == "none"
+    return any(metric.better(v) == CLOSER for v in metric.headline)
 
 
 def _metric_info(metric: str) -> _Info:
@@ -161,7 +159,7 @@ def _metric_info(metric: str) -> _Info:
     directed = [v for v, d in m.values.items() if d is not None]
     heads = {v: m.values[v] for v in m.headline}
     order = (FAMILIES.index(m.family), metric)
-    closer = closer_to_references(m.family, m.reference)
+    closer = closer_to_references(m)
     if closer:
         heads = dict.fromkeys(heads, CLOSER)
     return _Info(m.family, order, heads, True, single=len(directed) == 1, closer=closer)

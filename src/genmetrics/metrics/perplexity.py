@@ -62,6 +62,8 @@ def text_mean_surprisal(candidate: Sequence[np.ndarray], metric: str) -> np.ndar
     family="surprisal",
     scale={"perplexity": "≥ 1", "mean_text_perplexity": "≥ 1", "mean_surprisal": "nats"},
     duplicates_change_value=False,  # sums and means of per-text surprisals
+    # human texts have a perplexity too: one below theirs is further from them, not better
+    closer_to_references=("perplexity", "mean_text_perplexity", "mean_surprisal"),
     params={
         "token_count": (
             Options("scored", "sequence"),

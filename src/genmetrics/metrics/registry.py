@@ -85,6 +85,11 @@ What the analyses and figures read about a metric is declared here too, and nowh
   density beside precision, FACE's CORR beside SO) that correlate with it by construction,
   and drawn they would crowd the heatmap with self-agreement; they stay in ``scores.csv`` and
   in the correlation table (every directed pair).
+* **Closer to the references** (``closer_to_references``): directed values whose direction
+  holds only down (or up) to the references' own value of the same score, a property the
+  reference texts have too: a perplexity below the human texts' is not better, it is further
+  from them. Their summaries read "closer to the references" instead of ↑/↓; the registered
+  direction stays for ordering.
 * **Scale** (``scale``): how each value reads, one of :data:`SCALES` (a range such as
   ``0–1``/``0–100``/``%`` or a unit such as ``nats``/``words``): one string for every value,
   or a mapping naming every value. Shown after the headline table's arrows. The score tables
@@ -121,10 +126,12 @@ from typing import Any, Literal
 from genmetrics import GenmetricsError
 from genmetrics.metrics._contract import check_input_by, check_presets
 from genmetrics.metrics.kinds import KINDS
-from genmetrics.params import Constraint, Param, check_params
+from genmetrics.params import Constraint, Param, check_params, did_you_mean
 
 ReferenceMode = Literal["required", "none", "optional", "prompts"]
 HIGHER, LOWER = "higher", "lower"
+#: how a value of ``closer_to_references`` is better (:meth:`Metric.better`)
+CLOSER = "closer to the references"
 #: what ``params`` maps each name to: (constraint or constraints, one-line doc)
 ParamSpec = tuple[Constraint | tuple[Constraint, ...], str]
 _INPUT_ARGS = ("candidate", "reference", "links", "prompt_ids")
@@ -236,6 +243,15 @@ class Metric:
             return self.duplicates_change_value
         return bool(self.duplicates_when({**self.defaults, **(params or {})}))
 
+    closer_to_references: tuple[str, ...] = ()
+
+    def better(self, value: str) -> str | None:
+        """How ``value`` is better, for people: ``higher``, ``lower``, ``closer to the
+        references`` (:attr:`closer_to_references`) or None (no direction)."""
+        if value in self.closer_to_references:
+            return CLOSER
+        return self.values.get(value)
+
     @property
     def defaults(self) -> dict[str, Any]:
         return {k: p.default for k, p in self.params.items()}
@@ -304,6 +320,7 @@ class Metric:
             "figures": list(self.figures),
             "sweepable": self.sweepable,
             "duplicates_change_value": self.duplicates_change_value,
+            "closer_to_references": list(self.closer_to_references),
             "presets": {
                 key: {
                     c: {"doc": p.doc, "fixed": dict(p.fixed), "defaults": dict(p.defaults)}
@@ -350,6 +367,7 @@ def register(
     presets: Mapping[str, Mapping[str, Preset]] | None = None,
     duplicates_change_value: bool = True,
     duplicates_when: Callable[[Mapping[str, Any]], bool] | None = None,
+    closer_to_references: Sequence[str] = (),
 ) -> Callable[[Callable], Callable]:
     """Decorator that registers ``func`` under ``name`` (snake_case, stable); the facts are
     checked here (see the module docstring)."""
@@ -365,6 +383,11 @@ def register(
         if d not in (HIGHER, LOWER, None):
             raise ValueError(f"metric {name!r}: value {v!r} has bad direction {d!r}")
     heads = _check_headline(name, values, headline)
+    closer = tuple(closer_to_references)
+    if any(values.get(v) is None for v in closer):
+        raise ValueError(
+            f"metric {name!r}: closer_to_references {list(closer)} names values without a direction"
+        )
     scales = _check_scales(name, values, scale)
     _check_facts(name, values, family, figures)
 
@@ -404,6 +427,7 @@ def register(
             presets={k: dict(v) for k, v in (presets or {}).items()},
             duplicates_change_value=bool(duplicates_change_value),
             duplicates_when=duplicates_when,
+            closer_to_references=closer,
         )
         return func
 
@@ -541,7 +565,8 @@ def get(name: str) -> Metric:
         return _REGISTRY[name]
     except KeyError:
         raise GenmetricsError(
-            f"unknown metric {name!r}; known metrics: {', '.join(sorted(_REGISTRY))}"
+            f"unknown metric {name!r}{did_you_mean(name, _REGISTRY)}; known metrics: "
+            f"{', '.join(sorted(_REGISTRY))}"
         ) from None
 
 

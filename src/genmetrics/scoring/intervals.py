@@ -79,6 +79,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from genmetrics import GenmetricsError
 from genmetrics.analysis.statistics import percentile_interval
@@ -343,7 +344,7 @@ def bootstrap(
     the metric computed them; ``result``: its point result, ``values``: the record's values
     (``mean_words`` included); ``settings``: ``resamples``, ``level``, ``seed``, ``scheme``,
     ``asked`` (the entry asked for it: computed even where costly), or ``reason`` (switched
-    off); ``check(cand, ref)``: called before each recomputation (the size checks);
+    off), and ``progress`` (a progress bar of the resamples on stderr: the command line); ``check(cand, ref)``: called before each recomputation (the size checks);
     ``lengths``: each candidate's length in words (``mean_words``).
     """
     if "reason" in settings:
@@ -369,7 +370,10 @@ def bootstrap(
     reps = np.full((b, len(names)), np.nan)
     failed, first = 0, ""
     picks = draws(n_units, b, seed, scheme)
-    for k, draw in enumerate(picks):
+    bar = tqdm(
+        picks, desc="interval resamples", unit="resample", disable=not settings.get("progress")
+    )
+    for k, draw in enumerate(bar):
         xb, ci = _resample(u, draw, x)
         if per_pair is not None:
             got = {v: float(a[ci].mean()) for v, a in per_pair.items()}

@@ -37,7 +37,14 @@ from genmetrics import GenmetricsError
 from genmetrics.data.words import DEFAULT_LANGUAGE
 from genmetrics.metrics.kinds import FROM_TEXTS, KINDS, Kind
 from genmetrics.metrics.registry import Metric, all_metrics, get
-from genmetrics.scoring.text_inputs import read_text_rows, text_format
+from genmetrics.params import did_you_mean
+from genmetrics.scoring.stored_surprisal import (
+    NLL_FIELD,
+    check_same_evaluator,
+    holds_stored_surprisal,
+    read_stored_surprisal,
+)
+from genmetrics.scoring.text_inputs import check_row_counts, read_text_rows, text_format
 
 #: the config featurizers and evaluators are read from, as Snakemake's ``configfile``
 DEFAULT_CONFIG = "config.yaml"
@@ -64,7 +71,8 @@ class InputOptions:
     featurizer: str | None = None
     evaluator: str | None = None
     config: str = DEFAULT_CONFIG
-    progress: bool = False
+    progress: bool = False  # progress bars of featurization (tqdm, on stderr)
+    quiet: bool = False  # nothing on stderr but errors: no notes, no model-loading bars
 
     def model(self, option: str) -> str | None:
         return {"featurizer": self.featurizer, "evaluator": self.evaluator}[option]
@@ -142,19 +150,34 @@ def load_config_plan(config: str | Path) -> Any:
         raise GenmetricsError(f"{path}: {e}") from None
 
 
-def ready_checkpoint(plan: Any, checkpoint: str) -> str:
+def ready_checkpoint(plan: Any, checkpoint: str, quiet: bool = False) -> str:
     """The checkpoint's manifest (keyed by content: :meth:`Plan.manifest`), made as the
     ``fetch_model`` rule makes it (download, GGUF conversion) when it is missing."""
     from genmetrics.models.checkpoints import prepare_model
 
     manifest = Path(plan.manifest(checkpoint))
     if not manifest.is_file():
-        print(f"genmetrics: preparing checkpoint {checkpoint} (once)", file=sys.stderr)
+        note(f"preparing checkpoint {checkpoint} (once)", quiet)
         prepare_model(checkpoint, plan.checkpoint_spec(checkpoint), plan.model_cache, plan.cache)
     return str(manifest)
 
 
-def resolve_model(option: str, name: str, config: str | Path = DEFAULT_CONFIG) -> NamedModel:
+def note(text: str, quiet: bool = False) -> None:
+    """``genmetrics: text`` on stderr (what the command is doing), unless ``quiet``."""
+    if not quiet:
+        print(f"genmetrics: {text}", file=sys.stderr, flush=True)
+
+
+def quiet_model_loading() -> None:
+    """No progress bars from transformers and the hub while a checkpoint loads."""
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
+
+
+def resolve_model(
+    option: str, name: str, config: str | Path = DEFAULT_CONFIG, quiet: bool = False
+) -> NamedModel:
     """The featurizer (``option="featurizer"``) or evaluator ``name`` of ``config``, with its
     checkpoint ready and the settings its workflow job runs with."""
     plan = load_config_plan(config)
@@ -162,14 +185,20 @@ def resolve_model(option: str, name: str, config: str | Path = DEFAULT_CONFIG) -
     if name not in table:
         known = ", ".join(table) or "none"
         raise GenmetricsError(
-            f"--{option} {name}: not in {SECTIONS[option]} of {config} (it names: {known})"
+            f"--{option} {name}: not in {SECTIONS[option]} of {config}"
+            f"{did_you_mean(name, table)} (it names: {known})"
         )
     fm = table[name]
     settings = (
         plan.embed_settings(name) if option == "featurizer" else plan.surprisal_settings(name)
     )
     return NamedModel(
-        option, name, str(config), fm.checkpoint, ready_checkpoint(plan, fm.checkpoint), settings
+        option,
+        name,
+        str(config),
+        fm.checkpoint,
+        ready_checkpoint(plan, fm.checkpoint, quiet),
+        settings,
     )
 
 
@@ -231,6 +260,11 @@ def accepts(metric: Metric) -> str:
         return "a .jsonl file of records (rows with prompt and continuation)"
     if kind == "pos":
         return "a .jsonl file of tags or of texts, a folder of .txt files or a .csv file"
+    if kind == "surprisal":
+        return (
+            f"a .npz file of surprisal, stored per-token values (a .jsonl file of rows with "
+            f"{NLL_FIELD}: *.nll_<evaluator>.jsonl), or texts ({FILES}) with --evaluator NAME"
+        )
     if kind in FROM_TEXTS:
         return f"a .npz file of {kind}, or texts ({FILES}) with --{FROM_TEXTS[kind][1]} NAME"
     return f"a {KINDS[kind].suffix} file of {kind} (not texts)"
@@ -251,13 +285,14 @@ class InputLoader:
         if what == "reference":
             from genmetrics.scoring.from_files import check_same_features
 
+            check_same_evaluator(self.inputs)
             check_same_features(self.inputs, kind)
         return data, rows
 
     def _model(self, option: str, name: str) -> NamedModel:
         key = (option, name)
         if key not in self._models:
-            self._models[key] = resolve_model(option, name, self.options.config)
+            self._models[key] = resolve_model(option, name, self.options.config, self.options.quiet)
         return self._models[key]
 
     def _field(self, what: str, into: str) -> str:
@@ -272,6 +307,8 @@ class InputLoader:
 
         metric, fmt = self.metric, text_format(path)
         where = f"{path} ({what})"
+        if kind.name == "surprisal" and holds_stored_surprisal(path):
+            return self._stored(kind, path, what)
         if fmt is None or kind.name in ("records", "density"):
             if path.suffix == kind.suffix and (fmt is None or kind.name == "records"):
                 data, rows = load_input(kind, path, what)
@@ -301,10 +338,30 @@ class InputLoader:
             raise GenmetricsError(self._needs_model(path, what, kind, option))
         model = self._model(option, name)
         source = "prompts" if into == "prompt" else str(path)
+        doing = "embedding" if option == "featurizer" else "scoring the surprisal of"
+        quiet = self.options.quiet
+        note(f"{doing} the {what}'s {len(rows)} texts ({path}) with {option} {name}", quiet)
+        if self.options.quiet:
+            quiet_model_loading()
         data, kept, stats = make_features(
             model, rows, metric.part, source, where, self.options.progress
         )
         return kind.validator(data, where), kept, {**info, option: model.describe(stats)}
+
+    def _stored(self, kind: Kind, path: Path, what: str) -> tuple[Any, Rows, dict[str, Any]]:
+        """A ``*.nll_<evaluator>.jsonl`` file: its stored per-token values, as they are."""
+        if self.options.evaluator is not None:
+            raise GenmetricsError(
+                f"{path}: holds stored per-token values ({NLL_FIELD}), nothing to score with "
+                f"--evaluator {self.options.evaluator} (drop --evaluator)"
+            )
+        if self.metric.part != "text":
+            raise GenmetricsError(
+                f"{path}: stored per-token values are of whole texts; {self.metric.name} reads "
+                f"the {self.metric.part}'s"
+            )
+        data, rows, info = read_stored_surprisal(path, what)
+        return kind.validator(data, f"{path} ({what})"), rows, info
 
     def _needs_model(self, path: Path, what: str, kind: Kind, option: str) -> str:
         section = SECTIONS[option]
@@ -366,8 +423,12 @@ def score_texts(
     options = options or InputOptions()
     metric = get(name)
     # the input kind with these params (a parameter may choose it: input_by)
-    kind = metric.input_kind(metric.check_params(params or {}))
+    merged = metric.check_params(params or {})
+    kind = metric.input_kind(merged)
     check_options(metric, options, candidate, reference, kind)
+    option = KINDS[kind].config_key
+    if (option and options.model(option) is not None) or metric.loads_model(merged):
+        check_row_counts(metric, params, candidate, reference)  # before any model runs
     loader = InputLoader(metric, options)
     rec = scoring.score_files(
         name, candidate, reference, params, pair_by, language, load=loader, interval=interval

@@ -20,11 +20,15 @@ No id is ever made up from a position: rows without ids cannot be paired by id
 from __future__ import annotations
 
 import csv
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from genmetrics import GenmetricsError
 from genmetrics.io import ID_FIELDS, read_jsonl
+
+if TYPE_CHECKING:
+    from genmetrics.metrics.registry import Metric
 
 #: the text formats, by what a path looks like (:func:`text_format`)
 TEXT_FORMATS = ("jsonl", "txt folder", "csv")
@@ -60,6 +64,34 @@ def read_text_rows(path: str | Path, field: str = "text", into: str = "text") ->
     raise GenmetricsError(
         f"{path}: not a text input (a .jsonl file, a folder of .txt files or a .csv file)"
     )
+
+
+def count_rows(path: str | Path) -> int | None:
+    """How many rows an input file holds, without reading its texts: the non-blank lines of
+    a ``.jsonl`` file (texts, records or stored per-token values), the ``.txt`` files of a
+    folder, the rows below a ``.csv`` header; None for any other path, a file that is not a
+    regular file (a FIFO) or one that cannot be read (its loader then says why)."""
+    p = Path(path)
+    fmt = text_format(p)
+    if fmt in ("jsonl", "csv") and not p.is_file():  # a FIFO would block: its loader says why
+        return None
+    try:
+        if fmt == "jsonl":
+            with open(p, "rb") as f:
+                return sum(1 for line in f if line.strip())
+        if fmt == "txt folder":
+            return sum(1 for f in p.glob("**/*.txt") if f.is_file())
+        if fmt == "csv":
+            limit = csv.field_size_limit()
+            csv.field_size_limit(MAX_CSV_FIELD)
+            try:
+                with open(p, encoding="utf-8-sig", newline="") as f:
+                    return max(sum(1 for values in csv.reader(f) if values) - 1, 0)
+            finally:
+                csv.field_size_limit(limit)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return None
 
 
 def _jsonl_rows(path: Path, field: str, into: str) -> Rows:
@@ -140,3 +172,33 @@ def _read_csv(reader: Any, path: Path, column: str, into: str) -> Rows:
     if not rows:
         raise GenmetricsError(f"{path}: no rows below the header")
     return rows
+
+
+def check_row_counts(
+    metric: Metric,
+    params: Mapping[str, Any] | None,
+    candidate: str | Path,
+    reference: str | Path | None,
+) -> None:
+    """The metric's ``min_items(params)`` (what the workflow's ``check_sizes`` rule checks)
+    against the row counts of the input files (:func:`count_rows`),
+    before any file is featurized: ``k=500`` on 300 texts fails at once, not after the
+    embedding (the command line checks so where a model will run). Files whose rows cannot be
+    counted so (``.npz``, empty files) are checked once loaded."""
+    merged = metric.check_params(params or {})
+    least, param = metric.min_items(merged)
+    if least <= 1:
+        return
+    paths = {"candidate": candidate} | ({} if reference is None else {"reference": reference})
+    counts = {role: count_rows(p) for role, p in paths.items()}
+    counts = {role: n for role, n in counts.items() if n}  # an empty file: its loader says so
+    short = [role for role, n in counts.items() if n is not None and n < least]
+    if not short:
+        return
+    why = f"{param}={merged[param]} needs" if param in merged else "needs"
+    have = ", ".join(f"the {role} has {n}" for role, n in counts.items() if n is not None)
+    where = f"{candidate} vs {reference}" if reference is not None else str(candidate)
+    raise GenmetricsError(
+        f"{where}: {metric.name}: {why} at least {least} texts per set; {have} rows "
+        "(counted before any model runs)"
+    )
