@@ -193,7 +193,8 @@ def test_mauve_bars_draw_a_single_seeds_bootstrap_interval(tmp_path, monkeypatch
     assert np.ptp(segments[1][:, 1]) == 0  # b: one seed, no bootstrap: no whisker
     texts = [x.get_text() for x in ax.texts]
     assert "1 seed" in texts and "1 seed:\nno interval" in texts
-    assert "bootstrap interval over prompts" in ax.get_title()
+    # what the whiskers are: said once, in the figure's title
+    assert "bootstrap interval over prompts" in figs[0].get_suptitle()
 
 
 @pytest.fixture

@@ -212,6 +212,7 @@ def expected_counts(models: int, seeds: int) -> dict[str, int]:
     counts.update(dict.fromkeys(["featurizer_robustness", "pr_curves", "spectra_figure"], 1))
     counts.update(dict.fromkeys(["spread_table", "correlation_heatmap", "length_analysis"], 1))
     counts.update(dict.fromkeys(["mauve_bars", "pr_scatter", "html_report", "all"], 1))
+    counts.update(dict.fromkeys(["paired_differences", "paired_figure", "sample_size"], 1))
     counts.update(fetch_asset=2, fetch_model=3, generate=runs, merge_generations=runs)
     counts.update(embed=3 * (runs + 1), pos_tags=runs + 1, surprisal=runs + 1)
     counts.update(score=28 * runs + 17, spread=models)
@@ -220,7 +221,7 @@ def expected_counts(models: int, seeds: int) -> dict[str, int]:
 
 
 def test_dry_run_of_a_bigger_config_has_the_jobs_its_shape_implies(tmp_path):
-    assert expected_counts(3, 1)["total"] + 35 == 185  # the demo: smollm2-pure has 2 seeds
+    assert expected_counts(3, 1)["total"] + 35 == 188  # the demo: smollm2-pure has 2 seeds
     assert _dry_counts(tmp_path, big_config(6, 2)) == expected_counts(6, 2)
 
 
@@ -228,7 +229,7 @@ def test_dry_run_of_a_bigger_config_has_the_jobs_its_shape_implies(tmp_path):
 def test_dry_run_of_100_models_by_5_seeds(tmp_path):
     counts = _dry_counts(tmp_path, big_config(100, 5))
     assert counts == expected_counts(100, 5)
-    assert counts["total"] == 17642
+    assert counts["total"] == 17645
 
 
 # ------------------------------------------------- code digests remembered between processes

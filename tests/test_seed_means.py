@@ -109,4 +109,4 @@ def test_mauve_bars_draw_the_t_interval_and_say_one_seed(tmp_path, monkeypatch):
     assert np.ptp(segments[1][:, 1]) == 0  # one seed: no whisker
     texts = [t.get_text() for t in ax.texts]
     assert "n = 3 seeds" in texts and "1 seed:\nno interval" in texts
-    assert "95% t interval" in ax.get_title()
+    assert "95% t interval" in figs[0].get_suptitle()  # said once, in the figure's title

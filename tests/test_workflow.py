@@ -329,7 +329,9 @@ def test_offline_run_adding_a_model_reruns_only_its_jobs(offline_run):
     assert counts["generate"] == 2 * 2 and counts["merge_generations"] == 2  # 2 seeds × 2 shards
     assert "fetch_model" not in counts and "clean_dataset" not in counts
     blocks = re.split(r"^\[\w{3} \w{3} .*\]$", proc.stdout, flags=re.M)
-    wildcards = [m for b in blocks for m in re.findall(r"^\s*wildcards: (.*)$", b, re.M)]
+    # a per-dataset aggregate (the paired matrix of every model) is no job of the other model
+    per_model = [b for b in blocks if not re.search(r"^\s*(local)?rule paired_figure:", b, re.M)]
+    wildcards = [m for b in per_model for m in re.findall(r"^\s*wildcards: (.*)$", b, re.M)]
     assert wildcards and all("tiny-greedy" in w for w in wildcards), wildcards
 
 
@@ -407,6 +409,9 @@ def _score_entries(out: str) -> set[str]:
 
 AGGREGATES = {  # everything downstream of scores.csv (pr_curves reads only PRD scores)
     "aggregate",
+    "paired_differences",
+    "paired_figure",
+    "sample_size",
     "correlation_heatmap",
     "mauve_bars",
     "pr_scatter",
@@ -641,9 +646,16 @@ def test_offline_run_snakemake_report(offline_run):
             r"report\(\s*RESULTS\.(\w+),\s*caption=\"([^\"]+)\"", rule_file.read_text()
         ):
             captions[getattr(RESULTS, name)] = (rule_file.parent / cap).resolve()
+
+    def caption_of(fig: str) -> Path:  # a figure per dataset: its path template's caption
+        for template, cap in captions.items():
+            if re.fullmatch(re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(template)), fig):
+                return cap
+        raise KeyError(fig)
+
     for fig in figures:
         assert embedded(fig) == (work / fig).read_bytes(), fig
-        text = captions[fig].read_text(encoding="utf-8")
+        text = caption_of(fig).read_text(encoding="utf-8")
         first = publish_parts(text.split("\n")[0], writer="html")["body"]
         words = re.sub(r"<[^>]+>", "", first).split()[:12]  # the caption's first words
         caption = re.sub(r"<[^>]+>", "", results[fig]["caption"])
