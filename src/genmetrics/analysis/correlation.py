@@ -25,7 +25,7 @@ from genmetrics.analysis.statistics import (
     MIN_CORRELATION_POINTS,
     bootstrap_pairwise_correlation,
     degenerate_interval,
-    percentile_interval,
+    replicate_bounds,
     zscore_within,
 )
 
@@ -230,15 +230,7 @@ def correlation_table(
         )
         for m in methods:
             r = point[m]
-            reps = boot.get(m)
-            if reps is None:
-                low = high = np.full((k, k), np.nan)
-                used = np.zeros((k, k), int)
-            else:
-                used = (~np.isnan(reps)).sum(axis=0)
-                low, high = percentile_interval(reps, level)
-                enough = used >= max(1, n_boot / 2)
-                low, high = np.where(enough, low, np.nan), np.where(enough, high, np.nan)
+            low, high, used = replicate_bounds(boot.get(m), level, n_boot, (k, k))
             few = n < min_points
             low, high = np.where(few, np.nan, low), np.where(few, np.nan, high)
             frames.append(

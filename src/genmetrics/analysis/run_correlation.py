@@ -29,7 +29,7 @@ from genmetrics.analysis.statistics import (
     MIN_CORRELATION_POINTS,
     bootstrap_pairwise_correlation,
     pairwise_correlation,
-    percentile_interval,
+    replicate_bounds,
 )
 from genmetrics.paths import PROMPTS, REFERENCES
 
@@ -97,15 +97,7 @@ def run_correlation(
     frames = []
     for m in methods:
         r = pairwise_correlation(x, m)
-        reps = boot.get(m)
-        if reps is None:
-            low = high = np.full_like(r, np.nan)
-            used = np.zeros_like(r, dtype=int)
-        else:
-            used = (~np.isnan(reps)).sum(axis=0)
-            low, high = percentile_interval(reps, level)
-            enough = used >= max(1, n_boot / 2)
-            low, high = np.where(enough, low, np.nan), np.where(enough, high, np.nan)
+        low, high, used = replicate_bounds(boot.get(m), level, n_boot, np.shape(r))
         few = n < min_points
         frames.append(
             pd.DataFrame(

@@ -295,6 +295,21 @@ def percentile_interval(
     return low, high
 
 
+def replicate_bounds(
+    reps: np.ndarray | None, level: float, n_boot: int, shape: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(low, high, used) of bootstrap replicates ``reps`` (replicates along axis 0, NaN where a
+    draw gave no value): the percentile interval (:func:`percentile_interval`) where at least
+    half of the ``n_boot`` draws gave a value, else NaN; ``used`` counts them. No replicates
+    (``None``): NaN bounds of ``shape``, ``used`` 0."""
+    if reps is None:
+        return np.full(shape, np.nan), np.full(shape, np.nan), np.zeros(shape, int)
+    used = (~np.isnan(reps)).sum(axis=0)
+    low, high = percentile_interval(reps, level)
+    enough = used >= max(1, n_boot / 2)
+    return np.where(enough, low, np.nan), np.where(enough, high, np.nan), used
+
+
 def seed_bootstrap(
     replicates: np.ndarray, level: float, seed: int
 ) -> tuple[np.ndarray, float, float]:
