@@ -247,3 +247,23 @@ def test_headers_and_legend_show_each_values_scale_on_the_tables_convention(scor
     assert f"(0–1) {SCALES['0–1']}" in md and f"(≥ 1) {SCALES['≥ 1']}" in md
     assert "(%)" not in md and "(0–100)" not in md  # no proportion on another scale
     assert "Divided by 100 in this table: bleu." in md  # stated once, in the legend
+
+
+def test_a_column_where_every_model_sits_at_a_bound_is_flagged_saturated():
+    """Precision 1.0 (and 0.995) for both models: every model within 0.01 of 1, the bound of
+    its 0–1 scale, so each model's precision carries the saturation line, appended to its own
+    warnings; MAUVE (random values) and the human texts' rows are not flagged. The
+    ``warnings`` column as read back from scores.csv: NaN where a record warned of nothing."""
+    df = tidy({"big": 2, "small": 2})
+    precision = df["name"] == "precision"
+    df.loc[precision, "value"] = [1.0, 0.995, 1.0, 1.0]
+    df["warnings"] = pd.Series(np.nan, index=df.index, dtype=object)
+    first = df.index[precision & (df["model"] == "big")][0]
+    df.loc[first, "warnings"] = "zero k-NN radii"
+    long = headline_scores(df).set_index(["model", "value_name"])
+    for model in ("big", "small"):
+        lines = long.loc[(model, "precision"), "warnings"].split(" | ")
+        assert lines[-1].startswith("saturated: every model within 0.01 of 1"), lines
+    assert "zero k-NN radii" in long.loc[("big", "precision"), "warnings"]
+    flagged = long["warnings"].fillna("").str.contains("saturated:")
+    assert set(long.index[flagged]) == {("big", "precision"), ("small", "precision")}

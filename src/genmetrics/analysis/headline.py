@@ -297,16 +297,19 @@ def saturation_line(bound: float, scale: str, tolerance: float = SATURATION_TOLE
 def _with_saturation(out: pd.DataFrame) -> list[str | None]:
     """The long form's ``warnings`` with :func:`saturation_line` added to every model's value
     of a saturated (dataset, entry, value) (the human texts' row is not a model)."""
-    warnings = list(out["warnings"])
+    # a value with no warning may be None or NaN (a CSV's empty cell)
+    warnings = [w if isinstance(w, str) and w else None for w in out["warnings"]]
+    position = {label: k for k, label in enumerate(out.index)}
     models = out["model"] != REFERENCES
     for _, g in out[models].groupby(["dataset", "entry", "value_name"], sort=False):
         scale = g["scale"].iloc[0]
         bound = saturated_bound(g["mean"], scale)
         if bound is None:
             continue
-        for i in g.index:
-            lines = [w for w in (warnings[i] or "").split(WARNING_SEPARATOR) if w]
-            warnings[i] = WARNING_SEPARATOR.join([*lines, saturation_line(bound, scale)])
+        for label in g.index:
+            k = position[label]
+            lines = [w for w in (warnings[k] or "").split(WARNING_SEPARATOR) if w]
+            warnings[k] = WARNING_SEPARATOR.join([*lines, saturation_line(bound, scale)])
     return warnings
 
 
