@@ -37,6 +37,8 @@ from genmetrics.plan.study_plan import (
     merged_config,
     outputs_to_read,
     paper_gpu_hours,
+    planned_generate_jobs,
+    planned_work,
     profile_header,
     read_paper_compute,
 )
@@ -280,11 +282,43 @@ def test_every_profile_extends_a_study_and_says_what_it_lacks(path):
         assert "40-hex commit" in header  # a branch revision warns: the header says to pin it
 
 
+GENERATE_JOBS = """rule generate:
+    output: results/generations/bbc/a/shards/seed1.0.jsonl
+    wildcards: dataset=bbc, model=a, seed=1, shard=0
+    threads: 2
+
+rule embed:
+    wildcards: dataset=bbc, source=b, featurizer=gpt2
+rule generate:
+    wildcards: dataset=wiki, model=b, seed=0, shard=1
+rule generate:
+    wildcards: dataset=wiki, model=b, seed=1, shard=1
+"""
+
+
+def test_generation_counts_only_what_the_dry_run_plans():
+    """A model whose texts exist (no generate job planned) leaves the generation lines; one
+    with 2 of its 4 jobs planned keeps half its texts (by hand: 400 × 2 / 4 = 200)."""
+    planned = planned_generate_jobs(GENERATE_JOBS)
+    assert planned == {("bbc", "a"): 1, ("wiki", "b"): 2}
+    work = [
+        GenerationWork("bbc", "a", 0.1, 2, 160, 64),
+        GenerationWork("wiki", "b", 0.1, 4, 400, 64),
+        GenerationWork("wiki", "c", 0.1, 1, 80, 64),
+    ]
+    out = planned_work(work, planned)
+    assert [(w.dataset, w.model, w.jobs, w.texts) for w in out] == [
+        ("bbc", "a", 1, 80),
+        ("wiki", "b", 2, 200),
+    ]
+
+
 def test_every_study_with_generation_or_models_has_a_paper_profile():
     names = {p.stem for p in PROFILES}
     for study in ("webtext", "pr-scale", "biographies", "creative", "chat-vs-base"):
         assert f"{study}-paper" in names
     assert {"face-scaling-paper", "omniinput-compare-paper"} <= names
+    assert {"omniinput-toy-paper", "omniinput-paper", "agnews-experiment-paper"} <= names
 
 
 # ---------------------------------------------------------------- dry runs

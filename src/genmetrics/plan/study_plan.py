@@ -29,7 +29,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +167,41 @@ def dry_run_outputs(dry_run: str) -> list[str]:
     return out
 
 
+def planned_generate_jobs(dry_run: str) -> dict[tuple[str, str], int]:
+    """``{(dataset, model): jobs}`` of the ``generate`` jobs a ``snakemake -n`` printout plans
+    (each job's ``wildcards:`` line)."""
+    out: dict[tuple[str, str], int] = {}
+    rule = None
+    for line in dry_run.splitlines():
+        m = re.match(r"(?:local)?rule (\w+):", line.strip())
+        if m:
+            rule = m.group(1)
+            continue
+        m = re.match(r"\s+wildcards: (.*)$", line)
+        if m and rule == "generate":
+            wc = dict(kv.split("=", 1) for kv in m.group(1).split(", ") if "=" in kv)
+            key = (wc.get("dataset", ""), wc.get("model", ""))
+            out[key] = out.get(key, 0) + 1
+    return out
+
+
+def planned_work(
+    work: list[GenerationWork], planned: dict[tuple[str, str], int]
+) -> list[GenerationWork]:
+    """The part of each model's generation the dry run plans: a (dataset, model) with no
+    planned ``generate`` job leaves (its texts exist, or the study's targets need none); one
+    with fewer jobs than its seeds × shards keeps that share of its texts."""
+    out = []
+    for w in work:
+        jobs = planned.get((w.dataset, w.model), 0)
+        if jobs == 0:
+            continue
+        jobs = min(jobs, w.jobs)
+        texts = None if w.texts is None else round(w.texts * jobs / w.jobs)
+        out.append(replace(w, jobs=jobs, texts=texts))
+    return out
+
+
 def outputs_to_read(outputs: list[str], results_dir: str) -> list[str]:
     """The study's tables, figures and report among ``outputs`` (:data:`READ_PATTERN` under
     ``results_dir``), in a stable order: report first, then tables, then figures."""
@@ -249,7 +284,7 @@ def describe(
         out += ["", "Generation (texts = prompts × samples per prompt × seeds; tokens: budget):"]
         out += [f"  {line}" for line in generation_lines(work)]
     else:
-        out += ["", "Generation: none (the study scores texts that exist)"]
+        out += ["", "Generation: none planned (the texts exist, or the targets generate none)"]
     out += ["", "Outputs to read:", *(f"  {p}" for p in reads or ["(none of the usual tables)"])]
     out += [
         "",
@@ -395,8 +430,8 @@ def plan_study(name: str, profile: str | None = None, cores: int = 2) -> str:
         root / "workflow" / "schemas" / "config.schema.yaml",
         tokens_per_word_table=root / "resources" / "tokens_per_word.tsv",
     )
-    work = generation_work(plan)
     counts = job_counts(text)
+    work = planned_work(generation_work(plan), planned_generate_jobs(text))
     sizes = rule_sizes(plan)
     tokens = sum(w.tokens for w in work) if all(w.tokens is not None for w in work) else None
     est = estimate(
