@@ -136,6 +136,32 @@ def pytest_collection_modifyitems(config, items) -> None:
                 )
 
 
+#: a skip reason that names the project's data folder beside the checkout (the data mirror,
+#: the papers' texts): every such skip in this suite says "shared" or "data mirror"
+NEEDS_SHARED = ("shared", "data mirror")
+
+
+def skipped_for_shared(reports) -> int:
+    """How many of the skipped test reports skipped for ``../shared`` (:data:`NEEDS_SHARED`)."""
+    n = 0
+    for rep in reports:
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+        n += any(word in reason for word in NEEDS_SHARED)
+    return n
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """One line under the summary: how many skips were for ``../shared`` and how to run them."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    n = skipped_for_shared(skipped)
+    if n:
+        terminalreporter.write_line(
+            f"{n} of the {len(skipped)} skipped tests need ../shared beside the checkout (the "
+            "data mirror, the papers' texts); GENMETRICS_DATA_MIRROR=<a copy of ../shared/data> "
+            "runs the data ones (docs/development.md)"
+        )
+
+
 # Hypothesis budgets (tests/test_fuzz_inputs.py): `short` in `make test`, `long` in
 # `make test-slow` (HYPOTHESIS_PROFILE=long). No deadline: a shared 2-core machine is slow
 # at times, and a hang shows as a test that does not end, not as a flaky deadline.
