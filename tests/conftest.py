@@ -150,8 +150,11 @@ def skipped_for_shared(reports) -> int:
     return n
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    """One line under the summary: how many skips were for ``../shared`` and how to run them."""
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """One line after the short summary (this wrapper runs outside pytest's own, which prints
+    it last): how many skips were for ``../shared`` and how to run them."""
+    yield
     skipped = terminalreporter.stats.get("skipped", [])
     n = skipped_for_shared(skipped)
     if n:
