@@ -90,17 +90,26 @@ def tied_rows(n: int) -> tuple[list[dict], list[dict]]:
 PR_PARAMS = {"k": 4, "pca": 0.9, "strict": True, "seed": 0}
 
 
-def pr_sweep_check(shared: Path, encoder: Path, repeats: int = 100, runs: int = 20):
+#: the P/R studies' featurizers: configs/pr_scale.yaml's MiniLM, configs/webtext.yaml's SmolLM2
+FEATURIZERS = {
+    "minilm": {"kind": "sentence_encoder", "max_tokens": 128, "batch_size": 32},
+    "smollm2": {"kind": "causal_lm", "layer": -1, "max_tokens": 256, "batch_size": 16},
+}
+
+
+def pr_sweep_check(
+    shared: Path, model: Path, featurizer: str, repeats: int = 100, runs: int = 20
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The P/R study's N sweep (``sweep_table``, the sweep rule's function: N = 40 and 80,
-    ``repeats`` subsamples of the 817 texts per side) on MiniLM features (the study's
-    featurizer: sentence encoder, 128 tokens), its widths (:func:`sweep_widths`, finite-pool
-    corrected), and the mean width of ``runs`` runs at N = 40 (disjoint draws, the candidates
-    tied to references by position, 200 half-samples): predicted at 80 against the sweep's."""
+    ``repeats`` subsamples of the 817 texts per side) on the study's LM features
+    (:data:`FEATURIZERS`), its widths (:func:`sweep_widths`, finite-pool corrected), and the
+    mean width of ``runs`` runs at N = 40 (disjoint draws, the candidates tied to references
+    by position, 200 half-samples): predicted at 80 against the sweep's."""
     from genmetrics.features.embed import embed_texts
 
     cut, ref = real_texts(shared)
-    enc = {"kind": "sentence_encoder", "max_tokens": 128, "batch_size": 32}
-    q, p = embed_texts(cut, encoder, **enc), embed_texts(ref, encoder, **enc)
+    enc = FEATURIZERS[featurizer]
+    q, p = embed_texts(cut, model, **enc), embed_texts(ref, model, **enc)
     settings = {"ns": [40, 80], "ks": [4], "repeats": repeats, "params": PR_PARAMS}
     sweep = sweep_table(p, q, settings, source="webtext/gpt2-small_topk40")
     measured = sweep_widths(sweep[sweep["sweep"] == "n"], ("precision", "recall"), pool=len(cut))
@@ -125,13 +134,15 @@ def pr_sweep_check(shared: Path, encoder: Path, repeats: int = 100, runs: int = 
 
 
 @pytest.mark.slow
-def test_pr_width_predicted_at_80_against_the_pr_sweep(shared_data, minilm):
-    """kNN precision and recall on MiniLM features: the width predicted at 80 from the mean
+@pytest.mark.parametrize("featurizer", list(FEATURIZERS))
+def test_pr_width_predicted_at_80_against_the_pr_sweep(shared_data, featurizer, request):
+    """kNN precision and recall on each study's LM features: the width predicted at 80 from the mean
     width of 20 runs at 40 lies within 30 % of the width the study's N sweep measured at 80
     (100 repeats: the measured width's own standard error is about 7 %, the runs' mean about
     5 %; 30 % is three of their combined standard errors plus the bias of a set statistic's
     spread against n^−1/2). The docs' sample-size page gives the numbers."""
-    check, measured = pr_sweep_check(shared_data, minilm)
+    model = request.getfixturevalue(featurizer)  # the conftest fixture of that model's folder
+    check, measured = pr_sweep_check(shared_data, model, featurizer)
     print(measured.to_string())
     print(check.to_string())
     assert len(check) == 2
