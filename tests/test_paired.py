@@ -13,9 +13,11 @@ import pytest
 
 from genmetrics.analysis.paired import (
     benjamini_hochberg,
+    degrees_of_freedom,
     holm,
     paired_differences,
     percentile_p,
+    t_p,
     z_p,
 )
 from genmetrics.cli import main
@@ -75,17 +77,23 @@ def fake(source: str, value: float, reps: list[float], draws: str = "d", seed: i
 
 
 def test_the_table_by_hand():
-    """a − b replicates (0.1, 0.2, ..., 1.0) − 0: the 90% percentile interval is numpy's
-    0.05/0.95 quantiles (0.145, 0.955), p = erfc(|0.5|/sd/√2) with sd = 0.30277 (ddof 1)."""
+    """a − b replicates (0.1, 0.2, ..., 1.0) − 0: sd = 0.30277 (ddof 1), T = 0.5/sd = 1.6514
+    on ν = 1/(1/9 + 1/9) = 4.5 degrees of freedom (10 prompts, 10 resamples): p = 2·P(t_4.5
+    > 1.6514) = 0.1660 (scipy), where the z-test would say erfc(T/√2) = 0.0986; the 90 % t
+    interval 0.5 ∓ t_4.5,0.95·sd = 0.5 ∓ 2.0656·0.30277 = (−0.1254, 1.1254) holds 0, as p >
+    0.1 says (the percentile interval, numpy's 0.05/0.95 quantiles, would be (0.145, 0.955))."""
     ra = [round(0.1 * k, 1) for k in range(1, 11)]
     t = paired_differences([fake("a", 0.5, ra), fake("b", 0.0, [0.0] * 10)])
     r = t.iloc[0]
     assert (r["model_a"], r["model_b"], r["difference"]) == ("a", "b", 0.5)
-    assert r["lower"] == pytest.approx(0.145) and r["upper"] == pytest.approx(0.955)
+    assert r["lower"] == pytest.approx(-0.12538, abs=1e-5)
+    assert r["upper"] == pytest.approx(1.12538, abs=1e-5)
     sd = float(np.std(np.arange(1, 11) / 10, ddof=1))
     assert sd == pytest.approx(0.302765, abs=1e-6)
-    assert r["p"] == pytest.approx(math.erfc(0.5 / sd / math.sqrt(2)))
-    assert r["p"] == pytest.approx(0.0986, abs=1e-4)
+    assert degrees_of_freedom(10, 10) == pytest.approx(4.5)
+    assert r["p"] == pytest.approx(0.16602, abs=1e-5)
+    assert z_p(0.5, np.asarray(ra)) == pytest.approx(math.erfc(0.5 / sd / math.sqrt(2)))
+    assert z_p(0.5, np.asarray(ra)) == pytest.approx(0.0986, abs=1e-4)
     assert r["p_holm"] == r["p_bh"] == r["p"]  # one test
     assert percentile_p(np.asarray(ra)) == pytest.approx(2 / 11)  # no d_b ≤ 0: (1 + 0)·2/11
 
@@ -101,7 +109,9 @@ def test_records_without_a_digest_or_with_other_draws_get_no_p():
 
 def test_seeds_are_averaged_and_drawn_as_the_headline_draws_them():
     """Model a has seeds 0 and 1 with replicates r0, r1; b one seed. Replicate b of a is the
-    mean of the seeds drawn by default_rng(seed).integers(0, 2, (B, 2)) (seed_bootstrap)."""
+    mean of the seeds drawn by default_rng(seed).integers(0, 2, (B, 2)) (seed_bootstrap); the
+    90 % interval is the difference ∓ t_ν,0.95 times their sd (ν of 10 prompts and 40
+    resamples, scipy)."""
     rng = np.random.default_rng(5)
     r0, r1, rb = (rng.normal(m, 0.1, 40).round(4).tolist() for m in (0.5, 0.7, 0.2))
     recs = [fake("a/seed0", 0.5, r0), fake("a/seed1", 0.7, r1), fake("b/seed0", 0.2, rb)]
@@ -110,8 +120,10 @@ def test_seeds_are_averaged_and_drawn_as_the_headline_draws_them():
     idx = np.random.default_rng(0).integers(0, 2, size=(40, 2))
     both = np.vstack([r0, r1])
     ra = both[idx, np.arange(40)[:, None]].mean(axis=1)
-    lo, hi = np.quantile(ra - np.asarray(rb), [0.05, 0.95])
-    assert (row["lower"], row["upper"]) == pytest.approx((lo, hi))
+    from scipy import stats
+
+    half = stats.t.ppf(0.95, 1 / (1 / 9 + 1 / 39)) * np.std(ra - np.asarray(rb), ddof=1)
+    assert (row["lower"], row["upper"]) == pytest.approx((0.4 - half, 0.4 + half))
 
 
 def test_holm_and_bh_agree_with_statsmodels():
@@ -158,9 +170,18 @@ def test_pairing_narrows_the_interval_where_prompts_share_an_effect():
     assert (row["upper"] - row["lower"]) * 3 < math.hypot(wa, wb)
 
 
-def test_z_p_edges():
-    assert z_p(0.0, np.zeros(10)) == 1.0
-    assert math.isnan(z_p(0.3, np.zeros(10)))
+def test_p_edges_and_the_t_reference():
+    """No spread and no difference: p = 1; a difference without spread: NaN. With many
+    resamples ν → U − 1: T = 2.0452 (t_29's 97.5 % point) gives p = 0.05 at 30 prompts, where
+    the z-test gives 0.041; at the default 200 resamples ν = 25.3."""
+    for f in (lambda x, d: t_p(x, d, 30), z_p):
+        assert f(0.0, np.zeros(10)) == 1.0
+        assert math.isnan(f(0.3, np.zeros(10)))
+    d = np.array([-1.0, 1.0] * 50_000)
+    t = 2.045230 * float(np.std(d, ddof=1))
+    assert t_p(t, d, 30) == pytest.approx(0.05, abs=1e-5)
+    assert z_p(t, d) == pytest.approx(0.0408, abs=1e-4)
+    assert degrees_of_freedom(30, 200) == pytest.approx(25.31, abs=0.01)
     assert z_p(1.96, np.array([-1.0, 1.0] * 50)) == pytest.approx(0.05, abs=0.002)
 
 

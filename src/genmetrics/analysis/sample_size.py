@@ -14,9 +14,12 @@ which a width does not see), so
     width(n') = width(n)·√(n / n'),   n_needed = ⌈n·(width(n) / target)²⌉.
 
 The half-sample replicates cannot tell the exponent apart from −1/2 (they are rescaled to
-n from draws of n/2 under that very law), so this is the law, not a fit; the check against
-widths measured at twice the texts is tests/test_sample_size.py (the docs' sample-size page
-gives its numbers). ``target`` widths (:data:`TARGETS`) are fractions of the value's span
+n from draws of n/2 under that very law), so this is the law, not a fit. The check is
+against the N sweep of the P/R study (:func:`genmetrics.analysis.distribution.sweep_n`: R
+fresh subsamples of N texts per side): :func:`sweep_widths` turns its spread over repeats at
+each N into a width, and :func:`sweep_check` sets the width a run at N predicts at N' beside
+the one the sweep measured at N' (tests/test_sample_size.py; the docs' sample-size page gives
+the numbers). ``target`` widths (:data:`TARGETS`) are fractions of the value's span
 for a bounded scale (0–1: 0.01, 0.02, 0.05; 0–100 and %: ×100) and of |value| otherwise
 (Fréchet, perplexity, counts).
 """
@@ -24,9 +27,13 @@ for a bounded scale (0–1: 0.01, 0.02, 0.05; 0–100 and %: ×100) and of |valu
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
+from genmetrics import GenmetricsError
 from genmetrics.analysis.headline import headline_rows
 from genmetrics.paths import REFERENCES
 from genmetrics.scoring.intervals import RANGES
@@ -89,3 +96,50 @@ def sample_sizes(scores: pd.DataFrame, targets: tuple[float, ...] = TARGETS) -> 
         if len(out)
         else out
     )
+
+
+def sweep_widths(
+    rows: pd.DataFrame, values: tuple[str, ...], level: float = 0.95, pool: int | None = None
+) -> pd.DataFrame:
+    """The width an N sweep measured (``rows``: :func:`~genmetrics.analysis.distribution.
+    sweep_n`'s, columns ``n``, ``repeat`` and the ``values``): per N and value,
+    2·z_((1+level)/2)·sd over the repeats (ddof 1), the width of a normal interval of the value
+    over fresh samples of N per side (the percentile interval of near-normal replicates is as
+    wide). With ``pool``, the size of the sets the repeats were subsampled from (without
+    replacement), the sd is divided by √((pool − N)/(pool − 1)), the finite-population factor
+    by which subsamples of one pool vary less than fresh samples. Columns ``n``, ``value``,
+    ``repeats``, ``sd``, ``width``."""
+    z = float(stats.norm.ppf((1 + level) / 2))
+    out = []
+    for n, g in rows.groupby("n", sort=True):
+        if pool is not None and not n < pool:
+            raise GenmetricsError(f"sweep_widths: N = {n} is not below the pool of {pool} texts")
+        fpc = 1.0 if pool is None else math.sqrt((pool - n) / (pool - 1))
+        for v in values:
+            sd = float(np.std(g[v].astype(float), ddof=1)) / fpc
+            out.append({"n": int(n), "value": v, "repeats": len(g), "sd": sd, "width": 2 * z * sd})
+    return pd.DataFrame(out)
+
+
+def sweep_check(
+    run_widths: Mapping[str, float], n_run: int, measured: pd.DataFrame, n_new: int
+) -> pd.DataFrame:
+    """Per value: the width of a run at ``n_run`` texts (``run_widths``), the width it
+    predicts at ``n_new`` (:func:`predicted_width`), the width the sweep measured there
+    (``measured``: :func:`sweep_widths`) and their ratio predicted / measured."""
+    rows = []
+    at = measured[measured["n"] == n_new].set_index("value")["width"]
+    for v, w in run_widths.items():
+        pred = predicted_width(w, n_run, n_new)
+        rows.append(
+            {
+                "value": v,
+                "width_run": w,
+                "n_run": n_run,
+                "predicted": pred,
+                "n_new": n_new,
+                "measured": float(at[v]),
+                "ratio": pred / float(at[v]),
+            }
+        )
+    return pd.DataFrame(rows)
