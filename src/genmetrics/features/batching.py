@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -19,20 +20,29 @@ def check_texts(texts: Sequence[str]) -> list[str]:
     return texts
 
 
+def text_bar(desc: str, progress: bool) -> tqdm:
+    """One progress bar over texts (on stderr; ``progress=False``: silent), its total set by
+    :func:`genmetrics.features.cache.cached_map` to the texts it computes and advanced by
+    :func:`right_padded_batches` after each batch: one bar for a whole call however many
+    cache chunks it computes."""
+    # delay: not drawn before its total is set (a call served from the cache shows nothing)
+    return tqdm(total=0, desc=desc, unit="text", disable=not progress, file=sys.stderr, delay=1e-3)
+
+
 def right_padded_batches(
     encoded: Sequence[Sequence[int]],
     batch_size: int,
     pad_id: int,
     device: Any,
-    desc: str,
-    progress: bool = False,
+    bar: tqdm | None = None,
 ) -> Iterator[tuple[np.ndarray, list[int], Any, Any]]:
     """Yield ``(indices, lengths, input_ids, attention_mask)`` for batches of similar length
-    (sorted, so little padding), right-padded with ``pad_id`` and moved to ``device``."""
+    (sorted, so little padding), right-padded with ``pad_id`` and moved to ``device``;
+    ``bar`` (:func:`text_bar`) advances by each batch's texts once the caller has used it."""
     import torch
 
     order = np.argsort([len(e) for e in encoded], kind="stable")
-    for start in tqdm(range(0, len(order), batch_size), desc=desc, disable=not progress):
+    for start in range(0, len(order), batch_size):
         idx = order[start : start + batch_size]
         lens = [len(encoded[i]) for i in idx]
         width = max(lens)
@@ -42,3 +52,5 @@ def right_padded_batches(
             ids[r, : lens[r]] = torch.tensor(encoded[i])
             mask[r, : lens[r]] = 1
         yield idx, lens, ids.to(device), mask.to(device)
+        if bar is not None:
+            bar.update(len(idx))

@@ -109,6 +109,7 @@ def cached_map(
     cache: FeatureCache,
     chunk: int = 256,
     same_shape: bool = False,
+    bar: Any | None = None,
 ) -> tuple[list[np.ndarray], int]:
     """Return one array per text, computing only the chunks of texts not all in ``cache``.
 
@@ -117,8 +118,11 @@ def cached_map(
     it is done. A killed job keeps its finished chunks, and the rerun computes the rest in the
     same chunks, so the same batches give the same bytes as a run that was never stopped (a
     chunk cut off half-written is computed again whole). With ``same_shape`` (embeddings of
-    one model) arrays of different shapes are an error naming the odd cache entry. Returns
-    (arrays, texts computed).
+    one model) arrays of different shapes are an error naming the odd cache entry. ``bar`` (a
+    tqdm bar, :func:`genmetrics.features.batching.text_bar`): its total is set to the texts
+    computed (``compute`` advances it; nothing to compute: never shown) and it is closed at
+    the end. Returns (arrays, texts
+    computed).
     """
     found = {t: cache.get(t) for t in dict.fromkeys(texts)}
     ordered = sorted(found)
@@ -132,10 +136,16 @@ def cached_map(
             len(chunks),
             sum(map(len, todo)),
         )
-    for part in todo:
-        for t, v in zip(part, compute(part), strict=True):
-            cache.put(t, v)
-            found[t] = v
+    if bar is not None and todo:
+        bar.reset(total=sum(map(len, todo)))
+    try:
+        for part in todo:
+            for t, v in zip(part, compute(part), strict=True):
+                cache.put(t, v)
+                found[t] = v
+    finally:
+        if bar is not None:
+            bar.close()
     if same_shape:
         computed = {t for part in todo for t in part}
         _check_same_shape(found, computed, cache)
