@@ -7,8 +7,11 @@ from pathlib import Path
 from genmetrics.figures._style import plt
 from genmetrics.io import atomic_path
 
+#: the resolution every figure is saved at (pixels per inch)
+DPI = 130
+
 
 def save(fig, path: str | Path) -> None:
     with atomic_path(path, suffix=".tmp.png") as tmp:
-        fig.savefig(tmp, dpi=130, bbox_inches="tight")
+        fig.savefig(tmp, dpi=DPI, bbox_inches="tight")
     plt.close(fig)
