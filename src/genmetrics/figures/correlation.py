@@ -10,7 +10,7 @@ import numpy as np
 from genmetrics.analysis.correlation import POOLED
 from genmetrics.analysis.correlation_panels import HeatmapPanels
 from genmetrics.analysis.statistics import degenerate_interval
-from genmetrics.figures._save import DPI
+from genmetrics.figures._save import DPI, mark_empty
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import matplotlib, plt
 
@@ -87,6 +87,8 @@ def correlation_heatmap(
     if not scopes:
         axes[0, 0].text(0.5, 0.5, "no scores to correlate", ha="center", va="center")
         axes[0, 0].set_axis_off()
+    if not drawn:  # every panel too few (or nothing to correlate): words, no matrix
+        mark_empty(fig, "no correlation: every panel has too few sources or scores")
     tick_pt = float(np.clip(cell * 72 * 0.7, 7.0, 10.0))
     for ax, scope in zip(axes.flat, scopes, strict=False):
         n = points[scope]
