@@ -410,7 +410,7 @@ def test_make_demo_writes_the_snakemake_report():
     )
     report = (
         "$(BIN)/snakemake --cores $(CORES) --configfile config.yaml "
-        "--report results/snakemake_report.html"
+        "--report results/snakemake_report.html --report-stylesheet workflow/report/stylesheet.css"
     )
     assert run in lines and report in lines
     assert lines.index(report) == lines.index(run) + 1  # after the run, before the messages
@@ -420,7 +420,10 @@ def test_make_report_target():
     make = (REPO / "Makefile").read_text()
     rule = re.search(r"^report: .*\n((?:\t.*\n)+)", make, re.M)
     assert rule, "no `report` target"
-    assert "--report results/snakemake_report.html" in rule.group(1)
+    assert (
+        "--report results/snakemake_report.html --report-stylesheet workflow/report/stylesheet.css"
+    ) in rule.group(1)
+    assert (REPO / "workflow" / "report" / "stylesheet.css").is_file()
     assert "$(BIN)/snakemake --cores $(CORES) --configfile config.yaml" in rule.group(1)
 
 
