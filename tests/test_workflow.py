@@ -712,20 +712,29 @@ def test_offline_run_reports_in_a_headless_browser(offline_run):
         # a figure with its info open: the caption in the side panel keeps at least 40% of
         # the window and the figure fits beside it (workflow/report/stylesheet.css)
         for fig in figures:
-            driver.execute_script(
-                "app.setView({content: 'img', contentPath: results[arguments[0]].data_uri});"
-                "app.showResultInfo(arguments[0])",
+            driver.execute_script(  # the eye button's view with the info button's panel
+                "app.setView({content: 'img', contentPath: results[arguments[0]].data_uri,"
+                " navbarMode: 'resultinfo', resultPath: arguments[0]})",
                 fig,
             )
-            time.sleep(0.5)
-            nav, left, right, window = driver.execute_script(
-                "const n = document.querySelector('nav').getBoundingClientRect();"
-                "const i = [...document.images].find(i => i.src === results[arguments[0]]"
-                ".data_uri).getBoundingClientRect();"
-                "return [n.width, i.left, i.right, window.innerWidth]",
-                fig,
-            )
-            assert nav >= 0.4 * window and left >= nav - 1 and right <= window + 1, fig
+            sizes = last = None
+            for _ in range(50):
+                sizes = driver.execute_script(
+                    "const i = [...document.images].find(i => i.src === results[arguments[0]]"
+                    ".data_uri && i.complete && i.naturalWidth > 0);"
+                    "if (!i) return null;"
+                    "const n = document.querySelector('nav').getBoundingClientRect();"
+                    "const r = i.getBoundingClientRect();"
+                    "return [n.width, r.left, r.right, window.innerWidth]",
+                    fig,
+                )
+                if sizes and sizes == last:  # loaded, and the panel's width transition over
+                    break
+                last = sizes
+                time.sleep(0.2)
+            assert sizes, f"{fig}: not shown beside its caption"
+            nav, left, right, window = sizes
+            assert nav >= 0.4 * window and left >= nav - 1 and right <= window + 1, (fig, sizes)
 
         open_page(driver, page)
         assert broken_images(driver) == []
