@@ -20,13 +20,28 @@ def check_texts(texts: Sequence[str]) -> list[str]:
     return texts
 
 
-def text_bar(desc: str, progress: bool) -> tqdm:
-    """One progress bar over texts (on stderr; ``progress=False``: silent), its total set by
-    :func:`genmetrics.features.cache.cached_map` to the texts it computes and advanced by
-    :func:`right_padded_batches` after each batch: one bar for a whole call however many
-    cache chunks it computes."""
-    # delay: not drawn before its total is set (a call served from the cache shows nothing)
-    return tqdm(total=0, desc=desc, unit="text", disable=not progress, file=sys.stderr, delay=1e-3)
+class TextBar:
+    """One progress bar over texts (on stderr; ``progress=False``: silent):
+    :func:`genmetrics.features.cache.cached_map` starts it with the number of texts it
+    computes (none: no bar is drawn) and closes it; :func:`right_padded_batches` advances it
+    after each batch. One bar for a whole call, however many cache chunks it computes."""
+
+    def __init__(self, desc: str, progress: bool) -> None:
+        self.desc, self.progress = desc, progress
+        self._bar: tqdm | None = None
+
+    def start(self, total: int) -> None:
+        if self.progress and total and self._bar is None:
+            self._bar = tqdm(total=total, desc=self.desc, unit="text", file=sys.stderr)
+
+    def update(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 def right_padded_batches(
@@ -34,11 +49,11 @@ def right_padded_batches(
     batch_size: int,
     pad_id: int,
     device: Any,
-    bar: tqdm | None = None,
+    bar: TextBar | None = None,
 ) -> Iterator[tuple[np.ndarray, list[int], Any, Any]]:
     """Yield ``(indices, lengths, input_ids, attention_mask)`` for batches of similar length
     (sorted, so little padding), right-padded with ``pad_id`` and moved to ``device``;
-    ``bar`` (:func:`text_bar`) advances by each batch's texts once the caller has used it."""
+    ``bar`` (:class:`TextBar`) advances by each batch's texts once the caller has used it."""
     import torch
 
     order = np.argsort([len(e) for e in encoded], kind="stable")

@@ -118,11 +118,10 @@ def cached_map(
     it is done. A killed job keeps its finished chunks, and the rerun computes the rest in the
     same chunks, so the same batches give the same bytes as a run that was never stopped (a
     chunk cut off half-written is computed again whole). With ``same_shape`` (embeddings of
-    one model) arrays of different shapes are an error naming the odd cache entry. ``bar`` (a
-    tqdm bar, :func:`genmetrics.features.batching.text_bar`): its total is set to the texts
-    computed (``compute`` advances it; nothing to compute: never shown) and it is closed at
-    the end. Returns (arrays, texts
-    computed).
+    one model) arrays of different shapes are an error naming the odd cache entry. ``bar``
+    (:class:`genmetrics.features.batching.TextBar`) is started with the number of texts to
+    compute (``compute`` advances it; none: nothing is drawn) and closed at the end. Returns
+    (arrays, texts computed).
     """
     found = {t: cache.get(t) for t in dict.fromkeys(texts)}
     ordered = sorted(found)
@@ -136,8 +135,8 @@ def cached_map(
             len(chunks),
             sum(map(len, todo)),
         )
-    if bar is not None and todo:
-        bar.reset(total=sum(map(len, todo)))
+    if bar is not None:
+        bar.start(sum(map(len, todo)))
     try:
         for part in todo:
             for t, v in zip(part, compute(part), strict=True):

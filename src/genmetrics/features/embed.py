@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.features.batching import check_texts, right_padded_batches, text_bar
+from genmetrics.features.batching import TextBar, check_texts, right_padded_batches
 from genmetrics.features.cache import (
     FeatureCache,
     cached_map,
@@ -73,7 +73,7 @@ def embed_texts(
         emb = _embed(batch_texts, lm, tok, kind, batch_size, max_tokens, layer, pooling, bar)
         return list(emb)
 
-    bar = text_bar("embed", progress)
+    bar = TextBar("embed", progress)
     vecs, computed = cached_map(texts, compute, cache, same_shape=True, bar=bar)
     if stats is not None:
         stats.update(run_stats(cache, settings, texts, computed, bool(loaded)))

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.features.batching import check_texts, right_padded_batches, text_bar
+from genmetrics.features.batching import TextBar, check_texts, right_padded_batches
 from genmetrics.features.cache import (
     FeatureCache,
     cached_map,
@@ -114,7 +114,7 @@ def surprisal_texts(
             pairs = [tuple(json.loads(k)) for k in batch_keys]
         return _surprisal(pairs, lm, tok, prepend, max_tokens, batch_size, bar)
 
-    bar = text_bar("surprisal", progress)
+    bar = TextBar("surprisal", progress)
     values, computed = cached_map(keys, compute, cache, bar=bar)
     if stats is not None:
         stats.update(run_stats(cache, settings, keys, computed, bool(loaded)))
