@@ -44,14 +44,14 @@ docs: install-docs
 LOCAL_THREADS := --set-threads generate=1 embed=1 surprisal=1 score_with_model=1
 demo: install
 	$(BIN)/snakemake --cores $(CORES) $(LOCAL_THREADS) --configfile config.yaml --rerun-incomplete
-	$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --report results/snakemake_report.html
+	$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --report results/snakemake_report.html --report-stylesheet workflow/report/stylesheet.css
 	@echo "Scores: results/scores.csv  Figures: results/figures/"
 	@echo "Report: results/snakemake_report.html (one-page summary: results/report.html)"
 
 # The report of the finished `make demo` run (Snakemake's): every figure and table with its
 # caption, the workflow and run times; results/report.html is its one-page summary
 report: install
-	$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --report results/snakemake_report.html
+	$(BIN)/snakemake --cores $(CORES) --configfile config.yaml --report results/snakemake_report.html --report-stylesheet workflow/report/stylesheet.css
 	@echo "Report: results/snakemake_report.html"
 
 # two pytest-xdist workers; a test file stays on one worker, the slowest start first

@@ -372,3 +372,25 @@ def test_closer_to_the_references_is_a_registered_fact(capsys):
     assert code == 0 and "values: perplexity (closer to the references), mean_text_perp" in out
     with pytest.raises(ValueError, match="closer_to_references"):
         register("x_closer", input="texts", values={"v": None}, closer_to_references=("v",))
+
+
+@pytest.mark.parametrize("what", ["embed", "surprisal"])
+def test_one_bar_over_all_texts_however_many_cache_chunks(capsys, tiny_lm, tmp_path, what):
+    """300 distinct texts are two cache chunks (256 + 44): one bar counts all 300 texts (not a
+    bar of batches per chunk); a second call served from the cache draws no bar; and
+    ``progress=False`` draws nothing."""
+    from genmetrics.features.embed import embed_texts
+    from genmetrics.features.surprisal import surprisal_texts
+
+    fn = embed_texts if what == "embed" else surprisal_texts
+    many = [f"{t['text']} {i}" for i, t in enumerate(texts(300, 5, "c"))]
+    kw = dict(batch_size=64, max_tokens=8, cache_dir=tmp_path, cache_key="tiny")
+    fn(many, tiny_lm, progress=True, **kw)
+    err = capsys.readouterr().err
+    finals = [s for s in err.replace("\r", "\n").splitlines() if "100%" in s]
+    assert finals and all("300/300" in s for s in finals), err
+    assert f"{what}:" in err and "text/s" in err and "/256" not in err and "/44 " not in err
+    fn(many, tiny_lm, progress=True, **kw)  # every text cached
+    assert capsys.readouterr().err == ""
+    fn(many[:5], tiny_lm, progress=False, batch_size=4, max_tokens=8)
+    assert capsys.readouterr().err == ""

@@ -361,3 +361,63 @@ def test_heatmap_values_choose_the_pairs_the_figure_draws():
     assert len(chosen) == len(default) and chosen["r"].equals(default["r"])
     with pytest.raises(ValueError, match="heatmap_values: 'distinct_n/distinct_9'"):
         correlation_table(df, n_boot=0, figure_values=[*want, "distinct_n/distinct_9"])
+
+
+def _study(n_scores: int, datasets: int = 3, sources: int = 24):
+    """``n_scores`` scores (four correlated groups) and one constant score over ``datasets``
+    datasets of ``sources`` sources each."""
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(sources, 4))
+    data = {}
+    for d in range(datasets):
+        cols = {
+            f"score_{m:02d}_long_name": list(base[:, m % 4] + 0.5 * rng.normal(size=sources))
+            for m in range(n_scores)
+        }
+        data[f"ds{d}"] = {**cols, "flat": [1.0] * sources}
+    return tidy(data)
+
+
+@pytest.mark.parametrize(
+    ("n_scores", "datasets", "mode"), [(5, 1, "interval"), (12, 3, "r"), (31, 3, "colour")]
+)
+def test_heatmap_stays_within_its_size_and_prints_what_fits(
+    tmp_path, monkeypatch, n_scores, datasets, mode
+):
+    """However many scores, the PNG stays within MAX_PIXELS on a side, fonts keep their
+    size and the cells print what fits: r with its interval (few scores), r alone, or
+    colour alone with a dot for an interval excluding 0 (a study's 31 scores over four
+    panels); the subtitle says which. A constant score leaves the matrix and is listed under
+    it."""
+    from PIL import Image
+
+    import genmetrics.figures.correlation as module
+
+    t = correlation_table(_study(n_scores, datasets), n_boot=40, seed=0, values="all")
+    panels = heatmap_panels(t, "spearman")
+    assert panels.hidden == ["flat"] and len(panels.names) == n_scores
+    figs = []
+    save = module._save
+    monkeypatch.setattr(module, "_save", lambda fig, p: (figs.append(fig), save(fig, p)))
+    out = tmp_path / "h.png"
+    correlation_heatmap(panels, out)
+    assert max(Image.open(out).size) <= module.MAX_PIXELS
+    (fig,) = figs
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    ticks = {t.get_text() for ax in fig.axes for t in ax.get_yticklabels() + ax.get_xticklabels()}
+    assert "flat" not in ticks and "score_00_long_name" in ticks
+    footnote = fig._supxlabel.get_text()
+    assert "Not in the matrix" in footnote and "flat" in footnote
+    subtitle = fig._suptitle.get_text()
+    intervals = [s for s in texts if s.startswith("[")]
+    numbers = [s for s in texts if re.fullmatch(r"-?\d\.\d\d", s)]
+    sizes = {t.get_fontsize() for ax in fig.axes for t in ax.texts}
+    assert min(sizes, default=8) >= 7.5
+    if mode == "interval":
+        assert intervals and numbers and "its 95% percentile-bootstrap interval" in subtitle
+    elif mode == "r":
+        assert not intervals and numbers and "too many cells to print their 95%" in subtitle
+    else:
+        assert not texts and "colour only" in subtitle.replace("\n", " ")
+        dots = [ln for ax in fig.axes for ln in ax.lines]
+        assert dots  # the correlated groups' intervals exclude 0

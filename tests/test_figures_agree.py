@@ -22,9 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 
 #: labels that start with one of these name a proportion axis
-PROPORTION_LABELS = ("precision", "recall", "mauve", "SO ", "SO (")
+PROPORTION_LABELS = ("precision", "recall", "mauve", "SO ", "SO (", "share", "r(z)")
 
 
 def _capture(monkeypatch, module) -> list:
@@ -181,15 +182,23 @@ def test_offline_run_figures_agree(run_results, tmp_path, monkeypatch):
     """Every figure of the offline run this module draws, from the run's own tables."""
     import genmetrics.figures.bars as bars
     import genmetrics.figures.correlation as correlation
+    import genmetrics.figures.length as length
     import genmetrics.figures.precision_recall as pr
     import genmetrics.figures.spectra as spectra
     from genmetrics.analysis.aggregate import read_scores
     from genmetrics.analysis.correlation_panels import heatmap_panels
+    from genmetrics.analysis.length import length_analysis
     from genmetrics.analysis.pr_plane import plane_tables
     from genmetrics.analysis.spectra import spectra_panels
 
     r = run_results
-    for name in ("precision_recall", "mauve_bars", "metric_correlation", "pr_curves"):
+    for name in (
+        "precision_recall",
+        "mauve_bars",
+        "metric_correlation",
+        "pr_curves",
+        "length_correlation",
+    ):
         assert (r / "figures" / f"{name}.png").exists(), name
     assert (r / "figures" / "surprisal_spectra.png").exists()
     scores = read_scores(r / "scores.csv")
@@ -219,6 +228,13 @@ def test_offline_run_figures_agree(run_results, tmp_path, monkeypatch):
     corr = pd.read_csv(r / "analysis" / "metric_correlation.csv")
     correlation.correlation_heatmap(heatmap_panels(corr, "spearman"), tmp_path / "corr.png")
     _assert_agrees(figs, "metric_correlation")
+    for png in (tmp_path / "corr.png", r / "figures" / "metric_correlation.png"):
+        assert max(Image.open(png).size) <= correlation.MAX_PIXELS, png
+
+    figs = _capture(monkeypatch, length)
+    corr, n_sources = length_analysis(pd.read_csv(r / "scores.csv"))
+    length.length_figure(corr, tmp_path / "length.png", n_sources)
+    _assert_agrees(figs, "length_correlation")
 
     figs = _capture(monkeypatch, spectra)
     faces = [json.loads(Path(p).read_text()) for p in glob.glob(str(r / "scores/*/*/*/face.json"))]
@@ -325,3 +341,100 @@ def test_two_mauve_panels_one_saturated(tmp_path, monkeypatch):
     _assert_agrees(figs, "mauve_bars, two panels")
     titles = [ax.get_title() for ax in figs[0].axes if ax.get_visible()]
     assert ["SATURATED" in t for t in titles] == [False, True]
+
+
+def test_few_shot_lines_proportions_stay_in_0_1(tmp_path, monkeypatch):
+    """Precision, recall and the parsed share against n: axes end at 1 (a share of 1.0 sits
+    on the frame, not beyond it), and no text meets another."""
+    import genmetrics.figures.bars as bars
+
+    rows = [
+        dict(
+            dataset="bios",
+            entry="pr",
+            reference="references",
+            name=name,
+            model=m,
+            n=n,
+            mean=mu,
+            std=0.02,
+            se=0.01,
+            n_seeds=3,
+            ci_low=mu - 0.03,
+            ci_high=min(1.0, mu + 0.03),
+            interval="prompts, seeds",
+        )
+        for name in ("precision", "recall")
+        for m, base in (("gemma3-1b-instruct", 0.6), ("smollm2-360m", 0.9))
+        for n, mu in ((0, base), (2, base + 0.05), (5, min(1.0, base + 0.1)))
+    ]
+    parsed = pd.DataFrame(
+        [
+            dict(dataset="bios", model=m, n=n, seed=0, parsed_share=share)
+            for m in ("gemma3-1b-instruct", "smollm2-360m")
+            for n, share in ((0, 0.2), (2, 0.9), (5, 1.0))
+        ]
+    )
+    figs = _capture(monkeypatch, bars)
+    bars.few_shot_lines(pd.DataFrame(rows), tmp_path / "fs.png", parsed)
+    _assert_agrees(figs, "few_shot_lines")
+    labels = [ax.get_ylabel() for ax in figs[0].axes if ax.get_visible()]
+    assert [lab.split()[0] for lab in labels] == ["precision", "recall", "share"]
+
+
+def test_omniinput_figures_agree(tmp_path, monkeypatch):
+    """The OmniInput runs' PR curves (precision and recall, whole input space) and the toy's
+    three panels (ρ, the share r(z) of valid inputs, the PR curve): proportion axes within
+    [0, 1], the legends and titles apart."""
+    import genmetrics.figures.omniinput as omni
+    from genmetrics.omniinput.validation import ToyComparison, ToyRun
+
+    figs = _capture(monkeypatch, omni)
+    lam = np.linspace(1.0, 3.0, 8)
+    runs = {}
+    for i, name in enumerate(("gpt2", "gemma3-1b-instruct", "qwen2.5-0.5b-instruct")):
+        precision = np.clip(1.0 - 0.1 * (i + 1) * np.linspace(0, 1, 8), 0, 1)
+        recall = np.linspace(0.0, 1.0, 8)
+        runs[name] = {
+            "extras": {
+                "curve": {
+                    "lambda": lam.tolist(),
+                    "precision": precision.tolist(),
+                    "recall": recall.tolist(),
+                },
+                "sampler": {"converged": i != 2, "model_evaluations": 20000, "stages": 9},
+            },
+            "values": {"aupr": float(np.trapezoid(precision, recall))},
+        }
+    omni.omniinput_runs_figure(runs, tmp_path / "runs.png")
+    _assert_agrees(figs, "omniinput_pr")
+
+    centers = np.linspace(0.5, 3.0, 12)
+    r = np.clip(1.2 - 0.4 * centers, 0, 1)
+    curve = {"recall": np.linspace(0, 1, 12), "precision": np.linspace(1, 0.2, 12)}
+    ln_rho = -((centers - 1.8) ** 2) + 8
+    toy_runs = {
+        kind: ToyRun(
+            ln_rho=ln_rho + 0.1 * k,
+            r_hat=np.clip(r + 0.05 * k, 0, 1),
+            curve={c: np.clip(v + 0.02 * k, 0, 1) for c, v in curve.items()},
+            max_abs_log_rho_error=0.1 * k,
+            pr_curve_linf_error=0.02 * k,
+        )
+        for k, kind in enumerate(("uniform", "gradient", "monte_carlo"), start=1)
+    }
+    toy = ToyComparison(
+        centers=centers,
+        ln_rho=ln_rho,
+        r=r,
+        curve=curve,
+        runs=toy_runs,
+        spec={"length": 4, "modulus": 3},
+        n_bins=12,
+        space_size=10_000,
+    )
+    omni.omniinput_toy_figure(toy, tmp_path / "toy.png")
+    _assert_agrees(figs[1:], "omniinput_toy")
+    assert (
+        len([ax for ax in figs[1].axes if ax.get_ylabel().startswith(("r(z)", "precision"))]) == 2
+    )

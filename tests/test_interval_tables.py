@@ -288,7 +288,7 @@ def test_few_shot_lines_take_the_summarys_intervals(tmp_path, monkeypatch):
     assert table["ci_low"].tolist() == pytest.approx([0.405] * 4)
     assert set(table["interval"]) == {"prompts"}
     module.few_shot_lines(table, tmp_path / "fs.png")
-    assert "bootstrap interval over prompts" in figs[0].axes[0].get_title()
+    assert "bootstrap interval over prompts" in " ".join(figs[0].axes[0].get_title().split())
 
 
 def test_scores_csv_states_each_intervals_scheme_and_a_bound_that_would_miss_the_value(tmp_path):

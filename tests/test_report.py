@@ -320,6 +320,50 @@ def test_one_page_report_is_readable(tmp_path):
         write_html_report(out, scores, figures[:1], captions=CAPTION_FILES[:2])
 
 
+def test_empty_outputs_are_left_out_of_the_one_page_report(tmp_path):
+    """A figure whose data had nothing to draw (here the length figure with no score of the
+    mean length, and a PR plane of no precision_recall scores) carries the reason in its PNG
+    and is left out: no image, no title, no caption, only its path and reason in a note; the
+    paired and sample-size tables with a header and no rows get no section at all."""
+    from genmetrics.figures._save import empty_reason
+    from genmetrics.figures.length import length_figure
+    from genmetrics.figures.precision_recall import pr_curves
+    from genmetrics.report.html import write_html_report
+
+    scores, stats, figures, out = _one_page_case(tmp_path)
+    pr, length = figures
+    assert empty_reason(pr) is None  # a PNG written by anyone: drawn
+    length_figure(pd.DataFrame(columns=["spearman", "n"]), length, n_sources=0)
+    assert empty_reason(length) == "no score reports the mean length (mean_words)"
+    curves = pr.with_name("pr_curves.png")
+    pr_curves([], curves)
+    assert empty_reason(curves) == "no prd scores configured"
+    paired = tmp_path / "paired.csv"
+    paired.write_text("dataset,entry,value,model_a,model_b,difference,lower,upper,p,p_holm,p_bh\n")
+    sizes = tmp_path / "sizes.csv"
+    sizes.write_text("dataset,entry,value,model,target,n_texts,n_needed\n")
+    write_html_report(
+        out,
+        scores,
+        [pr, length, curves],
+        [stats],
+        captions=CAPTION_FILES,
+        paired_csv=paired,
+        sample_size_csv=sizes,
+    )
+    page = out.read_text(encoding="utf-8")
+    assert page.count("<figure") == page.count("<img") == 1
+    assert "The precision–recall plane" in page
+    assert "Which scores follow text length" not in page and "curves (PRD)" not in page
+    assert "Left out, with nothing to draw" in page
+    assert f"{length.as_posix()}: no score reports the mean length (mean_words)" in page
+    assert "Which model is better" not in page and "How many texts" not in page
+    # no paragraph of a caption ends on a colon with nothing after it
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", page, re.S)
+    paragraphs = [re.sub(r"<[^>]+>", "", p).strip() for c in captions for p in c.split("</p>")]
+    assert captions and not [p for p in paragraphs if p.endswith(":")]
+
+
 def test_one_page_report_in_a_headless_browser(tmp_path):
     """The page in Chromium: every image loads, every table has rows, every figure shows its
     caption, no console error, and the visible text has no None and no dict."""
@@ -366,7 +410,7 @@ def test_make_demo_writes_the_snakemake_report():
     )
     report = (
         "$(BIN)/snakemake --cores $(CORES) --configfile config.yaml "
-        "--report results/snakemake_report.html"
+        "--report results/snakemake_report.html --report-stylesheet workflow/report/stylesheet.css"
     )
     assert run in lines and report in lines
     assert lines.index(report) == lines.index(run) + 1  # after the run, before the messages
@@ -376,7 +420,10 @@ def test_make_report_target():
     make = (REPO / "Makefile").read_text()
     rule = re.search(r"^report: .*\n((?:\t.*\n)+)", make, re.M)
     assert rule, "no `report` target"
-    assert "--report results/snakemake_report.html" in rule.group(1)
+    assert (
+        "--report results/snakemake_report.html --report-stylesheet workflow/report/stylesheet.css"
+    ) in rule.group(1)
+    assert (REPO / "workflow" / "report" / "stylesheet.css").is_file()
     assert "$(BIN)/snakemake --cores $(CORES) --configfile config.yaml" in rule.group(1)
 
 

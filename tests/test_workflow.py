@@ -15,6 +15,7 @@ import math
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,8 @@ from genmetrics.data.mirror import mirror_needs
 
 CACHE = REPO / ".cache" / "genmetrics"
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+#: the Snakemake report's stylesheet (`make report` passes it)
+STYLESHEET = REPO / "workflow" / "report" / "stylesheet.css"
 SCORE_COLUMNS = ["dataset", "model", "seed", "reference", "metric", "entry", "name", "value"]
 SCORE_COLUMNS += ["scale", "n_candidate", "n_reference"]  # analysis.aggregate.EXTRA_COLUMNS
 SCORE_COLUMNS += ["lower", "upper", "level", "resamples", "scheme", "interval"]  # intervals
@@ -619,8 +622,10 @@ def test_offline_run_snakemake_report(offline_run):
 
     work, env, _ = offline_run
     out = work / "results" / "snakemake_report.html"
-    snakemake("--report", str(out), "--configfile", str(TEST_CONFIG), cwd=work, env=env)
+    style = ("--report-stylesheet", str(STYLESHEET))  # as `make report`
+    snakemake("--report", str(out), "--configfile", str(TEST_CONFIG), *style, cwd=work, env=env)
     page = out.read_text(encoding="utf-8")
+    assert "nav + div img" in page  # the stylesheet: captions readable beside the figures
     # the report's results: `var results = {path: {name, caption, mime_type, data_uri, ...}}`
     start = re.search(r"var results = \{", page)
     assert start, "no results in the report"
@@ -698,12 +703,38 @@ def test_offline_run_reports_in_a_headless_browser(offline_run):
     snakemake_report = work / "results" / "snakemake_report.html"
     if not snakemake_report.exists():  # test_offline_run_snakemake_report writes it
         args = ("--report", str(snakemake_report), "--configfile", str(TEST_CONFIG))
-        snakemake(*args, cwd=work, env=env)
+        snakemake(*args, "--report-stylesheet", str(STYLESHEET), cwd=work, env=env)
     page = work / RESULTS.report
     with headless_chromium() as driver:
         results = check_snakemake_report(driver, snakemake_report, work)
         figures = sorted(p for p in results if p.endswith(".png"))
         assert RESULTS.pr_figure in figures and RESULTS.headline_table in results
+        # a figure with its info open: the caption in the side panel keeps at least 40% of
+        # the window and the figure fits beside it (workflow/report/stylesheet.css)
+        for fig in figures:
+            driver.execute_script(  # the eye button's view with the info button's panel
+                "app.setView({content: 'img', contentPath: results[arguments[0]].data_uri,"
+                " navbarMode: 'resultinfo', resultPath: arguments[0]})",
+                fig,
+            )
+            sizes = last = None
+            for _ in range(50):
+                sizes = driver.execute_script(
+                    "const i = [...document.images].find(i => i.src === results[arguments[0]]"
+                    ".data_uri && i.complete && i.naturalWidth > 0);"
+                    "if (!i) return null;"
+                    "const n = document.querySelector('nav').getBoundingClientRect();"
+                    "const r = i.getBoundingClientRect();"
+                    "return [n.width, r.left, r.right, window.innerWidth]",
+                    fig,
+                )
+                if sizes and sizes == last:  # loaded, and the panel's width transition over
+                    break
+                last = sizes
+                time.sleep(0.2)
+            assert sizes, f"{fig}: not shown beside its caption"
+            nav, left, right, window = sizes
+            assert nav >= 0.4 * window and left >= nav - 1 and right <= window + 1, (fig, sizes)
 
         open_page(driver, page)
         assert broken_images(driver) == []

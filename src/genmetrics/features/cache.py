@@ -109,6 +109,7 @@ def cached_map(
     cache: FeatureCache,
     chunk: int = 256,
     same_shape: bool = False,
+    bar: Any | None = None,
 ) -> tuple[list[np.ndarray], int]:
     """Return one array per text, computing only the chunks of texts not all in ``cache``.
 
@@ -117,7 +118,9 @@ def cached_map(
     it is done. A killed job keeps its finished chunks, and the rerun computes the rest in the
     same chunks, so the same batches give the same bytes as a run that was never stopped (a
     chunk cut off half-written is computed again whole). With ``same_shape`` (embeddings of
-    one model) arrays of different shapes are an error naming the odd cache entry. Returns
+    one model) arrays of different shapes are an error naming the odd cache entry. ``bar``
+    (:class:`genmetrics.features.batching.TextBar`) is started with the number of texts to
+    compute (``compute`` advances it; none: nothing is drawn) and closed at the end. Returns
     (arrays, texts computed).
     """
     found = {t: cache.get(t) for t in dict.fromkeys(texts)}
@@ -132,10 +135,16 @@ def cached_map(
             len(chunks),
             sum(map(len, todo)),
         )
-    for part in todo:
-        for t, v in zip(part, compute(part), strict=True):
-            cache.put(t, v)
-            found[t] = v
+    if bar is not None:
+        bar.start(sum(map(len, todo)))
+    try:
+        for part in todo:
+            for t, v in zip(part, compute(part), strict=True):
+                cache.put(t, v)
+                found[t] = v
+    finally:
+        if bar is not None:
+            bar.close()
     if same_shape:
         computed = {t for part in todo for t in part}
         _check_same_shape(found, computed, cache)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.features.batching import check_texts, right_padded_batches
+from genmetrics.features.batching import TextBar, check_texts, right_padded_batches
 from genmetrics.features.cache import (
     FeatureCache,
     cached_map,
@@ -70,10 +70,11 @@ def embed_texts(
         if not loaded:
             loaded.append(_load(model, kind, device))
         lm, tok = loaded[0]
-        emb = _embed(batch_texts, lm, tok, kind, batch_size, max_tokens, layer, pooling, progress)
+        emb = _embed(batch_texts, lm, tok, kind, batch_size, max_tokens, layer, pooling, bar)
         return list(emb)
 
-    vecs, computed = cached_map(texts, compute, cache, same_shape=True)
+    bar = TextBar("embed", progress)
+    vecs, computed = cached_map(texts, compute, cache, same_shape=True, bar=bar)
     if stats is not None:
         stats.update(run_stats(cache, settings, texts, computed, bool(loaded)))
         tok = loaded[0][1] if loaded else tokenizer_of(model)
@@ -101,7 +102,7 @@ def _embed(
     max_tokens: int,
     layer: int,
     pooling: str,
-    progress: bool,
+    bar: Any,
 ) -> np.ndarray:
     import torch
 
@@ -109,9 +110,7 @@ def _embed(
     enc = [tok(t, truncation=True, max_length=max_tokens)["input_ids"] for t in texts]
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     out: list[np.ndarray | None] = [None] * len(texts)
-    for idx, lens, ids, mask in right_padded_batches(
-        enc, batch_size, pad, device, "embed", progress
-    ):
+    for idx, lens, ids, mask in right_padded_batches(enc, batch_size, pad, device, bar):
         with torch.no_grad():
             res = model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
         if kind == "causal_lm":

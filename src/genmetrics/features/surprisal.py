@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from genmetrics import GenmetricsError
-from genmetrics.features.batching import check_texts, right_padded_batches
+from genmetrics.features.batching import TextBar, check_texts, right_padded_batches
 from genmetrics.features.cache import (
     FeatureCache,
     cached_map,
@@ -112,9 +112,10 @@ def surprisal_texts(
             pairs = [("", t) for t in batch_keys]
         else:
             pairs = [tuple(json.loads(k)) for k in batch_keys]
-        return _surprisal(pairs, lm, tok, prepend, max_tokens, batch_size, progress)
+        return _surprisal(pairs, lm, tok, prepend, max_tokens, batch_size, bar)
 
-    values, computed = cached_map(keys, compute, cache)
+    bar = TextBar("surprisal", progress)
+    values, computed = cached_map(keys, compute, cache, bar=bar)
     if stats is not None:
         stats.update(run_stats(cache, settings, keys, computed, bool(loaded)))
         tok = loaded[0][1] if loaded else tokenizer_of(model)
@@ -140,7 +141,7 @@ def _surprisal(
     prepend: str,
     max_tokens: int,
     batch_size: int,
-    progress: bool,
+    bar: Any,
 ) -> list[np.ndarray]:
     import torch
 
@@ -157,9 +158,7 @@ def _surprisal(
         first.append(max(n_prefix, 1))
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     out: list[np.ndarray | None] = [None] * len(pairs)
-    for idx, lens, ids, mask in right_padded_batches(
-        enc, batch_size, pad, device, "surprisal", progress
-    ):
+    for idx, lens, ids, mask in right_padded_batches(enc, batch_size, pad, device, bar):
         with torch.no_grad():
             logits = model(input_ids=ids, attention_mask=mask).logits.float()
         logp = torch.log_softmax(logits[:, :-1], dim=-1)

@@ -35,7 +35,8 @@ OKABE_ITO = (
 
 def panel_grid(n: int, width: float, height: float = 4.6, empty: str = "nothing to draw"):
     """(figure, axes) for ``n`` panels, two a row, the spare axes hidden; with no panel the
-    first axes says ``empty``. ``width``/``height``: inches per panel."""
+    first axes says ``empty`` and the figure is marked as drawing nothing
+    (:func:`genmetrics.figures._save.mark_empty`). ``width``/``height``: inches per panel."""
     n_panels = max(1, n)
     ncols = min(2, n_panels)
     nrows = -(-n_panels // ncols)
@@ -46,6 +47,7 @@ def panel_grid(n: int, width: float, height: float = 4.6, empty: str = "nothing 
         ax.set_visible(False)
     if n == 0:
         axes[0, 0].text(0.5, 0.5, empty, ha="center", va="center")
+        fig.genmetrics_empty = empty  # genmetrics.figures._save.mark_empty (no import cycle)
     return fig, axes
 
 

@@ -5,6 +5,7 @@ examples (their Fig. 8). Drawing only: the tables come from
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -162,12 +163,17 @@ def few_shot_lines(
         for m, q in d.groupby("model", sort=False):
             share = q.groupby("n")["parsed_share"].mean()
             ax.plot(
-                share.index, share.to_numpy(), marker="o", color=colour.get(m, "black"), label=m
+                share.index,
+                share.to_numpy(),
+                marker="o",
+                color=colour.get(m, "black"),
+                label=m,
+                clip_on=False,
             )
         ax.set_xticks(sorted(set(d["n"])))
         ax.set_xlabel("in-context examples n")
         ax.set_ylabel("share of outputs parsed as one biography")
-        ax.set_ylim(0, 1.02)
+        ax.set_ylim(0, 1)  # a proportion: its axis ends at 1 (markers at 1 not clipped)
         ax.set_title(f"{ds}: outputs the parser could read (unparsed ones are kept)", fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
@@ -189,16 +195,17 @@ def few_shot_lines(
                 capsize=3,
                 color=colour[m],
                 label=f"{m} ({count} seed{'s' * (seeds != [1])})",
+                clip_on=False,
             )
         ax.set_xticks(sorted(set(p["n"])))
         ax.set_xlabel("in-context examples n")
         ax.set_ylabel(f"{name} ({'quality' if name == 'precision' else 'diversity'})")
-        ax.set_ylim(0, 1.02)
-        ax.set_title(
-            f"{ds}: {name} against n ({entry}, vs {_reference_text(ref)})\nmean over seeds; "
-            + _whisker_text(p).replace("(mean ± t·SE)", "(none with 1 seed)"),
-            fontsize=10,
-        )
+        ax.set_ylim(0, 1)  # a proportion: its axis ends at 1 (markers at 1 not clipped)
+        whiskers = _whisker_text(p).replace("(mean ± t·SE)", "(none with 1 seed)")
+        lines = [f"{ds}: {name} against n ({entry}, vs {_reference_text(ref)})"]
+        lines.append(f"mean over seeds; {whiskers}")
+        # wrapped to the panel's width: side-by-side titles do not meet
+        ax.set_title("\n".join(textwrap.fill(t, 52) for t in lines), fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     _save(fig, path)

@@ -9,6 +9,7 @@ import pandas as pd
 from matplotlib.transforms import blended_transform_factory
 
 from genmetrics.analysis.statistics import MIN_CORRELATION_POINTS, degenerate_interval
+from genmetrics.figures._save import mark_empty
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import plt
 
@@ -84,6 +85,7 @@ def length_figure(
         ax.text(1.02, y[i], label, transform=right, ha="left", va="center", fontsize=8)
     if not len(corr):
         ax.text(0, 0, "no score reports the mean length (mean_words)", ha="center", va="center")
+        mark_empty(fig, "no score reports the mean length (mean_words)")
     ax.set_yticks(y, names, fontsize=8)
     ax.set_ylim(-0.7, max(len(corr), 1) - 0.3)
     ax.axvline(0, color="black", lw=0.6)

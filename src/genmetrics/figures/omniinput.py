@@ -45,14 +45,24 @@ def omniinput_toy_figure(data: ToyComparison, path: str | Path) -> None:
     ax.set_title(f"(a) Output distribution over all {data.space_size:,} inputs")
     ax.legend(fontsize=7)
     ax = axes[1]
-    ax.plot(centers, data.r, "-", color="k", lw=2.5, label="exact share of valid inputs")
+    ax.plot(
+        centers, data.r, "-", color="k", lw=2.5, label="exact share of valid inputs", clip_on=False
+    )
     for kind, run in data.runs.items():
         color, label = _OMNI_STYLE[kind]
-        ax.plot(centers, run.r_hat, "o", ms=3.5, color=color, label=f"{label} (annotated samples)")
+        ax.plot(
+            centers,
+            run.r_hat,
+            "o",
+            ms=3.5,
+            color=color,
+            label=f"{label} (annotated samples)",
+            clip_on=False,
+        )
     ax.set_xlabel("z: mean NLL of the input (nats per digit)")
     ax.set_ylabel(f"r(z): share with digit sum divisible by {m}")
     ax.set_title("(b) Annotation per bin")
-    ax.set_ylim(-0.03, 1.03)
+    ax.set_ylim(0, 1)  # shares: the axis ends at 0 and 1 (points there not clipped)
     ax.legend(fontsize=7)
     ax = axes[2]
     curves = {"exact": (data.curve, None)}
@@ -67,12 +77,13 @@ def omniinput_toy_figure(data: ToyComparison, path: str | Path) -> None:
             color=color,
             lw=2.5 if kind == "exact" else 1.5,
             label=label + extra_label,
+            clip_on=False,
         )
     ax.set_xlabel("recall: share of all valid inputs selected (z ≤ λ)")
     ax.set_ylabel("precision: share of selected inputs that are valid")
     ax.set_title("(c) Precision-recall over the input space")
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlim(0, 1)  # proportions: axes within [0, 1]
+    ax.set_ylim(0, 1)
     ax.legend(fontsize=7)
     spec = data.spec
     fig.suptitle(
@@ -105,17 +116,17 @@ def omniinput_runs_figure(records: dict[str, dict], path: str | Path) -> None:
                 f"{sampler['stages']} ln f halvings"
             )
         colour = cmap(k % k_colours)
-        axes[0].plot(rc, p, "-o", ms=3, color=colour, label=label)
-        axes[1].plot(lam, p, "-o", ms=3, color=colour)
+        axes[0].plot(rc, p, "-o", ms=3, color=colour, label=label, clip_on=False)
+        axes[1].plot(lam, p, "-o", ms=3, color=colour, clip_on=False)
     axes[0].set_xlabel("recall (share of accepted inputs selected)")
     axes[0].set_ylabel("precision (share of selected inputs accepted)")
     axes[0].set_title("PR curve over the whole input space")
-    axes[0].set_xlim(-0.02, 1.02)
+    axes[0].set_xlim(0, 1)  # proportions: axes within [0, 1], points at 0 or 1 not clipped
     axes[1].set_xlabel("λ: threshold on z, mean NLL (nats per token)")
     axes[1].set_ylabel("precision at z ≤ λ")
     axes[1].set_title("Precision by threshold")
     for ax in axes:
-        ax.set_ylim(-0.02, 1.02)
+        ax.set_ylim(0, 1)
     if records:
         fig.legend(
             loc="outside lower center",

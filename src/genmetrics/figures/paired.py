@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from genmetrics.analysis.paired import ALPHA, wins
+from genmetrics.figures._save import mark_empty
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import plt
 
@@ -26,6 +27,7 @@ def paired_matrix_figure(table: pd.DataFrame, dataset: str, path: str | Path) ->
     if not models:
         ax.text(0.5, 0.5, f"{dataset}: fewer than two models to compare", ha="center")
         ax.set_axis_off()
+        mark_empty(fig, f"{dataset}: fewer than two models to compare")
         _save(fig, path)
         return
     shown = np.where(np.eye(len(models), dtype=bool), np.nan, w.astype(float))

@@ -15,6 +15,7 @@ from genmetrics.analysis.pr_plane import (
     PR_PLANE_BOUNDS,
     ellipse_radius,
 )
+from genmetrics.figures._save import mark_empty
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import OKABE_ITO, panel_grid, plt, record_feature, size_range
 
@@ -93,6 +94,7 @@ def pr_scatter(
         ax.set_axis_off()
     if not panels:
         axes[0, 0].text(0.5, 0.5, "no precision_recall scores configured", ha="center")
+        mark_empty(fig, "no precision_recall scores configured")
     models = list(dict.fromkeys(table["model"])) if len(table) else []
     colours = {m: OKABE_ITO[i % len(OKABE_ITO)] for i, m in enumerate(models)}
     for ax, (ds, entry, ref) in zip(axes.flat, panels, strict=False):

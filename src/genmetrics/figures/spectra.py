@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from genmetrics.analysis.spectra import SpectraPanel
+from genmetrics.figures._save import mark_empty
 from genmetrics.figures._save import save as _save
 from genmetrics.figures._style import OKABE_ITO, plt
 
@@ -32,6 +33,7 @@ def surprisal_spectra(panels: list[SpectraPanel], path: str | Path) -> None:
     )
     if not panels:
         axes[0, 0].text(0.5, 0.5, "no face scores configured", ha="center", va="center")
+        mark_empty(fig, "no face scores configured")
         axes[0, 1].set_visible(False)
     p: dict = {}
     entry = "face"

@@ -35,6 +35,7 @@ from genmetrics.analysis.headline import (
     warning_lines,
 )
 from genmetrics.analysis.units import summary_intervals
+from genmetrics.figures._save import empty_reason
 from genmetrics.io import read_json, write_text
 from genmetrics.paths import PROMPTS, REFERENCES
 from genmetrics.report.captions import HEADLINE_CAPTION, caption_html, caption_of, find_caption
@@ -84,14 +85,18 @@ def write_html_report(
 ) -> None:
     """Write the page ``out``: the headline scores under the headline caption, generation
     statistics (``stats``: ``results/generations/.../seed{seed}.stats.json`` files) and
-    ``figures``, each under its caption; ``captions`` are the caption files
+    ``figures``, each under its caption (a figure marked as drawing nothing,
+    :func:`genmetrics.figures._save.empty_reason`, is left out and listed by its path); ``captions`` are the caption files
     (:func:`genmetrics.report.captions.caption_files`: each figure's and the headline table's). The
     CSVs are linked by their path relative to ``out`` (``summary_csv``, ``headline_csv``:
     optional further links). A figure without a caption among ``captions`` is an error; the
     headline caption is shown where given; ``paired_csv``, ``sample_size_csv``: the section
     on paired comparisons and sample size (:mod:`genmetrics.report.paired`)."""
     df = read_scores(scores_csv)
-    figure_parts = [_figure(f, captions) for f in figures]  # caption errors before writing
+    empty = {str(f): why for f in figures if (why := empty_reason(f))}
+    # caption errors before writing (a figure left out for being empty needs one too)
+    figure_parts = [_figure(f, captions) for f in figures]
+    figure_parts = [p for f, p in zip(figures, figure_parts, strict=True) if str(f) not in empty]
     parts = [
         "<!DOCTYPE html>",
         "<html lang='en'><head><meta charset='utf-8'><title>genmetrics report</title>",
@@ -114,6 +119,14 @@ def write_html_report(
     if not figure_parts:
         parts.append("<p>This run draws no figure.</p>")
     parts += figure_parts
+    if empty:
+        items = "".join(
+            f"<li>{html.escape(Path(f).as_posix())}: {html.escape(why)}</li>"
+            for f, why in empty.items()
+        )
+        parts.append(
+            f"<p class='note'>Left out, with nothing to draw:</p><ul class='legend'>{items}</ul>"
+        )
     parts.append("</body></html>")
     write_text(out, "\n".join(parts) + "\n")
 

@@ -37,11 +37,12 @@ def paired_section(
     sample_size_csv: str | Path | None,
     link: Callable[[str | Path, str], str],
 ) -> list[str]:
-    """The section's HTML parts (empty without either table); ``link(path, text)`` links a
-    CSV from the page."""
+    """The section's HTML parts (empty without either table, or where both have a header and
+    no rows: an empty table gets no heading); ``link(path, text)`` links a CSV from the
+    page."""
     parts: list[str] = []
-    if paired_csv is not None:
-        t = read_csv(paired_csv)
+    t = None if paired_csv is None else read_csv(paired_csv)
+    if t is not None and not t.empty:
         parts += ["<h2>Which model is better</h2>", f"<p>{link(paired_csv, 'every pair')}</p>"]
         for ds, g in t.groupby("dataset", sort=True):
             tested = g["p"].notna().sum()
@@ -67,8 +68,8 @@ def paired_section(
             if rows:
                 head = ["entry", "value", "A − B", "difference", "interval", "p_holm", "better"]
                 parts.append(_table(head, rows))
-    if sample_size_csv is not None:
-        s = read_csv(sample_size_csv)
+    s = None if sample_size_csv is None else read_csv(sample_size_csv)
+    if s is not None and not s.empty:
         parts += [
             "<h2>How many texts</h2>",
             "<p>Texts per side each headline value needs for its 95% interval to be as wide "
@@ -76,13 +77,10 @@ def paired_section(
             "extrapolated from this run's widths as width ∝ n<sup>−1/2</sup>; the most over "
             f"the models. {link(sample_size_csv, 'every model')}</p>",
         ]
-        if not s.empty:
-            keys = ["dataset", "entry", "value"]
-            wide = s.pivot_table(index=keys, columns="target", values="n_needed", aggfunc="max")
-            n = s.groupby(keys)["n_texts"].max()
-            head = [*keys, "texts now", *(f"target {t:g}" for t in wide.columns)]
-            rows = [
-                [*map(str, k), str(n[k]), *(_count(v) for v in row)] for k, row in wide.iterrows()
-            ]
-            parts.append(_table(head, rows))
+        keys = ["dataset", "entry", "value"]
+        wide = s.pivot_table(index=keys, columns="target", values="n_needed", aggfunc="max")
+        n = s.groupby(keys)["n_texts"].max()
+        head = [*keys, "texts now", *(f"target {t:g}" for t in wide.columns)]
+        rows = [[*map(str, k), str(n[k]), *(_count(v) for v in row)] for k, row in wide.iterrows()]
+        parts.append(_table(head, rows))
     return parts
