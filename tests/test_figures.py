@@ -207,3 +207,40 @@ def test_scaling_and_agreement_figures_print_no_degenerate_interval(tmp_path, mo
     agreement_heatmap(corr, "system", "kendall", tmp_path / "a.png", title="set")
     texts = [t.get_text() for t in figs[0].axes[0].texts]
     assert texts == ["1.00\nno interval", "0.40\nno interval", "0.20\n[-0.30, 0.70]"], texts
+
+
+def _paired_rows(p_ab, p_ac, note=""):
+    """A paired table of one dataset: a beats b (d = +1, lower is worse), a vs c, b vs c."""
+    rows = []
+    for (a, b), p in (
+        (("a", "b"), p_ab),
+        (("a", "c"), p_ac),
+        (("b", "c"), float("nan")),
+    ):
+        rows.append(
+            dict(dataset="d", value="v", model_a=a, model_b=b, difference=1.0, p=p,
+                 p_holm=p, p_bh=p, direction="higher", note=note if p != p else "")
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_paired_matrix_says_not_tested_instead_of_zero(tmp_path):
+    """A pair with no paired p (e.g. sets drawn on other prompts) is "not tested", not a
+    count of 0 (which reads as "never better"); with no pair tested the figure says why."""
+    from genmetrics.figures.paired import NOT_TESTED, cell_labels, paired_matrix_figure
+
+    t = _paired_rows(0.001, 0.5)
+    models, labels, tested, why = cell_labels(t, "d")
+    assert models == ["a", "b", "c"] and tested == 1 and why == ""
+    assert labels[0, 1] == "1\n(BH 1)" and labels[1, 0] == "0\n(BH 0)"  # a better than b
+    assert labels[0, 2] == "0\n(BH 0)"  # tested, not significant
+    assert labels[1, 2] == NOT_TESTED and labels[2, 1] == NOT_TESTED
+    note = "not computed: the two models' replicates were not drawn on the same prompts"
+    nothing = _paired_rows(float("nan"), float("nan"), note)
+    _, labels, tested, why = cell_labels(nothing, "d")
+    assert tested == 0 and why == note
+    assert all(labels[i, j] == NOT_TESTED for i in range(3) for j in range(3) if i != j)
+    for k, table in enumerate((t, nothing)):
+        path = tmp_path / f"paired{k}.png"
+        paired_matrix_figure(table, "d", path)
+        assert _png(path)
