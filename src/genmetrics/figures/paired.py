@@ -50,16 +50,18 @@ def paired_matrix_figure(table: pd.DataFrame, dataset: str, path: str | Path) ->
     colour and number, the values where the row's model is significantly better than the
     column's; the title gives how many values each pair was tested on."""
     models, w, tested = wins(table, dataset)
-    labels, why = cell_labels(table, dataset)[1::2]
+    bh = wins(table, dataset, "p_bh")[1]
     n = max(len(models), 1)
     fig, ax = plt.subplots(figsize=(1.6 + 1.1 * n, 1.2 + 0.9 * n))
-    if not models or tested == 0:
-        text = (
-            f"{dataset}: fewer than two models to compare"
-            if not models
-            else f"{dataset}: no pair of models could be tested\n({why or 'no paired p-value'})"
-        )
-        ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True)
+    if not models:
+        ax.text(0.5, 0.5, f"{dataset}: fewer than two models to compare", ha="center")
+        ax.set_axis_off()
+        _save(fig, path)
+        return
+    labels, why = cell_labels(table, dataset)[1::2]
+    if tested == 0:
+        text = f"{dataset}: no pair of models could be tested\n({why or 'no paired p-value'})"
+        ax.text(0.5, 0.5, text, ha="center", va="center")
         ax.set_axis_off()
         _save(fig, path)
         return
@@ -68,10 +70,13 @@ def paired_matrix_figure(table: pd.DataFrame, dataset: str, path: str | Path) ->
     im = ax.imshow(shown, cmap="Blues", vmin=0, vmax=max(tested, 1))
     for i in range(len(models)):
         for j in range(len(models)):
-            grey = i == j or untested[i, j]
-            dark = not grey and w[i, j] > 0.6 * max(tested, 1)
-            colour = "0.5" if grey else ("white" if dark else "black")
-            ax.text(j, i, labels[i, j], ha="center", va="center", color=colour)
+            if i == j or untested[i, j]:
+                ax.text(j, i, labels[i, j], ha="center", va="center", color="0.5")
+                continue
+            dark = w[i, j] > 0.6 * max(tested, 1)
+            colour = "white" if dark else "black"
+            text = f"{w[i, j]}\n(BH {bh[i, j]})"
+            ax.text(j, i, text, ha="center", va="center", color=colour)
     ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
     ax.set_yticks(range(len(models)), models)
     ax.set_xlabel("model B (column)")
