@@ -124,7 +124,7 @@ webtext: install
 # sweep to 981 per side and the k sweep (GPT-2 samples against WebText, Fig. 6 / B.1), P and R
 # per model size with intervals (GPT-2 117M / 1.5B; GPT-Neo 2.7B / GPT-J 6B / GPT-NeoX 20B on
 # three DetectGPT domains), Fig. A.5's correlations with PRD's F_8 and F_1/8, and the paper's
-# numbers beside ours (analysis/pr_scale_side_by_side.md). About 25 min on 2 cores.
+# numbers beside ours (analysis/pr_scale_side_by_side.md). About 7 min on 2 shared cores.
 pr-scale: install
 	$(BIN)/snakemake --cores $(CORES) all sweeps pr_scale_comparison --configfile configs/pr_scale.yaml
 
@@ -161,7 +161,7 @@ instruction-diversity: install
 # App. A.4-A.5, Tables 9, 12, 13): CR, CR: POS, self-repetition and NGD per set, whole and
 # downsampled to the smallest set then cut, beside the paper's numbers. The sets are the five
 # source subsets of AlpacaEval's 805 instructions (the paper's training sets are not offline)
-# -> results/instruction-sets/analysis/instruction_sets.md. About 5 min on 2 shared cores.
+# -> results/instruction-sets/analysis/instruction_sets.md. About 1.5 min on 2 shared cores.
 instruction-sets: install
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/instruction_sets.yaml
 

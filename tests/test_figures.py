@@ -207,3 +207,85 @@ def test_scaling_and_agreement_figures_print_no_degenerate_interval(tmp_path, mo
     agreement_heatmap(corr, "system", "kendall", tmp_path / "a.png", title="set")
     texts = [t.get_text() for t in figs[0].axes[0].texts]
     assert texts == ["1.00\nno interval", "0.40\nno interval", "0.20\n[-0.30, 0.70]"], texts
+
+
+def _paired_rows(p_ab, p_ac, note=""):
+    """A paired table of one dataset: a beats b (d = +1, lower is worse), a vs c, b vs c."""
+    rows = []
+    for (a, b), p in (
+        (("a", "b"), p_ab),
+        (("a", "c"), p_ac),
+        (("b", "c"), float("nan")),
+    ):
+        rows.append(
+            dict(dataset="d", value="v", model_a=a, model_b=b, difference=1.0, p=p,
+                 p_holm=p, p_bh=p, direction="higher", note=note if p != p else "")
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_paired_matrix_says_not_tested_instead_of_zero(tmp_path):
+    """A pair with no paired p (e.g. sets drawn on other prompts) is "not tested", not a
+    count of 0 (which reads as "never better"); with no pair tested the figure says why."""
+    from genmetrics.figures.paired import NOT_TESTED, cell_labels, paired_matrix_figure
+
+    t = _paired_rows(0.001, 0.5)
+    models, labels, tested, why = cell_labels(t, "d")
+    assert models == ["a", "b", "c"] and tested == 1 and why == ""
+    assert labels[0, 1] == "1\n(BH 1)" and labels[1, 0] == "0\n(BH 0)"  # a better than b
+    assert labels[0, 2] == "0\n(BH 0)"  # tested, not significant
+    assert labels[1, 2] == NOT_TESTED and labels[2, 1] == NOT_TESTED
+    note = "not computed: the two models' replicates were not drawn on the same prompts"
+    nothing = _paired_rows(float("nan"), float("nan"), note)
+    _, labels, tested, why = cell_labels(nothing, "d")
+    assert tested == 0 and why == note
+    assert all(labels[i, j] == NOT_TESTED for i in range(3) for j in range(3) if i != j)
+    for k, table in enumerate((t, nothing)):
+        path = tmp_path / f"paired{k}.png"
+        paired_matrix_figure(table, "d", path)
+        assert _png(path)
+
+
+def test_sweep_figure_of_many_sources_keeps_its_legend_off_the_panels(tmp_path, monkeypatch):
+    """pr-scale's sweep: 11 sources with N of 100–981 (243 and 246, 498 and 500 both run).
+    The legend (one entry per source, one per line style) lies under the panels, the N
+    labels do not print over each other, and every source has its own colour."""
+    import genmetrics.figures.precision_recall as pr_module
+    from genmetrics.figures.precision_recall import spaced_ticks
+
+    # by hand: 246 is within 1.15 × 243 of it, 500 of 498; the largest (981) is kept
+    ns = [100, 148, 200, 243, 246, 300, 498, 500, 700, 981]
+    assert spaced_ticks(ns) == [100, 148, 200, 243, 300, 498, 700, 981]
+    assert spaced_ticks([100, 200, 210]) == [100, 210]  # the largest replaces its neighbour
+    sizes = [148, 243, 246, 498, 981, 148, 243, 246, 498, 981, 500]
+    rows = []
+    for i, top in enumerate(sizes):
+        for n in [v for v in (100, 200, 300, 500, 700) if v < top] + [top]:
+            rows.append(dict(sweep="n", source=f"set{i}/model{i}/seed0", value=n, other=4,
+                             precision=0.9, recall=0.8, precision_min=0.85, precision_max=0.95,
+                             recall_min=0.75, recall_max=0.85, runs=5))  # fmt: skip
+        for k in (1, 4, 10):
+            rows.append(dict(sweep="k", source=f"set{i}/model{i}/seed0", value=k, other=top,
+                             precision=0.5 + k / 30, recall=0.5 + k / 25, precision_min=None,
+                             precision_max=None, recall_min=None, recall_max=None, runs=1))  # fmt: skip
+    figs = []
+
+    def keep(fig, path):
+        fig.canvas.draw()
+        figs.append(fig)
+
+    monkeypatch.setattr(pr_module, "_save", keep)
+    pr_module.sweep_figure(pd.DataFrame(rows), tmp_path / "sweep.png")
+    (fig,) = figs
+    renderer = fig.canvas.get_renderer()
+    (legend,) = fig.legends
+    box = legend.get_window_extent(renderer)
+    for ax in fig.axes:  # the legend is below every panel, its x labels included
+        assert box.y1 <= ax.get_tightbbox(renderer).y0 + 1
+    assert len(legend.get_texts()) == 11 + 2
+    colours = {tuple(h.get_color()) for h in legend.legend_handles[:11]}
+    assert len(colours) == 11
+    labels = [t for t in fig.axes[0].get_xticklabels() if t.get_text()]
+    boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.x0)
+    assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:], strict=False))
+    pr_module.plt.close(fig)

@@ -29,6 +29,7 @@ from genmetrics.plan.estimate import (
     format_duration,
     generation_work,
     job_counts,
+    job_threads,
     read_costs,
 )
 from genmetrics.plan.study_plan import (
@@ -147,11 +148,91 @@ def test_the_shipped_cost_table_reproduces_the_demos_measured_total():
         "html_report": 1, "all": 1,
     }  # fmt: skip
     assert sum(demo.values()) == 185
-    tokens = sum(w.tokens for w in generation_work(_plan("config.yaml")))
-    assert tokens == 41_920
-    est = estimate(demo, costs, size_b=0.27, generated_tokens=tokens)
+    work = generation_work(_plan("config.yaml"))
+    assert sum(w.tokens for w in work) == 41_920
+    # the 10-word prefixes: ceil(10 × 1.309) = 14 SmolLM2 tokens, ceil(10 × 1.273) = 13 Gemma
+    assert sorted({(w.params_b, w.prompt_tokens) for w in work}) == [(0.135, 14), (0.27, 13)]
+    est = estimate(demo, costs, size_b=0.27, work=work)
     assert est.not_estimated == {}
+    assert est.seconds["generate"] == pytest.approx(678, abs=0.5)  # the demo's generate jobs
     assert est.job_seconds == pytest.approx(1276, abs=2)  # rounding of the table's seconds
+
+
+COSTS_1B = [
+    JobCost("generate", "1000 tokens x 1B params", 100.0, 0.3, "vm", "hand"),
+    JobCost("generate_prompt", "1000 tokens x 1B params", 10.0, 0.3, "vm", "hand"),
+    JobCost("embed", "job", 12.0, 0.3, "vm", "hand"),
+    JobCost("score", "job", 1.5, None, "vm", "hand"),
+]
+
+
+def test_generation_is_priced_by_model_size_and_prompt_length():
+    """Hand-computed: 100 s per 1000 tokens of a 1B model, 10 s per 1000 prompt tokens."""
+    small = GenerationWork("d", "small", 0.1, 2, 200, 50, prompt_tokens=20)
+    large = GenerationWork("d", "large", 0.2, 2, 200, 50, prompt_tokens=300)
+    # small: 0.1 × (200 × 50 × 100 + 200 × 20 × 10) / 1000 = 0.1 × 1,040 = 104
+    # large: 0.2 × (200 × 50 × 100 + 200 × 300 × 10) / 1000 = 0.2 × 1,600 = 320
+    est = estimate({"generate": 4}, COSTS_1B, size_b=0.2, work=[small, large])
+    assert est.seconds["generate"] == pytest.approx(424)
+    # the same tokens on a model twice the size cost twice as much
+    twice = GenerationWork("d", "small", 0.2, 2, 200, 50, prompt_tokens=20)
+    assert estimate({"generate": 2}, COSTS_1B, size_b=0.2, work=[twice]).seconds[
+        "generate"
+    ] == pytest.approx(208)
+    # a prompt length not known is not priced (only the new tokens are)
+    unknown = GenerationWork("d", "small", 0.1, 2, 200, 50, prompt_tokens=None)
+    assert estimate({"generate": 2}, COSTS_1B, size_b=0.1, work=[unknown]).seconds[
+        "generate"
+    ] == pytest.approx(100)
+    # a model without a size, or beyond the measured ones, leaves generation unpriced
+    nosize = GenerationWork("d", "x", None, 1, 10, 5)
+    est = estimate({"generate": 1, "score": 2}, COSTS_1B, size_b=0.1, work=[nosize])
+    assert est.seconds == {"score": 3.0}
+    assert est.not_estimated == {"generate": "1 job: x: its size (params_b) is unknown"}
+    est = estimate({"generate": 1}, COSTS_1B, size_b=0.1, work=None)
+    assert est.not_estimated == {"generate": "1 job: their texts × tokens are unknown"}
+
+
+def test_jobs_on_every_core_run_one_at_a_time():
+    """A model rule whose jobs take both cores: wall = job-seconds × 1.4 / 2 (one job at a
+    time, 1.4x slower than two single-thread jobs); single-thread rules: job-seconds / 2."""
+    dry = (
+        "rule generate:\n    jobid: 3\n    threads: 2\n"
+        "localrule score:\n    jobid: 4\n"
+        "rule embed:\n    jobid: 5\n    threads: 2\n"
+    )
+    assert job_threads(dry) == {"generate": 2, "embed": 2}
+    work = [GenerationWork("d", "m", 0.1, 1, 100, 100)]  # 0.1 × 100 × 100 × 100 / 1000 = 100 s
+    est = estimate(
+        {"generate": 1, "embed": 2, "score": 4},
+        COSTS_1B,
+        size_b=0.1,
+        work=work,
+        threads=job_threads(dry),
+    )
+    assert est.seconds == {"generate": 100.0, "embed": 24.0, "score": 6.0}
+    assert est.wall_seconds == pytest.approx((100 + 24) * 1.4 / 2 + 6 / 2)
+    single = estimate({"generate": 1, "embed": 2, "score": 4}, COSTS_1B, size_b=0.1, work=work)
+    assert single.wall_seconds == pytest.approx(130 / 2)
+    # on one core nothing runs side by side: no slowdown
+    one = estimate(
+        {"generate": 1}, COSTS_1B, size_b=0.1, work=work, threads={"generate": 2}, cores=1
+    )
+    assert one.wall_seconds == pytest.approx(100)
+
+
+def test_prompt_lengths_of_the_biographies_grow_with_the_examples():
+    """Few-shot prompts: header + n × (60 example words + "- Biography of" + a 2-word name)
+    + the closing "- Biography of", in tokens of each model (a known ordering and a hand sum)."""
+    work = {(w.model, w.dataset): w for w in generation_work(_plan("configs/biographies.yaml"))}
+    # chat header "Write biographies of various people. Here are a few examples:" = 10 words
+    # n = 3: 10 + 3 × 65 + 3 = 208 words × 1.309 SmolLM2 tokens per word = 272.3 → 273
+    assert work[("smollm2-chat", "bios-n3")].prompt_tokens == 273
+    # base header "Write biographies of various people." = 5 words: 5 + 0 + 3 = 8 × 1.273 → 11
+    assert work[("gemma3-base", "bios-n0")].prompt_tokens == 11
+    for m in ("smollm2-chat", "gemma3-base"):
+        n0, n1, n3 = (work[(m, f"bios-n{n}")].prompt_tokens for n in (0, 1, 3))
+        assert n0 < n1 < n3
 
 
 def test_read_costs_names_the_bad_row(tmp_path):

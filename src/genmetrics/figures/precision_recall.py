@@ -352,14 +352,36 @@ def pr_curves(records: list[dict], path: str | Path) -> None:
     _save(fig, path)
 
 
+def spaced_ticks(values, min_ratio: float = 1.15) -> list[int]:
+    """The N values to label on a log axis: in increasing order, each at least ``min_ratio``
+    times the last one kept (labels of nearby sizes, 243 and 246, would print over each
+    other); the largest is always kept, replacing a kept neighbour too close to it."""
+    vals = sorted({int(v) for v in values})
+    kept: list[int] = []
+    for v in vals:
+        if not kept or v >= kept[-1] * min_ratio:
+            kept.append(v)
+    if vals and kept[-1] != vals[-1]:
+        if len(kept) > 1 and vals[-1] < kept[-1] * min_ratio:
+            kept.pop()
+        kept.append(vals[-1])
+    return kept
+
+
 def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
     """Precision and recall as functions of N (left) and k (right), one line per source:
     the means over runs (seeds × subsample repeats) of
     :func:`genmetrics.analysis.distribution.sweep_means`, shaded over their range where a
     point has more than one run; the titles give the fixed k, the N of the k sweep and the
-    runs per point."""
+    runs per point. One colour per source (tab10, tab20 beyond 10 sources), named once in a
+    legend under the panels (solid: precision, dashed: recall); the N axis labels the sizes
+    run, those closer than :func:`spaced_ticks` allows left unlabelled."""
+    from matplotlib.lines import Line2D
+
+    sources = sorted(set(df["source"]))
+    cmap = plt.get_cmap("tab10" if len(sources) <= 10 else "tab20")
+    colour = {src: cmap(i % cmap.N) for i, src in enumerate(sources)}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
-    cmap = plt.get_cmap("tab10")
     fig.suptitle(
         "kNN precision and recall against the sample size N and the neighbourhood k "
         "(Le Bronnec et al. 2024, Fig. 6 / B.1)\nlines: the mean over the runs at each point "
@@ -368,25 +390,17 @@ def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
     )
     for ax, axis in zip(axes, ("n", "k"), strict=True):
         d = df[df["sweep"] == axis]
-        for i, (src, g) in enumerate(d.groupby("source")):
+        for src, g in d.groupby("source"):
             g = g.sort_values("value")
             for value, marker, ls in (("precision", "o", "-"), ("recall", "s", "--")):
-                ax.plot(
-                    g["value"],
-                    g[value],
-                    color=cmap(i % 10),
-                    marker=marker,
-                    ms=3,
-                    ls=ls,
-                    label=f"{src} {value}",
-                )
+                ax.plot(g["value"], g[value], color=colour[src], marker=marker, ms=3, ls=ls)
                 if (g["runs"] > 1).any():
                     lo, hi = g[f"{value}_min"], g[f"{value}_max"]
-                    ax.fill_between(g["value"], lo, hi, color=cmap(i % 10), alpha=0.12, lw=0)
+                    ax.fill_between(g["value"], lo, hi, color=colour[src], alpha=0.12, lw=0)
         ax.set_xlabel("number of texts per side N" if axis == "n" else "neighbours k")
         if axis == "n":
             ax.set_xscale("log")
-            ns = sorted({int(v) for v in d["value"]})
+            ns = spaced_ticks(d["value"])
             ax.set_xticks(ns, [str(v) for v in ns])  # the sizes run, not powers of ten
             ax.minorticks_off()
         ax.set_ylim(0, 1.02)
@@ -394,8 +408,18 @@ def sweep_figure(df: pd.DataFrame, path: str | Path) -> None:
     axes[0].set_ylabel("kNN precision (solid) / recall (dashed)")
     axes[0].set_title(f"P/R as N grows (k = {_values(df, 'n', 'other')}; {_runs(df, 'n')})")
     axes[1].set_title(f"P/R as k grows (N = {_values(df, 'k', 'other')}; {_runs(df, 'k')})")
-    axes[1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout(rect=(0, 0, 1, 0.94))  # room for the two-line title
+    handles = [Line2D([], [], color=colour[s], lw=2, label=s) for s in sources]
+    handles += [
+        Line2D([], [], color="0.3", marker="o", ms=3, ls="-", label="precision"),
+        Line2D([], [], color="0.3", marker="s", ms=3, ls="--", label="recall"),
+    ]
+    ncol = min(4, len(handles))
+    rows = -(-len(handles) // ncol)
+    fig.tight_layout(rect=(0, 0.06 * rows, 1, 0.94))  # the title above, the legend below
+    fig.legend(
+        handles=handles, loc="lower center", ncol=ncol, fontsize=7, frameon=False,
+        bbox_to_anchor=(0.5, 0.0),
+    )  # fmt: skip
     _save(fig, path)
 
 

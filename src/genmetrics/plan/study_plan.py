@@ -35,12 +35,14 @@ from typing import Any
 
 from genmetrics import GenmetricsError
 from genmetrics.plan.estimate import (
+    THREADED_SLOWDOWN,
     Estimate,
     GenerationWork,
     estimate,
     format_duration,
     generation_work,
     job_counts,
+    job_threads,
     read_costs,
 )
 
@@ -66,14 +68,14 @@ STUDIES: dict[str, Study] = {
             "configs/pr_scale.yaml",
             ("all", "sweeps", "pr_scale_comparison"),
             "pr-llm",
-            "25 min",
+            "7 min",
         ),
         Study("biographies", "configs/biographies.yaml", (), "pr-llm", "35 min"),
         Study("creative", "configs/creative.yaml", (), "pr-llm", "17 min"),
         Study("chat-vs-base", "configs/chat_vs_base.yaml", (), "pr-llm", "6 min"),
         Study("summary-diversity", "configs/summary_diversity.yaml", (), "diversity", "69 min"),
         Study("instruction-diversity", "configs/instruction_diversity.yaml", (), None, "52 min"),
-        Study("instruction-sets", "configs/instruction_sets.yaml", (), "diversity", "5 min"),
+        Study("instruction-sets", "configs/instruction_sets.yaml", (), "diversity", "1.5 min"),
         Study(
             "omniinput-compare",
             "configs/omniinput_compare.yaml",
@@ -272,8 +274,9 @@ def describe(
     command: list[str],
     profile_header: str | None = None,
     compute: list[dict[str, str]] | None = None,
+    load: float | None = None,
 ) -> str:
-    """The printout of one study's plan."""
+    """The printout of one study's plan (``load``: the machine's 1-minute load average)."""
     out = [f"{study.name}: {' '.join(command)}"]
     if profile_header:
         out += ["", "Profile:", *(f"  {ln}" for ln in profile_header.splitlines())]
@@ -306,8 +309,19 @@ def describe(
         f"{format_duration(est.wall_seconds)} on {est.cores} cores"
         + (" for the priced jobs" if est.not_estimated else "")
     )
+    threaded = sorted(r for r in est.seconds if est.wall_factor(r) > 1 / est.cores)
+    if threaded:
+        out.append(
+            f"  ({', '.join(threaded)}: jobs on {est.cores} threads, one at a time, "
+            f"{THREADED_SLOWDOWN:g}x slower than single-thread jobs side by side)"
+        )
     for rule, why in est.not_estimated.items():
         out.append(f"  not estimated: {rule}: {why}")
+    if load is not None:
+        out.append(
+            f"  for idle cores: the load average is {load:.1f} now; other processes on "
+            "these cores make the run longer"
+        )
     if study.recorded and not profile_header:
         out.append(f"  recorded (docs/studies.md, make {study.name}): {study.recorded}")
     if compute is not None:
@@ -346,6 +360,12 @@ def generation_lines(work: list[GenerationWork]) -> list[str]:
         texts = "?" if unknown else f"{sum(w.texts for w in ws):,}"
         tokens = "?" if unknown else f"{sum(w.tokens for w in ws):,}"
         budgets = "/".join(str(b) for b in dict.fromkeys(w.max_new_tokens for w in ws))
+        prompts = dict.fromkeys(w.prompt_tokens for w in ws)
+        read = (
+            ""
+            if None in prompts
+            else f"; prompts of ~{'/'.join(str(p) for p in prompts)} tokens to read"
+        )
         where = (
             ws[0].dataset
             if len(ws) == 1
@@ -353,7 +373,7 @@ def generation_lines(work: list[GenerationWork]) -> list[str]:
         )
         lines.append(
             f"{model} ({size}) on {where}: {jobs} generate jobs, {texts} texts × {budgets} "
-            f"tokens = {tokens} tokens"
+            f"tokens = {tokens} tokens{read}"
         )
     return lines
 
@@ -439,6 +459,8 @@ def plan_study(name: str, profile: str | None = None, cores: int = 2) -> str:
         read_costs(root / "resources" / "plan" / "job_seconds.tsv"),
         size_b=sizes,
         generated_tokens=tokens,
+        work=work,
+        threads=job_threads(text),
         cores=cores,
     )
     reads = outputs_to_read(dry_run_outputs(text), str(config.get("results_dir", "results")))
@@ -455,6 +477,7 @@ def plan_study(name: str, profile: str | None = None, cores: int = 2) -> str:
         command=shown,
         profile_header=profile_header(prof) if prof else None,
         compute=compute,
+        load=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
     )
 
 
