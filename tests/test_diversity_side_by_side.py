@@ -117,29 +117,37 @@ def test_the_side_by_side_table_by_hand(tmp_path):
     out = summary_side_by_side(_scores(), STABLE, LENGTH, SETTINGS, COLUMNS, root=str(root))
     cell = out.set_index(["table", "column"])
     assert len(out) == 8  # Table 3: length, CR, MATTR; Table 7: CR; Tables 2 and 6: 2 each
-    # Table 3, CR: the paper's Reference 2.277 vs its models' mean 2.4667 → "-";
-    # ours 2.0 vs the systems' mean (2.6 + 2.2) / 2 = 2.4 → "-": agree
+    # Table 3, CR: the paper's Reference 2.277 vs its models' mean 2.4667 → "negative";
+    # ours 2.0 vs the systems' mean (2.6 + 2.2) / 2 = 2.4 → "negative": agree
     r = cell.loc[("Table 3", "CR")]
     assert r["paper_value"] == 2.277 and r["ours"] == 2.0
     assert (r["lower"], r["upper"], r["n"]) == (pytest.approx(1.9), pytest.approx(2.1), 100)
-    assert r["paper_direction"] == "-" and r["our_direction"] == "-" and r["direction_agrees"]
+    assert (
+        r["paper_direction"] == "negative"
+        and r["our_direction"] == "negative"
+        and r["direction_agrees"]
+    )
     assert r["dataset"] == "cnndm" and r["source"] == "references" and r["version"] == "raw"
-    # MATTR: the paper's 0.875 > 0.8283 ("+"), ours 0.88 > 0.82 ("+")
+    # MATTR: the paper's 0.875 > 0.8283 ("positive"), ours 0.88 > 0.82 ("positive")
     assert cell.loc[("Table 3", "MATTR"), "direction_agrees"]
     # average length: ours the references' mean words (50) below the systems' (80)
     r = cell.loc[("Table 3", "Avg. Length")]
-    assert r["ours"] == 50.0 and r["paper_direction"] == "-" and r["our_direction"] == "-"
-    # Table 7 (cut): the paper 2.189 < 2.4167 ("-"); ours 2.1 < (2.5 + 2.3) / 2 ("-")
+    assert (
+        r["ours"] == 50.0
+        and r["paper_direction"] == "negative"
+        and r["our_direction"] == "negative"
+    )
+    # Table 7 (cut): the paper 2.189 < 2.4167 ("negative"); ours 2.1 < (2.5 + 2.3) / 2 ("negative")
     r = cell.loc[("Table 7", "CR")]
     assert r["ours"] == 2.1 and r["version"] == "cut" and r["direction_agrees"]
     # Table 2: Spearman ρ against the printed correlation, sign against sign
     assert cell.loc[("Table 2", "CR"), "ours"] == 0.4
     assert cell.loc[("Table 2", "CR"), "n"] == 4 and cell.loc[("Table 2", "CR"), "direction_agrees"]
-    # MATTR: printed 0.799 ("+"), ours −0.2 ("-"): the direction differs
+    # MATTR: printed 0.799 ("positive"), ours −0.2 ("negative"): the direction differs
     assert not cell.loc[("Table 2", "MATTR"), "direction_agrees"]
     # Table 6: Pearson r; MATTR printed positive (0.79), ours −0.9: the sign differs
     assert cell.loc[("Table 6", "MATTR"), "ours"] == -0.9
-    assert cell.loc[("Table 6", "MATTR"), "our_direction"] == "-"
+    assert cell.loc[("Table 6", "MATTR"), "our_direction"] == "negative"
     assert not cell.loc[("Table 6", "MATTR"), "direction_agrees"]
     assert cell.loc[("Table 6", "CR"), "direction_agrees"]
 
@@ -165,7 +173,7 @@ def test_reference_ranks_and_markdown_by_hand(tmp_path):
     out = summary_side_by_side(_scores(), STABLE, LENGTH, SETTINGS, COLUMNS, root=root)
     md = side_by_side_markdown(out, ranks.reset_index())
     assert (
-        "| Table 3 | Reference | CR | cnndm | 2.277 | 2.000 [1.900, 2.100] | 100 | - | - | yes |"
+        "| Table 3 | Reference | CR | cnndm | 2.277 | 2.000 [1.900, 2.100] | 100 | negative | negative | yes |"
         in md
     )
     assert "| cnndm | CR | 1 of 7 | 1 of 3 |" in md

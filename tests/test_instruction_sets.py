@@ -174,8 +174,8 @@ def test_the_paper_cells_beside_ours_with_the_direction_of_the_cut():
     # the paper's cut lowers Open Assistant's CR (2.886 -> 2.370); ours 3.0 -> 2.5 too
     row = out.loc[("Table 13", "CR")]
     assert (row["paper_direction"], row["our_direction"], row["direction_agrees"]) == (
-        "-",
-        "-",
+        "negative",
+        "negative",
         True,
     )
     up = side_by_side("instruction-sets", _ours(3.0, 3.5), matches).set_index(["table", "column"])
@@ -186,7 +186,7 @@ def test_the_paper_cells_beside_ours_with_the_direction_of_the_cut():
     md = instruction_markdown(_ours(3.0, 2.5).assign(cut_words=3), cols, both)
     assert "| Table 12 | Open Assistant | # Instructions | 84,437 | 188 | oasst | raw |" in md
     assert (
-        "| Table 13 | Open Assistant | CR | 2.370 | 2.500 | oasst | shortest | 80 | - | - | yes |"
+        "| Table 13 | Open Assistant | CR | 2.370 | 2.500 | oasst | shortest | 80 | negative | negative | yes |"
         in md
     )
     with pytest.raises(GenmetricsError, match="paper_rows.oasst: 'OASST' is not a row"):
@@ -200,7 +200,7 @@ def test_two_named_sets_compare_table_9_against_the_first():
     out = side_by_side("instruction-sets", ours, matches)
     dolly = out[(out["table"] == "Table 9") & (out["row"] == "Dolly")].iloc[0]
     # paper: Dolly 2.578 < Open Assistant 2.886; ours 2.0 < 3.0
-    assert (dolly["paper_direction"], dolly["our_direction"]) == ("-", "-")
+    assert (dolly["paper_direction"], dolly["our_direction"]) == ("negative", "negative")
 
 
 @pytest.fixture

@@ -132,9 +132,17 @@ def test_seeds_are_averaged_with_a_t_interval_and_the_direction_is_compared():
     assert p["interval"] == "95% t over 3 rows" and p["n_rows"] == 3
     assert p["n"] == 78  # the fewest texts of any seed
     # the paper: chat 0.399 > base 0.365; ours: 0.92 > 0.87
-    assert (p["paper_direction"], p["our_direction"], p["direction_agrees"]) == ("+", "+", True)
+    assert (p["paper_direction"], p["our_direction"], p["direction_agrees"]) == (
+        "positive",
+        "positive",
+        True,
+    )
     # recall: the paper's chat 0.703 < base 0.792; ours 0.95 > 0.90: the direction disagrees
-    assert (r["paper_direction"], r["our_direction"], r["direction_agrees"]) == ("-", "+", False)
+    assert (r["paper_direction"], r["our_direction"], r["direction_agrees"]) == (
+        "negative",
+        "positive",
+        False,
+    )
     assert r["ours"] == pytest.approx(0.95, abs=1e-12)
     assert p["note"] == "read off the figure"
 
@@ -162,7 +170,7 @@ def test_a_figure_only_number_has_no_paper_value_and_no_direction():
     )
     row = side_by_side(_paper(), _scores(), [m]).iloc[0]
     assert row["paper"] == "" and math.isnan(row["paper_value"])
-    assert row["paper_direction"] is None and row["our_direction"] == "+"
+    assert row["paper_direction"] is None and row["our_direction"] == "positive"
     assert row["direction_agrees"] is None
     assert row["note"] == FIGURE_NOTE
 
@@ -188,7 +196,7 @@ def test_a_study_output_table_and_the_sign_against_zero():
     out = side_by_side("biographies", ours, matches)
     assert out["paper"].tolist() == ["-0.87", "0.75"]
     assert out["paper_value"].tolist() == pytest.approx([-0.87, 0.75])
-    assert out["our_direction"].tolist() == ["+", "+"]
+    assert out["our_direction"].tolist() == ["positive", "positive"]
     assert out["direction_agrees"].tolist() == [False, True]
     assert out["n"].tolist() == [15, 15]
     assert out["interval"].tolist() == ["as given", "as given"]

@@ -69,7 +69,7 @@ def test_biographies_fig7_and_fig8():
     p_chat = _row(side, "Fig. 8", "precision", "chat (chat) at n = 3")
     # chat precision: mean over seeds 0.76 at n = 3 against 0.80 at n = 0: down, the text: up
     assert p_chat["ours"] == pytest.approx(0.76)
-    assert (p_chat["paper_direction"], p_chat["our_direction"]) == ("+", "-")
+    assert (p_chat["paper_direction"], p_chat["our_direction"]) == ("positive", "negative")
     assert not p_chat["direction_agrees"] and "§5.4" in p_chat["note"]
     r_base = _row(side, "Fig. 8", "recall", "base (base) at n = 3")
     assert r_base["paper_direction"] is None and r_base["direction_agrees"] is None
@@ -94,9 +94,9 @@ def test_chat_vs_base_pairs_by_checkpoint_and_compares_with_the_text():
     side = pr.chat_vs_base(_scores(rows), pairs)
     p = _row(side, "Fig. 1", "precision", "chat (chat)")
     assert p["ours"] == pytest.approx(0.91) and p["n_rows"] == 2
-    assert p["our_direction"] == "+" and p["direction_agrees"]
+    assert p["our_direction"] == "positive" and p["direction_agrees"]
     r = _row(side, "Fig. 1", "recall", "chat (chat)")
-    assert r["paper_direction"] == "-" and r["direction_agrees"]
+    assert r["paper_direction"] == "negative" and r["direction_agrees"]
     # a t interval over the two seeds: 0.81 ± t(0.975, 1) * 0.01414 / sqrt(2)
     assert r["lower"] == pytest.approx(0.81 - 12.706 * 0.01, abs=1e-3)
     base = _row(side, "Fig. 1", "recall", "ours: raw")
@@ -137,7 +137,7 @@ def test_webtext_table_b4_and_the_sweeps():
     assert len(b4) == 6
     vp = b4[(b4["row"] == "sqrt(Var(Precision))") & (b4["column"] == "Varying P")].iloc[0]
     assert vp["ours"] == pytest.approx(0.04) and vp["n_rows"] == 2 and vp["n"] == 80
-    assert vp["paper_direction"] == "+" and vp["direction_agrees"]  # 0.04 > 0.015
+    assert vp["paper_direction"] == "positive" and vp["direction_agrees"]  # 0.04 > 0.015
     vq = b4[(b4["row"] == "sqrt(Var(Recall))") & (b4["column"] == "Varying Q")].iloc[0]
     assert vq["ours"] == pytest.approx(0.03) and vq["direction_agrees"]  # 0.03 > 0.015
     k = _row(side, "Fig. B.1", "precision")
@@ -220,7 +220,7 @@ def test_omniinput_compare_bins_and_aupr():
     b = side[side["table"] == "Fig. 3 (b)"].iloc[0]
     assert b["ours"] == pytest.approx(0.17) and b["direction_agrees"] and "§3.3" in b["note"]
     a = side[side["table"] == "Fig. 3 (a)"].iloc[0]
-    assert a["our_direction"] == "+" and a["direction_agrees"] is None
+    assert a["our_direction"] == "positive" and a["direction_agrees"] is None
     logit = omni.omniinput_compare(ours, {"small": 0.135, "large": 0.27}, nll=[])
     t1 = logit[logit["table"] == "Table 1"]  # a classifier's logit bins answer no NLL bin
     assert t1["ours"].isna().all() and t1["note"].str.contains("no bin of ours").all()

@@ -129,10 +129,14 @@ def test_side_by_side_with_the_paper(t1):
     row = paper[(paper.table == "Table 2") & (paper.row == "English: Zipf")].iloc[0]
     # the paper: Zipf 0.350 below FACE-2 EMD 0.600; ours 1/3 below 1
     assert (row.paper_value, row.ours) == (0.35, pytest.approx(1 / 3))
-    assert (row.paper_direction, row.our_direction, row.direction_agrees) == ("-", "-", True)
+    assert (row.paper_direction, row.our_direction, row.direction_agrees) == (
+        "negative",
+        "negative",
+        True,
+    )
     row = paper[(paper.table == "Table 1") & (paper.row == "English: FACE-2 EMD (L2)")].iloc[0]
     # the paper: 0.388 above surprisal 0.363; ours 0.5 above 1/3
-    assert (row.paper_direction, row.our_direction) == ("+", "+")
+    assert (row.paper_direction, row.our_direction) == ("positive", "positive")
     rnd = paper[paper.row == "random guess"].iloc[0]
     assert rnd.paper_value == 0.167 and rnd.ours == pytest.approx(7 / 18)  # "1/6 ≈ 0.167"
 

@@ -193,7 +193,7 @@ def _ours(ours: pd.DataFrame, selector: Mapping[str, Any], value: str, level: fl
 def _sign(x: float) -> str | None:
     if x is None or math.isnan(x):
         return None
-    return "+" if x > 0 else "-" if x < 0 else "0"
+    return "positive" if x > 0 else "negative" if x < 0 else "zero"
 
 
 def side_by_side(
@@ -209,7 +209,8 @@ def side_by_side(
     its interval (``interval`` says over what: the scores table's ``prompts``, or a t
     interval over several rows such as seeds), n (the fewest texts, from the first of
     :data:`N_COLUMNS` our table has) and ``n_rows`` (how many of our rows were averaged), and
-    the direction: ``paper_direction`` / ``our_direction`` are "+", "-" or "0" and
+    the direction: ``paper_direction`` / ``our_direction`` are "positive", "negative" or "zero" (words:
+    a CSV cell starting with "+" or "-" would be escaped as a formula) and
     ``direction_agrees`` is True/False, or None where there is no direction to compare (no
     ``versus``, or the paper's number is only in a figure).
 

@@ -9,7 +9,7 @@ omniinput-compare.csv``; :func:`genmetrics.studies.pr_llm.side_by_side.compare`)
 * Fig. 3 (a, b: AUPR of the smaller and larger model at 25 and 100 tokens; only in the
   figure): ours is each comparison's larger model's AUPR (mean over sampler seeds, with the
   seeds' 95% t interval) against the smaller's. §3.3 states that at 100 tokens the larger
-  model's curve is above (direction "+"); at 25 tokens the curves cross (no direction).
+  model's curve is above (direction "positive"); at 25 tokens the curves cross (no direction).
   Fig. 3 (c) (Llama-1 and Llama-2) has no counterpart offline.
 """
 
@@ -103,7 +103,7 @@ def omniinput_compare(
             versus=(cell, {"what": "aupr", "comparison": comp, "model": small}),
             note=f"ours: {comp}, {large} against {small}",
         )
-        stated = "+" if length == 100 else None
+        stated = "positive" if length == 100 else None
         rows.append(Row(cell, m, stated, "§3.3" if stated else ""))
     cell = ("Fig. 3 (c)", "Llama-1 vs Llama-2 7B, 25 tokens", "AUPR")
     rows.append(Row(cell, None, note="no counterpart offline (Llama-1 and Llama-2 7B)"))

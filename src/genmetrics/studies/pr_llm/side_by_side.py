@@ -71,7 +71,7 @@ PR = "precision_recall"
 class Row:
     """One row of a side-by-side table: the paper's ``cell``; ``match`` the rows of our
     table that answer it (None: no counterpart here, ``note`` says why); ``stated`` the
-    direction the paper's text states in words ("+" or "-") where its number is only in a
+    direction the paper's text states in words ("positive" or "negative") where its number is only in a
     figure, ``section`` where it says so."""
 
     cell: Cell
@@ -207,7 +207,7 @@ def biographies(
         for model in models:
             for v in ("precision", "recall"):
                 cell = ("Fig. 8", row8, v)
-                stated = "+" if v == "precision" or templates[model] == "chat" else None
+                stated = "positive" if v == "precision" or templates[model] == "chat" else None
                 m = Match(
                     cell,
                     _score(model, v, n_examples=hi),
@@ -227,7 +227,7 @@ def biographies(
                     versus=(cell, _score(c, "recall", n_examples=str(n))),
                     note=f"ours: {b} (base) against {c} (chat) at n = {n}",
                 )
-                rows.append(Row(cell, m, "+", "§5.4"))
+                rows.append(Row(cell, m, "positive", "§5.4"))
     side7 = compare(paper, fig7, rows7, root=root)
     return pd.concat([side7, compare(paper, ours, rows, root=root)], ignore_index=True)
 
@@ -256,7 +256,7 @@ def _fig1_rows(models: Sequence[str], pairs: Mapping[str, str], row1: str, rowb2
     """Fig. 1's P and R and Fig. B.2's MAUVE per model; chat against its base (§5.3)."""
     rows = []
     for model in models:
-        for v, stated in (("precision", "+"), ("recall", "-")):
+        for v, stated in (("precision", "positive"), ("recall", "negative")):
             cell = ("Fig. 1", row1, v)
             if model in pairs:
                 base = pairs[model]
@@ -351,7 +351,7 @@ def webtext(
                         versus=(cell, {"what": "sweep_k_start", "source": source, "name": v}),
                         note=f"ours: {source} at k = {hi} against k = {lo}",
                     )
-                    rows.append(Row(cell, m, "+", "§4.2"))
+                    rows.append(Row(cell, m, "positive", "§4.2"))
         sides.append(compare(paper, pd.concat(tables, ignore_index=True), rows, root=root))
     return pd.concat(sides, ignore_index=True)
 
@@ -402,7 +402,7 @@ def agnews(
             if (label.startswith("Q1") and v == "recall") or (
                 label.startswith("Q3") and v == "precision"
             ):
-                stated = "-"
+                stated = "negative"
             if stated:
                 m = Match(
                     cell,
