@@ -137,20 +137,30 @@ def job_counts(dry_run: str) -> dict[str, int]:
     return counts
 
 
+def dry_run_jobs(dry_run: str) -> list[tuple[str, dict[str, str]]]:
+    """Each job a ``snakemake -n`` printout plans: (rule, {field: value}) from the indented
+    ``field: value`` lines under its ``rule NAME:`` line (``output``, ``wildcards``,
+    ``threads``, ...)."""
+    jobs: list[tuple[str, dict[str, str]]] = []
+    for line in dry_run.splitlines():
+        m = re.fullmatch(r"(?:local)?rule (\w+):", line.strip())
+        if m:
+            jobs.append((m.group(1), {}))
+        elif jobs and line[:1].isspace():
+            key, sep, value = line.strip().partition(": ")
+            if sep:
+                jobs[-1][1][key] = value
+    return jobs
+
+
 def job_threads(dry_run: str) -> dict[str, int]:
     """``{rule: threads}`` from a ``snakemake -n`` output: the largest ``threads:`` of each
     rule's jobs (Snakemake prints it for jobs on more than one thread, already scaled down to
     ``--cores``); rules without one run on one thread and are left out."""
     out: dict[str, int] = {}
-    rule = None
-    for line in dry_run.splitlines():
-        m = re.fullmatch(r"(?:local)?rule (\w+):", line.strip())
-        if m:
-            rule = m.group(1)
-            continue
-        m = re.fullmatch(r"threads: (\d+)", line.strip())
-        if m and rule is not None:
-            out[rule] = max(out.get(rule, 1), int(m.group(1)))
+    for rule, fields in dry_run_jobs(dry_run):
+        if fields.get("threads", "").isdigit():
+            out[rule] = max(out.get(rule, 1), int(fields["threads"]))
     return out
 
 

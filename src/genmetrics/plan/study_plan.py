@@ -38,6 +38,7 @@ from genmetrics.plan.estimate import (
     THREADED_SLOWDOWN,
     Estimate,
     GenerationWork,
+    dry_run_jobs,
     estimate,
     format_duration,
     generation_work,
@@ -173,15 +174,10 @@ def planned_generate_jobs(dry_run: str) -> dict[tuple[str, str], int]:
     """``{(dataset, model): jobs}`` of the ``generate`` jobs a ``snakemake -n`` printout plans
     (each job's ``wildcards:`` line)."""
     out: dict[tuple[str, str], int] = {}
-    rule = None
-    for line in dry_run.splitlines():
-        m = re.match(r"(?:local)?rule (\w+):", line.strip())
-        if m:
-            rule = m.group(1)
-            continue
-        m = re.match(r"\s+wildcards: (.*)$", line)
-        if m and rule == "generate":
-            wc = dict(kv.split("=", 1) for kv in m.group(1).split(", ") if "=" in kv)
+    for rule, fields in dry_run_jobs(dry_run):
+        if rule == "generate":
+            pairs = fields.get("wildcards", "").split(", ")
+            wc = dict(kv.split("=", 1) for kv in pairs if "=" in kv)
             key = (wc.get("dataset", ""), wc.get("model", ""))
             out[key] = out.get(key, 0) + 1
     return out
