@@ -130,12 +130,37 @@ def proportion_axes_outside(fig) -> list[str]:
     return bad
 
 
+def whiskers_cut_by_the_axes(fig) -> list[str]:
+    """Models whose interval whiskers (``whiskers:<model>`` line collections) run past the
+    limits of their axes: a cut whisker misstates the interval it draws."""
+    bad = []
+    for ax in fig.axes:
+        (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+        for c in ax.collections:
+            gid = c.get_gid() or ""
+            if not gid.startswith("whiskers:"):
+                continue
+            for seg in c.get_segments():
+                xy = np.asarray(seg, float)
+                eps = 1e-9
+                if (
+                    (xy[:, 0] < x0 - eps).any()
+                    or (xy[:, 0] > x1 + eps).any()
+                    or (xy[:, 1] < y0 - eps).any()
+                    or (xy[:, 1] > y1 + eps).any()
+                ):
+                    bad.append(gid.split(":", 1)[1])
+                    break
+    return bad
+
+
 def check(fig) -> dict[str, list]:
     """Every check of the module on one figure: empty lists where it agrees."""
     return {
         "overlapping texts": overlapping_texts(fig),
         "ellipses without their marker": ellipses_without_their_marker(fig),
         "proportion axes outside [0, 1]": proportion_axes_outside(fig),
+        "whiskers cut by the axes": whiskers_cut_by_the_axes(fig),
     }
 
 
@@ -160,12 +185,14 @@ def test_the_checks_find_what_they_check(tmp_path):
     ax.text(0.5, 1.0, "one title over it", transform=ax.transAxes, va="bottom", ha="center")
     ax.add_patch(Ellipse((0.2, 0.2), 0.1, 0.1, gid="ellipse:m"))
     ax.scatter([0.8], [0.8], gid="mean:m")
+    ax.errorbar([0.5], [0.5], yerr=[[0.1], [0.9]], fmt="none", gid="whiskers:m")
     ax.set_ylabel("precision")
     ax.set_ylim(0, 1.05)
     fig.canvas.draw()
     found = check(fig)
     assert found["overlapping texts"] and found["ellipses without their marker"] == ["m"]
     assert found["proportion axes outside [0, 1]"]
+    assert found["whiskers cut by the axes"] == ["m"]  # 0.5 + 0.9 = 1.4 beyond 1.05
     plt.close(fig)
 
 

@@ -127,6 +127,9 @@ def pr_scatter(
                     gid=f"whiskers:{r.model}",
                 )
                 whiskers = True
+                # the axes show each whisker whole (a cut whisker misstates its interval)
+                lo = np.minimum(lo, [np.nanmin(rl), np.nanmin(pl)])
+                hi = np.maximum(hi, [np.nanmax(ru), np.nanmax(pu)])
             ax.scatter(
                 seeds["recall"],
                 seeds["precision"],
