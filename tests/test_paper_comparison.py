@@ -147,6 +147,22 @@ def test_seeds_are_averaged_with_a_t_interval_and_the_direction_is_compared():
     assert p["note"] == "read off the figure"
 
 
+def test_a_t_interval_over_seeds_stays_on_the_value_s_scale():
+    """Three seeds of a 0–1 value near 1: 0.90, 0.99, 1.00 (mean 0.9633, sd 0.0551): the t
+    interval's upper end, 0.9633 + 4.303 · 0.0551 / √3 = 1.100, is cut to 1; the lower stays."""
+    scores = _scores()
+    chat_recall = (scores["model"] == "chat") & (scores["name"] == "recall")
+    chat_recall &= scores["dataset"] == "webtext"
+    scores.loc[chat_recall, "value"] = [0.90, 0.99, 1.00]
+    row = side_by_side(_paper(), scores, [_chat_vs_base("recall", "recall")]).iloc[0]
+    vals = np.array([0.90, 0.99, 1.00])
+    half = T_975_2 * vals.std(ddof=1) / math.sqrt(3)
+    assert vals.mean() + half > 1.09
+    assert row["upper"] == 1.0
+    assert row["lower"] == pytest.approx(vals.mean() - half, abs=1e-9)
+    assert row["interval"] == "95% t over 3 rows, cut to its scale 0–1"
+
+
 def test_one_row_keeps_its_own_interval_and_size(tmp_path):
     scores = _scores()
     path = tmp_path / "scores.csv"
