@@ -24,6 +24,12 @@ def cell_labels(table: pd.DataFrame, dataset: str) -> tuple[list[str], np.ndarra
     """The models of ``dataset``, each cell's text (``"W\\n(BH W')"``, :data:`NOT_TESTED`
     for a pair with no tested value, ``"—"`` on the diagonal), the values tested per pair
     (the most) and, when no pair was tested, why (the paired table's most frequent note)."""
+    models, _, labels, tested, why = _cells(table, dataset)
+    return models, labels, tested, why
+
+
+def _cells(table: pd.DataFrame, dataset: str) -> tuple[list[str], np.ndarray, np.ndarray, int, str]:
+    """:func:`cell_labels` with the Holm win counts (the cells' colour) beside the labels."""
     models, w, tested = wins(table, dataset)
     bh = wins(table, dataset, "p_bh")[1]
     t = table[table["dataset"] == dataset]
@@ -43,15 +49,14 @@ def cell_labels(table: pd.DataFrame, dataset: str) -> tuple[list[str], np.ndarra
     why = ""
     if tested == 0 and "note" in t and t["note"].notna().any():
         why = str(t["note"].dropna().mode().iloc[0])
-    return models, labels, tested, why
+    return models, w, labels, tested, why
 
 
 def paired_matrix_figure(table: pd.DataFrame, dataset: str, path: str | Path) -> None:
     """Draw the matrix of ``dataset`` (the paired table's rows of it) to ``path``: cell
     colour and number, the values where the row's model is significantly better than the
     column's; the title gives how many values each pair was tested on."""
-    models, w, tested = wins(table, dataset)
-    bh = wins(table, dataset, "p_bh")[1]
+    models, w, labels, tested, why = _cells(table, dataset)
     n = max(len(models), 1)
     fig, ax = plt.subplots(figsize=(1.6 + 1.1 * n, 1.2 + 0.9 * n))
     if not models:
@@ -60,7 +65,6 @@ def paired_matrix_figure(table: pd.DataFrame, dataset: str, path: str | Path) ->
         mark_empty(fig, f"{dataset}: fewer than two models to compare")
         _save(fig, path)
         return
-    labels, why = cell_labels(table, dataset)[1::2]
     if tested == 0:
         text = f"{dataset}: no pair of models could be tested\n({why or 'no paired p-value'})"
         ax.text(0.5, 0.5, text, ha="center", va="center")
@@ -73,12 +77,10 @@ def paired_matrix_figure(table: pd.DataFrame, dataset: str, path: str | Path) ->
     for i in range(len(models)):
         for j in range(len(models)):
             if i == j or untested[i, j]:
-                ax.text(j, i, labels[i, j], ha="center", va="center", color="0.5")
-                continue
-            dark = w[i, j] > 0.6 * max(tested, 1)
-            colour = "white" if dark else "black"
-            text = f"{w[i, j]}\n(BH {bh[i, j]})"
-            ax.text(j, i, text, ha="center", va="center", color=colour)
+                colour = "0.5"
+            else:
+                colour = "white" if w[i, j] > 0.6 * max(tested, 1) else "black"
+            ax.text(j, i, labels[i, j], ha="center", va="center", color=colour)
     ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
     ax.set_yticks(range(len(models)), models)
     ax.set_xlabel("model B (column)")
