@@ -13,8 +13,10 @@ which a width does not see), so
 
     width(n') = width(n)·√(n / n'),   n_needed = ⌈n·(width(n) / target)²⌉.
 
-The half-sample replicates cannot tell the exponent apart from −1/2 (they are rescaled to
-n from draws of n/2 under that very law), so this is the law, not a fit. The check is
+This is the law, not a fit: a set statistic's interval at n uses the rate its variance
+showed between n/4 and n/2 prompts (:mod:`genmetrics.scoring.set_variance`), which
+``scores.csv`` does not carry; where that rate is steeper (a distance between two samples of
+one distribution), the law overstates the texts needed. The check is
 against the N sweep of the P/R study (:func:`genmetrics.analysis.distribution.sweep_n`: R
 fresh subsamples of N texts per side): :func:`sweep_widths` turns its spread over repeats at
 each N into a width, and :func:`sweep_check` sets the width a run at N predicts at N' beside

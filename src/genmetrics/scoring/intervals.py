@@ -23,17 +23,32 @@ same prompts in replicate b (common random numbers: differences between models o
 be resampled replicate by replicate):
 
 * ``half`` (default) — each draw takes m = ⌊U/2⌋ of the U units *without* replacement (the
-  delete-d jackknife with d = U/2, Shao & Wu 1989, Ann. Stat. 17: 1176–1197) and recomputes the
-  metric; replicate = point + √(m/(U − m))·(value − mean of the B values), clipped to the
-  value's registered range (:data:`RANGES`). For a mean over prompts the replicates have
-  exactly the variance of the point estimate (s²/U); for other statistics it is the spread on
-  half the prompts carried over. Against fresh samples of 160 (benchmarks/bench_intervals.py,
-  NOTES-intervals.md) the replicates' standard deviation was 0.7–1.6 times the true one for
-  kNN precision/recall, MAUVE, KID, Vendi, chamfer, Fréchet, self-BLEU, distinct-n,
-  compression ratio and MATTR (more often too wide than too narrow), but only 0.3–0.6 times
-  for the n-gram Vendi Score, whose spread does not shrink with the set's size as a mean's
-  does: its interval is too narrow. Why not draws with replacement: a prompt drawn twice puts
-  the same text twice in the set, which every metric comparing texts within a set reads as
+  delete-d jackknife with d = U/2, Shao & Wu 1989, Ann. Stat. 17: 1176–1197), in
+  complementary pairs (draw 2j + 1 takes m of the units draw 2j left: two independent
+  samples of m prompts), and recomputes the metric; replicate = point + s·(value − mean of the
+  B values), clipped to the value's registered range (:data:`RANGES`). The factor s² is the
+  value's variance at U prompts over the variance of the B values (the record's
+  ``variance_scale``):
+
+  - for a value that is a mean, or a ratio of sums, of per-text, per-pair or per-prompt
+    numbers (registered ``duplicates_change_value=False``, or resampled from its per-pair
+    numbers) and for ``mean_words``, s² = m/(U − m): the replicates then have exactly the
+    variance of the point estimate (s²/U);
+  - for a set statistic (any other: kNN precision/recall, MAUVE, Fréchet, Vendi, self-BLEU,
+    distinct-n, …) the variance need not shrink as 1/U (a distance between two samples of one
+    distribution shrinks as 1/U², the n-gram Vendi Score's hardly at all), so it is measured:
+    the complementary pairs give E[(T(S_2j) − T(S_2j+1))²]/2, unbiased for the variance of T
+    on m prompts, and B more draws of ⌊U/4⌋ prompts, each nested in its half draw (so pairs
+    are disjoint too), give it on ⌊U/4⌋; :func:`~genmetrics.scoring.set_variance.extrapolated_variance` reads the rate off the
+    two sizes and extrapolates to U (Bertail, Politis & Romano 1999). This costs B more
+    recomputations on sets a quarter the size, needs U ≥ 8 (else the mean's factor, and the
+    method says so), and replaces the mean's factor, which made the replicates of set
+    statistics 0.7–1.6 times as spread as the values really are (Fréchet's 1.47 and
+    distinct-1's 1.32 times in the paired simulation: tests/test_paired_simulation.py) and
+    those of the n-gram Vendi Score 0.3–0.6 times.
+
+  Why not draws with replacement: a prompt drawn twice puts the
+  same text twice in the set, which every metric comparing texts within a set reads as
   repetition or as a zero distance. On the demo's 160 texts the with-replacement replicates
   of self-BLEU lie at 0.61–0.73 around a point estimate of 0.067, and kNN precision's at
   0.80–0.96 around 0.98;
@@ -61,7 +76,8 @@ as failed: NaN replicates, and the method says how many; all failed: no interval
 
 The record's ``interval`` (:func:`bootstrap`): ``{"method", "scheme", "resamples", "seed",
 "level", "unit": "prompt", "n_units", "draws": sha256, "lower": {value: float or None},
-"upper": {...}, "replicates": {value: [B floats, float32 precision]}}``, where ``draws``
+"upper": {...}, "replicates": {value: [B floats, float32 precision]}, "variance_scale":
+{value: s²} (``half`` only)}``, where ``draws``
 (:func:`draws_digest`) digests the sorted unit names and the B draws of unit indices: two
 records with the same ``draws`` resampled the same prompts in every replicate, so their
 replicates pair (:mod:`genmetrics.analysis.paired`); with ``"reasons": {value: "not computed: …"}`` for
@@ -86,6 +102,7 @@ from genmetrics.analysis.statistics import percentile_interval
 from genmetrics.metrics.invoke import run
 from genmetrics.metrics.kinds import LINK_FIELDS
 from genmetrics.metrics.registry import Metric, MetricResult
+from genmetrics.scoring.set_variance import set_scale
 
 #: the resampling schemes (see the module docstring)
 SCHEMES = ("half", "replacement")
@@ -237,15 +254,33 @@ def units(
 
 
 def draws(n_units: int, resamples: int, seed: int, scheme: str) -> list[np.ndarray]:
-    """The B draws of unit indices (sorted): ⌊U/2⌋ without replacement (``half``) or U with
+    """The B draws of unit indices (sorted): ⌊U/2⌋ without replacement (``half``; each a
+    uniform draw, in complementary pairs: draw 2j + 1 holds none of draw 2j's units), or U with
     replacement (``replacement``), from ``numpy.random.default_rng(seed)``."""
-    rng = np.random.default_rng(seed)
     if scheme == "half":
-        m = n_units // 2
-        return [np.sort(rng.choice(n_units, m, replace=False)) for _ in range(resamples)]
+        return [np.sort(d) for d in _half_orders(n_units, resamples, seed)]
     if scheme == "replacement":
+        rng = np.random.default_rng(seed)
         return [np.sort(rng.integers(0, n_units, n_units)) for _ in range(resamples)]
     raise GenmetricsError(f"interval scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+
+
+def _half_orders(n_units: int, resamples: int, seed: int) -> list[np.ndarray]:
+    """The half draws in their random order, in complementary pairs: draws 2j and 2j + 1 are
+    the first and the second ⌊U/2⌋ units of one permutation (disjoint; for an odd U the last
+    unit of the permutation is left out of the pair)."""
+    rng = np.random.default_rng(seed)
+    m, out = n_units // 2, []
+    while len(out) < resamples:
+        order = rng.permutation(n_units)
+        out += [order[:m], order[m : 2 * m]]
+    return out[:resamples]
+
+
+def quarter_draws(n_units: int, resamples: int, seed: int) -> list[np.ndarray]:
+    """Draw b of ⌊U/4⌋ units: the first ⌊U/4⌋ of half draw b in its random order, sorted, so
+    draws 2j and 2j + 1 are disjoint like their half draws (:func:`extrapolated_variance`)."""
+    return [np.sort(d[: n_units // 4]) for d in _half_orders(n_units, resamples, seed)]
 
 
 def draws_digest(names: Sequence[str], picks: Sequence[np.ndarray], scheme: str) -> str:
@@ -367,43 +402,69 @@ def bootstrap(
             "entry's interval: true"
         )
     names = list(values)
-    reps = np.full((b, len(names)), np.nan)
-    failed, first = 0, ""
     picks = draws(n_units, b, seed, scheme)
+    # a set statistic's variance need not shrink as 1/n: measured on independent samples of
+    # two sizes (extrapolated_variance)
+    set_statistic = scheme == "half" and per_pair is None and metric.duplicates_matter(params)
+    extrapolate = set_statistic and n_units >= 8 and b >= 2
     bar = tqdm(
-        picks, desc="interval resamples", unit="resample", disable=not settings.get("progress")
+        total=b * (2 if extrapolate else 1),
+        desc="interval resamples",
+        unit="resample",
+        disable=not settings.get("progress"),
     )
-    for k, draw in enumerate(bar):
-        xb, ci = _resample(u, draw, x)
-        if per_pair is not None:
-            got = {v: float(a[ci].mean()) for v, a in per_pair.items()}
-        else:
-            try:
-                if check is not None:
-                    check(xb.cand, xb.ref)
-                got = run(
-                    metric, xb.cand, xb.ref, params, links=xb.links, prompt_ids=xb.prompt_ids
-                ).values
-            except GenmetricsError as e:
-                failed, first = failed + 1, first or str(e)
-                continue
-        if lengths is not None and "mean_words" in values and "mean_words" not in got:
-            got = {**got, "mean_words": float(np.mean([lengths[i] for i in ci]))}
-        reps[k] = [got.get(v, np.nan) for v in names]
+
+    def replicates(picks: Sequence[np.ndarray]) -> tuple[np.ndarray, int, str]:
+        reps = np.full((len(picks), len(names)), np.nan)
+        failed, first = 0, ""
+        for k, draw in enumerate(picks):
+            bar.update()
+            xb, ci = _resample(u, draw, x)
+            if per_pair is not None:
+                got = {v: float(a[ci].mean()) for v, a in per_pair.items()}
+            else:
+                try:
+                    if check is not None:
+                        check(xb.cand, xb.ref)
+                    got = run(
+                        metric, xb.cand, xb.ref, params, links=xb.links, prompt_ids=xb.prompt_ids
+                    ).values
+                except GenmetricsError as e:
+                    failed, first = failed + 1, first or str(e)
+                    continue
+            if lengths is not None and "mean_words" in values and "mean_words" not in got:
+                got = {**got, "mean_words": float(np.mean([lengths[i] for i in ci]))}
+            reps[k] = [got.get(v, np.nan) for v in names]
+        return reps, failed, first
+
+    reps, failed, first = replicates(picks)
     if failed == b:
+        bar.close()
         return not_computed(f"every one of the {b} resamples failed, first: {first}")
     m = n_units // 2
+    scale, extrapolated = None, ""
     if scheme == "half":
         point = np.array([values[v] for v in names], dtype=float)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a value NaN in every draw
-            centre = np.nanmean(reps, axis=0)
-        reps = point + math.sqrt(m / (n_units - m)) * (reps - centre)
+            centre, spread = np.nanmean(reps, axis=0), np.nanvar(reps, axis=0, ddof=1)
+        scale = [m / (n_units - m)] * len(names)
+        if extrapolate:
+            small, q_failed, q_first = replicates(quarter_draws(n_units, b, seed))
+            scale, extrapolated = set_scale(
+                names, reps, small, spread, scale, n_units, (failed, q_failed, q_first or first)
+            )
+        elif set_statistic:
+            extrapolated = f"not extrapolated: {n_units} prompts, fewer than 8"
+        reps = point + np.sqrt(np.array(scale)) * (reps - centre)
         for j, v in enumerate(names):
             reps[:, j] = np.clip(reps[:, j], *_range(metric, v, float(point[j])))
+    bar.close()
     lower, upper = percentile_interval(reps, level)
     out = {
-        "method": _method(u, scheme, b, n_units, m, per_pair is not None, failed, first),
+        "method": _method(
+            u, scheme, b, n_units, m, per_pair is not None, failed, first, extrapolated
+        ),
         "scheme": scheme,
         "resamples": b,
         "seed": seed,
@@ -415,6 +476,8 @@ def bootstrap(
         "upper": dict(zip(names, upper.tolist(), strict=True)),
         "replicates": {v: [_f32(a) for a in reps[:, j]] for j, v in enumerate(names)},
     }
+    if scale is not None:
+        out["variance_scale"] = {v: _f32(s2) for v, s2 in zip(names, scale, strict=True)}
     reasons = _outside(values, out["lower"], out["upper"])
     for v in reasons:
         out["lower"][v] = out["upper"][v] = None
@@ -448,17 +511,37 @@ def _f32(a: float) -> float:
 
 
 def _method(
-    u: Units, scheme: str, b: int, n: int, m: int, per_pair: bool, failed: int, first: str
+    u: Units,
+    scheme: str,
+    b: int,
+    n: int,
+    m: int,
+    per_pair: bool,
+    failed: int,
+    first: str,
+    extrapolated: str = "",
 ) -> str:
     """The record's ``method``: what was drawn, how the replicates were made, and where the
     references and prompt-less rows went."""
-    if scheme == "half":
+    if scheme == "half" and extrapolated == "extrapolated":
+        out = (
+            f"half-sample bootstrap over prompts: {b} draws of {m} of the {n} prompts without "
+            f"replacement; replicate = point + s·(value − mean of the draws), s² "
+            f"(variance_scale) the value's variance at {n} prompts over the draws' variance; "
+            f"the variance at {n} extrapolated from independent samples of {m} and {n // 4} "
+            f"prompts (the draws in disjoint pairs, and {b} draws of {n // 4} nested in them; "
+            "Var ∝ k^(−α), α in [0, 2] read off the two sizes); clipped to the value's range; "
+            "percentile interval"
+        )
+    elif scheme == "half":
         out = (
             f"half-sample bootstrap over prompts: {b} draws of {m} of the {n} prompts without "
             "replacement (delete-d jackknife, d = n/2); replicate = point + "
             f"sqrt({m}/{n - m})·(value − mean of the draws), clipped to the value's range; "
             "percentile interval"
         )
+        if extrapolated:
+            out += f" (a set statistic's variance {extrapolated}; the factor of a mean used)"
     else:
         out = (
             f"bootstrap over prompts: {b} draws of the {n} prompts with replacement (a prompt "
