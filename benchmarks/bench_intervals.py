@@ -5,8 +5,8 @@ sampling spread, and what they cost.
 
 1. **Calibration.** A metric's true standard deviation at n = 160 items per set, from --runs
    fresh samples, against the mean standard deviation of the replicates of the half-sample
-   scheme (the default) and of the with-replacement bootstrap on 5 of those samples
-   (B = 100 each): Gaussian features (kNN precision/recall, KID, Vendi, chamfer, MAUVE,
+   scheme (the default) and, where the metric allows it, of the with-replacement bootstrap on
+   10 of those samples (5 for MAUVE and Fréchet; B = 100 each): Gaussian features (kNN precision/recall, KID, Vendi, chamfer, MAUVE,
    Fréchet; both sets drawn afresh: the references are tied to the prompts) and, with
    --texts (a JSONL file with ``text``, e.g. the demo's ``results/data/bbc/raw.jsonl``),
    160 of its texts cut to their first 50 words (self-BLEU, distinct-n, the n-gram Vendi
@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from genmetrics.metrics import get
 from genmetrics.scoring.from_files import score_loaded
 from genmetrics.scoring.intervals import DEFAULTS
 
@@ -51,19 +52,24 @@ TEXT_METRICS = [
 ]
 
 
-def spreads(score, draw, runs: int, rng: np.random.Generator) -> dict[str, float]:
+def spreads(
+    score, draw, runs: int, rng: np.random.Generator, replacement: bool, with_interval: int = 10
+) -> dict[str, float]:
     """True sd over ``runs`` fresh samples (``draw(rng)`` → inputs), and the replicates' sd
-    (and mean) of both schemes on the first 5 samples (``score(inputs, interval)``)."""
+    (and mean) of the half-sample scheme, and of the with-replacement bootstrap where the
+    metric allows it (``replacement``), on the first ``with_interval`` samples
+    (``score(inputs, interval)``)."""
     points, half, repl, repl_mean = [], [], [], []
     for r in range(runs):
         inputs = draw(rng)
-        if r < 5:
+        if r < with_interval:
             iv = {**DEFAULTS, "resamples": 100, "seed": r, "asked": True}
             value, reps = score(inputs, iv)
-            _, reps_r = score(inputs, {**iv, "scheme": "replacement"})
             half.append(np.std(reps, ddof=1))
-            repl.append(np.std(reps_r, ddof=1))
-            repl_mean.append(np.mean(reps_r))
+            if replacement:
+                _, reps_r = score(inputs, {**iv, "scheme": "replacement"})
+                repl.append(np.std(reps_r, ddof=1))
+                repl_mean.append(np.mean(reps_r))
         else:
             value, _ = score(inputs, None)
         points.append(value)
@@ -71,8 +77,8 @@ def spreads(score, draw, runs: int, rng: np.random.Generator) -> dict[str, float
         "mean": float(np.mean(points)),
         "true_sd": float(np.std(points, ddof=1)),
         "half_sd": float(np.mean(half)),
-        "replacement_sd": float(np.mean(repl)),
-        "replacement_mean": float(np.mean(repl_mean)),
+        "replacement_sd": float(np.mean(repl)) if repl else float("nan"),
+        "replacement_mean": float(np.mean(repl_mean)) if repl else float("nan"),
     }
 
 
@@ -97,7 +103,10 @@ def calibration(runs: int, texts: Path | None) -> None:
         cand = (rng.standard_normal((n, d)) * 1.2 + 0.3).astype(np.float32)
         return cand, rows, rng.standard_normal((n, d)).astype(np.float32), refs
 
-    print(f"{'metric':44s} {'mean':>9s} {'true sd':>9s} {'half sd':>9s} {'repl sd':>9s} repl mean")
+    print(
+        f"{'metric':44s} {'mean':>9s} {'true sd':>9s} {'half sd':>9s} {'ratio':>6s} "
+        f"{'repl sd':>9s} repl mean"
+    )
     for metric, value, params, ref in FEATURE_METRICS:
         slow = metric in ("mauve", "frechet")
         s = spreads(
@@ -105,6 +114,8 @@ def calibration(runs: int, texts: Path | None) -> None:
             gaussian,
             min(runs, 15) if slow else runs,
             np.random.default_rng(1),
+            not get(metric).duplicates_matter(params),
+            5 if slow else 10,
         )
         _print(f"{metric}: {value} (Gaussian)", s)
     if texts is None:
@@ -118,14 +129,21 @@ def calibration(runs: int, texts: Path | None) -> None:
         return picked, text_rows, None, None
 
     for metric, value, params in TEXT_METRICS:
-        s = spreads(_scorer(metric, value, params), sample, runs, np.random.default_rng(0))
+        s = spreads(
+            _scorer(metric, value, params),
+            sample,
+            runs,
+            np.random.default_rng(0),
+            not get(metric).duplicates_matter(params),
+        )
         _print(f"{metric}: {value} ({texts.name})", s)
 
 
 def _print(label: str, s: dict[str, float]) -> None:
     print(
         f"{label:44s} {s['mean']:9.4f} {s['true_sd']:9.4f} {s['half_sd']:9.4f} "
-        f"{s['replacement_sd']:9.4f} {s['replacement_mean']:9.4f}",
+        f"{s['half_sd'] / s['true_sd']:6.2f} {s['replacement_sd']:9.4f} "
+        f"{s['replacement_mean']:9.4f}",
         flush=True,
     )
 

@@ -18,6 +18,7 @@ rule agreement_fetch:
         "../envs/metrics.yaml"
     params:
         settings=per_job(PLAN.agreement.fetch_settings),
+        code=script_code("agreement_fetch.py"),
     script:
         "../workflow/scripts/agreement_fetch.py"
 
@@ -36,6 +37,7 @@ rule agreement_score:
     threads: 1
     params:
         settings=per_job(PLAN.agreement.settings),
+        code=script_code("agreement_score.py"),
     script:
         "../workflow/scripts/agreement_score.py"
 
@@ -61,6 +63,7 @@ rule agreement_correlate:
         "../envs/plots.yaml"
     params:
         settings=per_job(PLAN.agreement.settings),
+        code=script_code("agreement_correlate.py"),
     script:
         "../workflow/scripts/agreement_correlate.py"
 
@@ -87,6 +90,7 @@ rule agreement_pairwise:
         "../envs/plots.yaml"
     params:
         settings=per_job(PLAN.agreement.settings),
+        code=script_code("agreement_pairwise.py"),
     script:
         "../workflow/scripts/agreement_pairwise.py"
 
@@ -108,6 +112,7 @@ rule agreement_summary:
         "../envs/metrics.yaml"
     params:
         settings=PLAN.agreement.summary_settings(),
+        code=script_code("agreement_summary.py"),
     script:
         "../workflow/scripts/agreement_summary.py"
 

@@ -17,6 +17,7 @@ rule spread:
     threads: 1
     params:
         settings=per_job(PLAN.spread_settings),
+        code=script_code("spread.py"),
     script:
         "../workflow/scripts/spread.py"
 
@@ -30,6 +31,8 @@ rule spread_table:
         RESULTS.log("spread_table.log"),
     conda:
         "../envs/metrics.yaml"
+    params:
+        code=script_code("spread_table.py"),
     script:
         "../workflow/scripts/spread_table.py"
 
@@ -47,6 +50,7 @@ rule sweep:
     threads: 1
     params:
         settings=per_job(PLAN.sweep_settings),
+        code=script_code("sweep.py"),
     script:
         "../workflow/scripts/sweep.py"
 
@@ -68,6 +72,8 @@ rule sweep_figure:
         RESULTS.log("sweep_figure.log"),
     conda:
         "../envs/plots.yaml"
+    params:
+        code=script_code("sweep_figure.py"),
     script:
         "../workflow/scripts/sweep_figure.py"
 
@@ -94,6 +100,8 @@ rule pr_scale_comparison:
         RESULTS.log("pr_scale_comparison.log"),
     conda:
         "../envs/metrics.yaml"
+    params:
+        code=script_code("pr_scale_comparison.py"),
     script:
         "../workflow/scripts/pr_scale_comparison.py"
 
@@ -112,6 +120,8 @@ rule length_analysis:
         RESULTS.log("length_analysis.log"),
     conda:
         "../envs/plots.yaml"
+    params:
+        code=script_code("length_analysis.py"),
     script:
         "../workflow/scripts/length_analysis.py"
 
@@ -135,6 +145,7 @@ rule diversity_tables:
     params:
         # analysis.diversity checked: the columns (raw entry, truncated twin), the stability
         settings=PLAN.diversity or {},
+        code=script_code("diversity_tables.py"),
     script:
         "../workflow/scripts/diversity_tables.py"
 
@@ -161,6 +172,7 @@ rule diversity_side_by_side:
         "../envs/plots.yaml"
     params:
         settings=PLAN.diversity or {},
+        code=script_code("diversity_side_by_side.py"),
     script:
         "../workflow/scripts/diversity_side_by_side.py"
 
@@ -182,6 +194,8 @@ rule pr_curves:
         RESULTS.log("pr_curves.log"),
     conda:
         "../envs/plots.yaml"
+    params:
+        code=script_code("pr_curves.py"),
     script:
         "../workflow/scripts/pr_curves.py"
 
@@ -211,6 +225,7 @@ rule scaling:
         "../envs/metrics.yaml"
     params:
         settings=per_job(PLAN.scaling_settings),
+        code=script_code("scaling.py"),
     script:
         "../workflow/scripts/scaling.py"
 
@@ -228,6 +243,8 @@ rule scaling_figure:
         RESULTS.log("scaling_figure.log"),
     conda:
         "../envs/plots.yaml"
+    params:
+        code=script_code("scaling_figure.py"),
     script:
         "../workflow/scripts/scaling_figure.py"
 
@@ -248,6 +265,7 @@ rule scaling_spectra:
         "../envs/plots.yaml"
     params:
         settings=per_job(PLAN.scaling_spectra_settings),
+        code=script_code("scaling_spectra.py"),
     script:
         "../workflow/scripts/scaling_spectra.py"
 
@@ -269,6 +287,8 @@ rule spectra_figure:
         RESULTS.log("spectra_figure.log"),
     conda:
         "../envs/plots.yaml"
+    params:
+        code=script_code("spectra_figure.py"),
     script:
         "../workflow/scripts/spectra_figure.py"
 
@@ -298,6 +318,7 @@ rule repeated_patterns:
     threads: 1
     params:
         settings=per_job(PLAN.patterns_settings),
+        code=script_code("repeated_patterns.py"),
     script:
         "../workflow/scripts/repeated_patterns.py"
 
@@ -325,6 +346,7 @@ rule instruction_sets:
     params:
         # analysis.instruction_sets checked, the dataset's language, the code digest
         settings=PLAN.instruction_sets_settings(),
+        code=script_code("instruction_sets.py"),
     script:
         "../workflow/scripts/instruction_sets.py"
 
@@ -350,6 +372,7 @@ rule featurizer_robustness:
     params:
         # the groups (entries, featurizers, headline values and directions), the code digest
         settings=PLAN.robustness_settings(),
+        code=script_code("featurizer_robustness.py"),
     script:
         "../workflow/scripts/featurizer_robustness.py"
 
@@ -372,6 +395,7 @@ rule run_correlation:
         variants=PLAN.few_shot_variants(),
         n_boot=PLAN.report["bootstrap"],
         seed=PLAN.report["seed"],
+        code=script_code("run_correlation.py"),
     script:
         "../workflow/scripts/run_correlation.py"
 
@@ -392,6 +416,7 @@ rule biographies_side_by_side:
         variants=PLAN.few_shot_variants(),
         templates=PLAN.model_templates(),
         checkpoints={n: m.checkpoint for n, m in sorted(PLAN.models.items())},
+        code=script_code("pr_llm_side_by_side.py"),
     script:
         "../workflow/scripts/pr_llm_side_by_side.py"
 
@@ -413,6 +438,7 @@ rule webtext_side_by_side:
         study="webtext",
         templates=PLAN.model_templates(),
         checkpoints={n: m.checkpoint for n, m in sorted(PLAN.models.items())},
+        code=script_code("pr_llm_side_by_side.py"),
     script:
         "../workflow/scripts/pr_llm_side_by_side.py"
 
@@ -431,6 +457,7 @@ rule chat_vs_base_side_by_side:
         study="chat-vs-base",
         templates=PLAN.model_templates(),
         checkpoints={n: m.checkpoint for n, m in sorted(PLAN.models.items())},
+        code=script_code("pr_llm_side_by_side.py"),
     script:
         "../workflow/scripts/pr_llm_side_by_side.py"
 
@@ -449,6 +476,7 @@ rule creative_side_by_side:
         study="creative",
         templates=PLAN.model_templates(),
         checkpoints={n: m.checkpoint for n, m in sorted(PLAN.models.items())},
+        code=script_code("pr_llm_side_by_side.py"),
     script:
         "../workflow/scripts/pr_llm_side_by_side.py"
 
@@ -467,6 +495,7 @@ rule agnews_side_by_side:
         study="agnews-experiment",
         templates=PLAN.model_templates(),
         checkpoints={n: m.checkpoint for n, m in sorted(PLAN.models.items())},
+        code=script_code("pr_llm_side_by_side.py"),
     script:
         "../workflow/scripts/pr_llm_side_by_side.py"
 
@@ -499,6 +528,7 @@ rule omniinput_compare_side_by_side:
             if PLAN.omniinput.runs[s["run"]].classifier is None
         ],
         sizes={n: c.params_b for n, c in sorted(PLAN.checkpoints.items())},
+        code=script_code("pr_llm_side_by_side.py"),
     script:
         "../workflow/scripts/pr_llm_side_by_side.py"
 
@@ -514,6 +544,8 @@ rule paired_differences:
         RESULTS.log("paired_differences.log"),
     conda:
         "../envs/metrics.yaml"
+    params:
+        code=script_code("paired_differences.py"),
     script:
         "../workflow/scripts/paired_differences.py"
 
@@ -531,6 +563,8 @@ rule paired_figure:
         RESULTS.log("paired_figure/{dataset}.log"),
     conda:
         "../envs/plots.yaml"
+    params:
+        code=script_code("paired_figure.py"),
     script:
         "../workflow/scripts/paired_figure.py"
 
@@ -545,5 +579,7 @@ rule sample_size:
         RESULTS.log("sample_size.log"),
     conda:
         "../envs/metrics.yaml"
+    params:
+        code=script_code("sample_size.py"),
     script:
         "../workflow/scripts/sample_size.py"

@@ -16,6 +16,7 @@ from genmetrics.config import check_config_file
 from genmetrics.plan import load_plan, names_pattern
 from genmetrics.plan import timing
 from genmetrics.plan.rerun_reasons import install as name_changed_params
+from genmetrics.provenance import script_digest
 
 if timing.ENABLED:
     timing.add("import", time.perf_counter() - _start)
@@ -55,6 +56,12 @@ onstart:
     logger.info(
         f"genmetrics: removed {PLAN.sweep_temp_files()} stale temporary file(s)"
     )
+
+
+def script_code(name):
+    """Params value: the code digest of workflow/scripts/<name> and the genmetrics modules it
+    imports (genmetrics.provenance.script_digest): a code change reruns the rule's jobs."""
+    return script_digest(Path(workflow.basedir, "workflow", "scripts", name))
 
 
 def per_job(query):

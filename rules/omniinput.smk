@@ -13,6 +13,7 @@ rule omni_train_toy:
     threads: 2
     params:
         settings=per_job(PLAN.omniinput.toy_settings),
+        code=script_code("omni_train_toy.py"),
     script:
         "../workflow/scripts/omni_train_toy.py"
 
@@ -29,6 +30,7 @@ rule omni_exact:
     threads: 2
     params:
         settings=per_job(PLAN.omniinput.toy_settings),
+        code=script_code("omni_exact.py"),
     script:
         "../workflow/scripts/omni_exact.py"
 
@@ -48,6 +50,7 @@ rule omni_toy_sample:
         settings=per_job(PLAN.omniinput.toy_settings),
         # kept across attempts (not an output: Snakemake deletes those)
         checkpoint=RESULTS.omni_toy_checkpoint,
+        code=script_code("omni_toy_sample.py"),
     script:
         "../workflow/scripts/omni_toy_sample.py"
 
@@ -86,6 +89,8 @@ rule omni_toy_figure:
         RESULTS.log("omniinput/toy_figure.log"),
     conda:
         "../envs/plots.yaml"
+    params:
+        code=script_code("omni_toy_figure.py"),
     script:
         "../workflow/scripts/omni_toy_figure.py"
 
@@ -104,6 +109,7 @@ rule omni_train_classifier:
     threads: 2
     params:
         settings=per_job(PLAN.omniinput.classifier_settings),
+        code=script_code("omni_train_classifier.py"),
     script:
         "../workflow/scripts/omni_train_classifier.py"
 
@@ -128,6 +134,7 @@ rule omni_sample:
         settings=per_job(PLAN.omniinput.run_settings),
         # kept across attempts and pre-emptions (not an output: Snakemake deletes those)
         checkpoint=RESULTS.omni_checkpoint,
+        code=script_code("omni_sample.py"),
     script:
         "../workflow/scripts/omni_sample.py"
 
@@ -203,6 +210,8 @@ rule omni_summary:
         RESULTS.log("omniinput/summary.log"),
     conda:
         "../envs/plots.yaml"
+    params:
+        code=script_code("omni_summary.py"),
     script:
         "../workflow/scripts/omni_summary.py"
 
@@ -248,6 +257,7 @@ rule omni_variance:
         "../envs/generate.yaml"
     params:
         settings=per_job(PLAN.omniinput.variance_settings),
+        code=script_code("omni_variance.py"),
     script:
         "../workflow/scripts/omni_variance.py"
 

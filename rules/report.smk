@@ -31,6 +31,8 @@ rule aggregate:
         RESULTS.log("aggregate.log"),
     conda:
         "../envs/metrics.yaml"
+    params:
+        code=script_code("aggregate.py"),
     script:
         "../workflow/scripts/aggregate.py"
 
@@ -60,6 +62,7 @@ rule correlation_heatmap:
         seed=PLAN.report["seed"],
         # "<entry>/<value>" pairs to draw (null: each metric's headline values)
         values=PLAN.report["heatmap_values"],
+        code=script_code("correlation_heatmap.py"),
     script:
         "../workflow/scripts/correlation_heatmap.py"
 
@@ -85,6 +88,8 @@ rule mauve_bars:
         RESULTS.log("mauve_bars.log"),
     conda:
         "../envs/plots.yaml"
+    params:
+        code=script_code("mauve_bars.py"),
     script:
         "../workflow/scripts/mauve_bars.py"
 
@@ -117,6 +122,7 @@ rule few_shot_figure:
     params:
         # variant dataset -> {dataset: the config's name, n: examples per prompt}
         variants=PLAN.few_shot_variants(),
+        code=script_code("few_shot_figure.py"),
     script:
         "../workflow/scripts/few_shot_figure.py"
 
@@ -159,6 +165,7 @@ rule pr_scatter:
     params:
         # chat or base per model (imported texts: none), for the markers
         templates=PLAN.model_templates(),
+        code=script_code("pr_scatter.py"),
     script:
         "../workflow/scripts/pr_scatter.py"
 
@@ -182,6 +189,8 @@ rule html_report:
         RESULTS.log("html_report.log"),
     conda:
         "../envs/plots.yaml"
+    params:
+        code=script_code("html_report.py"),
     script:
         "../workflow/scripts/html_report.py"
 

@@ -446,3 +446,22 @@ def test_record(tmp_path):
     assert t.utcoffset() is not None and t.utcoffset().total_seconds() == 0
     assert before <= t <= datetime.now(timezone.utc)
     json.dumps(rec)
+
+
+def test_script_digest_follows_the_script_code_not_its_docstring(tmp_path):
+    """A workflow script's digest (the params value ``script_code``): the same with another
+    docstring or comment, another with other code or another imported module."""
+    from genmetrics.provenance import script_digest
+
+    script = tmp_path / "s.py"
+    body = "from genmetrics.analysis.sample_size import sample_sizes\n\nx = sample_sizes\n"
+    script.write_text('"""One docstring."""\n' + body)
+    first = script_digest(script)
+    script.write_text('"""Another docstring."""\n# a comment\n' + body)
+    assert script_digest(script) == first
+    script.write_text(body.replace("x = ", "y = "))
+    assert script_digest(script) != first
+    script.write_text(
+        body.replace("analysis.sample_size import sample_sizes", "io import write_csv")
+    )
+    assert script_digest(script) != first

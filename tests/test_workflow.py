@@ -535,6 +535,29 @@ def test_offline_run_a_module_moved_to_another_package_reruns_nothing(offline_ru
 
 
 @pytest.mark.e2e
+def test_offline_run_an_analysis_code_change_reruns_its_table_and_nothing_under_it(
+    offline_run, tmp_path
+):
+    """Analysis, figure and report rules carry the code digest of their script and of the
+    modules it imports (``script_code``): a change to ``analysis/sample_size.py`` in a copy
+    of the library reruns the sample-size table and what reads it, and no score; without
+    the change nothing reruns."""
+    import shutil
+
+    work, env, _ = offline_run
+    src = tmp_path / "src"
+    shutil.copytree(REPO / "src" / "genmetrics", src / "genmetrics")
+    env = {**env, "PYTHONPATH": str(src)}
+    assert _scheduled(_dry(work, env, TEST_CONFIG)) == {}
+    module = src / "genmetrics" / "analysis" / "sample_size.py"
+    module.write_text(module.read_text() + "_CHANGED = 1\n")
+    out = _dry(work, env, TEST_CONFIG)
+    counts = _scheduled(out)
+    assert counts.get("sample_size") == 1 and "Params have changed" in out
+    assert not {"score", "generate", "embed", "surprisal", "aggregate"} & set(counts), counts
+
+
+@pytest.mark.e2e
 def test_offline_run_new_weights_under_the_same_path_rerun_their_jobs(offline_run):
     """A local checkpoint's content keys its manifest: new weights under the same path rerun
     fetch_model (a new manifest) and everything that loads it; a touched file (same bytes) reruns

@@ -343,6 +343,25 @@ def code_digest(*modules: str) -> str:
     return digest
 
 
+def script_digest(path: str | Path) -> str:
+    """sha256 (first 16 hex characters) of a workflow script's code (docstrings left out) and
+    of :func:`code_digest` of the ``genmetrics`` modules it imports (``from P import m``: module
+    ``P.m`` where it is one): a rule's params value, so a code change reruns its jobs and a
+    module's move does not."""
+    tree = _strip_docstrings(ast.parse(Path(path).read_text(encoding="utf-8")))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("genmetrics"):
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("genmetrics"))
+    modules = sorted(m for m in found if _source_file(_find_spec(m)) is not None)
+    h = hashlib.sha256(ast.dump(tree).encode())
+    code = code_digest(*modules) if modules else ""
+    return hashlib.sha256(h.digest() + code.encode()).hexdigest()[:16]
+
+
 #: the file of remembered code digests, under ``$GENMETRICS_CACHE``
 DIGEST_STORE = "code_digests.json"
 
