@@ -60,7 +60,8 @@ onstart:
 
 def script_code(name):
     """Params value: the code digest of workflow/scripts/<name> and the genmetrics modules it
-    imports (genmetrics.provenance.script_digest): a code change reruns the rule's jobs."""
+    imports (genmetrics.provenance.script_digest): a code change reruns the rule's jobs.
+    """
     return script_digest(Path(workflow.basedir, "workflow", "scripts", name))
 
 
