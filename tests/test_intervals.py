@@ -363,14 +363,17 @@ def test_a_value_its_interval_would_miss_gets_no_bounds_and_the_reason(toys):
 
 def test_extrapolated_variance_by_hand():
     """Var(T_30) from the variances on 15 and 7 prompts (Var ∝ k^(−α)): a mean's
-    (α = 1: 1/15 and 1/7 → 1/30), a degenerate statistic's (α = 2: → 1/900), a rate outside
-    [0, 2] clamped (α = 3 read as 2; a variance that grows with k read as α = 0), and NaN
-    where a variance is not positive."""
+    (α = 1: 1/15 and 1/7 → 1/30), a degenerate statistic's (α = 2: → 1/900), a count's whose
+    variance grows with k (0.5 at 15, 0.4 at 7: α = log(0.8)/log(15/7) < 0), a rate outside
+    [−2, 2] clamped (α = 3 read as 2, about −3 as −2), and NaN where a variance is not
+    positive."""
     n, m1, m2 = 30, 15, 7
     assert extrapolated_variance(1 / 15, 1 / 7, n, m1, m2) == pytest.approx(1 / 30)
     assert extrapolated_variance(1 / 15**2, 1 / 7**2, n, m1, m2) == pytest.approx(1 / 900)
     assert extrapolated_variance(1 / 15**3, 1 / 7**3, n, m1, m2) == pytest.approx(1 / 15**3 / 4)
-    assert extrapolated_variance(0.5, 0.4, n, m1, m2) == pytest.approx(0.5)
+    alpha = math.log(0.8) / math.log(15 / 7)
+    assert extrapolated_variance(0.5, 0.4, n, m1, m2) == pytest.approx(0.5 * 0.5**alpha)
+    assert extrapolated_variance(0.5, 0.05, n, m1, m2) == pytest.approx(0.5 * 4)
     assert math.isnan(extrapolated_variance(0.0, 0.4, n, m1, m2))
     assert math.isnan(extrapolated_variance(float("nan"), 0.4, n, m1, m2))
 

@@ -36,7 +36,7 @@ be resampled replicate by replicate):
     variance of the point estimate (s²/U);
   - for a set statistic (any other: kNN precision/recall, MAUVE, Fréchet, Vendi, self-BLEU,
     distinct-n, …) the variance need not shrink as 1/U (a distance between two samples of one
-    distribution shrinks as 1/U², the n-gram Vendi Score's hardly at all), so it is measured:
+    distribution shrinks as 1/U², the n-gram Vendi Score's grows with U), so it is measured:
     the complementary pairs give E[(T(S_2j) − T(S_2j+1))²]/2, unbiased for the variance of T
     on m prompts, and B more draws of ⌊U/4⌋ prompts, each nested in its half draw (so pairs
     are disjoint too), give it on ⌊U/4⌋; :func:`~genmetrics.scoring.set_variance.extrapolated_variance` reads the rate off the
@@ -530,7 +530,7 @@ def _method(
             f"(variance_scale) the value's variance at {n} prompts over the draws' variance; "
             f"the variance at {n} extrapolated from independent samples of {m} and {n // 4} "
             f"prompts (the draws in disjoint pairs, and {b} draws of {n // 4} nested in them; "
-            "Var ∝ k^(−α), α in [0, 2] read off the two sizes); clipped to the value's range; "
+            "Var ∝ k^(−α), α in [−2, 2] read off the two sizes); clipped to the value's range; "
             "percentile interval"
         )
     elif scheme == "half":

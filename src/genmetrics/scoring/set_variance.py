@@ -6,7 +6,7 @@ A mean over texts, pairs or prompts has variance s²/n, so the half draws' sprea
 m/(n − m) is its variance at n (the delete-d jackknife). A statistic of the whole set need not
 shrink so: a distance between two samples of one distribution (MMD², Fréchet's bias) shrinks
 as 1/n², a coupon-collector count (distinct-n) about as 1/n but not around its subsets' mean,
-the n-gram Vendi Score hardly at all. Here the variance is measured where samples are
+the n-gram Vendi Score's grows with the set (an effective count). Here the variance is measured where samples are
 independent — two disjoint halves of the prompts, two disjoint quarters — and extrapolated to
 n along Var(T_k) ∝ k^(−α), the rate read off the two sizes (subsampling with an unknown rate:
 Bertail, Politis & Romano 1999, JASA 94: 569–579).
@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 #: the range of the exponent α of Var(T_k) ∝ k^(−α) that :func:`extrapolated_variance` reads
-RATES = (0.0, 2.0)
+RATES = (-2.0, 2.0)
 
 
 def extrapolated_variance(v_half: float, v_quarter: float, n: int, m1: int, m2: int) -> float:
@@ -30,8 +30,9 @@ def extrapolated_variance(v_half: float, v_quarter: float, n: int, m1: int, m2: 
     Var(T_n) = v_half·(m1/n)^α: subsampling at two sizes with an unknown rate (Bertail,
     Politis & Romano 1999, JASA 94: 569–579). α = 1 is a mean's rate; α = 2 that of a distance
     between two samples of one distribution (a degenerate second-order statistic, e.g. MMD²),
-    the fastest of the registered metrics; α = 0 a variance that does not shrink. NaN where a
-    variance is not a positive number."""
+    the fastest of the registered metrics; α = 0 a variance that does not shrink; α = −2 that
+    of a count growing in proportion to the set (the n-gram Vendi Score, an effective number
+    of distinct texts). NaN where a variance is not a positive number."""
     if not (math.isfinite(v_half) and math.isfinite(v_quarter) and v_half > 0 and v_quarter > 0):
         return math.nan
     alpha = float(np.clip(math.log(v_quarter / v_half) / math.log(m1 / m2), *RATES))
