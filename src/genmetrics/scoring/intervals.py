@@ -39,13 +39,15 @@ be resampled replicate by replicate):
     distribution shrinks as 1/U², the n-gram Vendi Score's grows with U), so it is measured:
     the complementary pairs give E[(T(S_2j) − T(S_2j+1))²]/2, unbiased for the variance of T
     on m prompts, and B more draws of ⌊U/4⌋ prompts, each nested in its half draw (so pairs
-    are disjoint too), give it on ⌊U/4⌋; :func:`~genmetrics.scoring.set_variance.extrapolated_variance` reads the rate off the
-    two sizes and extrapolates to U (Bertail, Politis & Romano 1999). This costs B more
+    are disjoint too), give it on ⌊U/4⌋;
+    :func:`~genmetrics.scoring.set_variance.extrapolated_variance` reads the rate off the two
+    sizes and extrapolates to U (Bertail, Politis & Romano 1999). This costs B more
     recomputations on sets a quarter the size, needs U ≥ 8 (else the mean's factor, and the
     method says so), and replaces the mean's factor, which made the replicates of set
-    statistics 0.7–1.6 times as spread as the values really are (Fréchet's 1.47 and
-    distinct-1's 1.32 times in the paired simulation: tests/test_paired_simulation.py) and
-    those of the n-gram Vendi Score 0.3–0.6 times.
+    statistics 0.44–1.61 times as spread as the values really are over fresh samples of 160
+    (benchmarks/bench_intervals.py: the n-gram Vendi Score 0.44, Fréchet 1.61; now 0.89–1.19,
+    docs/metrics/index.md) and Fréchet's and distinct-1's 1.47 and 1.32 times in the paired
+    simulation (tests/test_paired_simulation.py).
 
   Why not draws with replacement: a prompt drawn twice puts the
   same text twice in the set, which every metric comparing texts within a set reads as
