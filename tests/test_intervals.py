@@ -400,7 +400,7 @@ def test_a_set_statistic_replicates_spread_as_the_statistic_does(toys):
     too spread; the extrapolated ones are not. Over 120 datasets of 40 prompts, the mean sd of
     the replicates over the sd of T across datasets is within 0.8–1.25 for T and for the mean
     (whose factor stays m/(U − m), as the method says), and T's replicates with the mean's
-    factor would be at least 1.25 times too spread (measured: 0.85 and 1.36)."""
+    factor would be at least 1.25 times too spread (measured: 0.83 and 1.32)."""
 
     @register("iv_square", input="embeddings", values={"square": HIGHER})
     def iv_square(candidate):
