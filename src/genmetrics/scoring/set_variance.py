@@ -6,10 +6,10 @@ A mean over texts, pairs or prompts has variance s²/n, so the half draws' sprea
 m/(n − m) is its variance at n (the delete-d jackknife). A statistic of the whole set need not
 shrink so: a distance between two samples of one distribution (MMD², Fréchet's bias) shrinks
 as 1/n², a coupon-collector count (distinct-n) about as 1/n but not around its subsets' mean,
-the n-gram Vendi Score's grows with the set (an effective count). Here the variance is measured where samples are
-independent — two disjoint halves of the prompts, two disjoint quarters — and extrapolated to
-n along Var(T_k) ∝ k^(−α), the rate read off the two sizes (subsampling with an unknown rate:
-Bertail, Politis & Romano 1999, JASA 94: 569–579).
+the n-gram Vendi Score's grows with the set (an effective count). Here the variance is
+measured where samples are independent — two disjoint halves of the prompts, two disjoint
+quarters — and extrapolated to n along Var(T_k) ∝ k^(−α), the rate read off the two sizes
+(subsampling with an unknown rate: Bertail, Politis & Romano 1999, JASA 94: 569–579).
 """
 
 from __future__ import annotations
