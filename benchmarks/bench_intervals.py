@@ -6,8 +6,9 @@ sampling spread, and what they cost.
 1. **Calibration.** A metric's true standard deviation at n = 160 items per set, from --runs
    fresh samples, against the mean standard deviation of the replicates of the half-sample
    scheme (the default) and, where the metric allows it, of the with-replacement bootstrap on
-   10 of those samples (5 for MAUVE and Fréchet; B = 100 each): Gaussian features (kNN precision/recall, KID, Vendi, chamfer, MAUVE,
-   Fréchet; both sets drawn afresh: the references are tied to the prompts) and, with
+   10 of those samples (5 for MAUVE and Fréchet; B = 100 each): Gaussian features (kNN
+   precision/recall, KID, Vendi, chamfer, MAUVE, Fréchet; both sets drawn afresh: the
+   references are tied to the prompts) and, with
    --texts (a JSONL file with ``text``, e.g. the demo's ``results/data/bbc/raw.jsonl``),
    160 of its texts cut to their first 50 words (self-BLEU, distinct-n, the n-gram Vendi
    Score, compression ratio, MATTR). Also the mean of the with-replacement replicates: far

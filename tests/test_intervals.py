@@ -16,12 +16,7 @@ from genmetrics.metrics import compute, get
 from genmetrics.metrics import registry as reg
 from genmetrics.metrics.registry import HIGHER, MetricResult, register
 from genmetrics.scoring.from_files import score_loaded
-from genmetrics.scoring.intervals import (
-    DEFAULTS,
-    draws,
-    quarter_draws,
-    units,
-)
+from genmetrics.scoring.intervals import DEFAULTS, draws, quarter_draws, units
 from genmetrics.scoring.set_variance import extrapolated_variance
 
 WORDS = "the a river stone market city green old quiet bright song road north glass".split()

@@ -358,8 +358,8 @@ def script_digest(path: str | Path) -> str:
             found.update(a.name for a in node.names if a.name.startswith("genmetrics"))
     modules = sorted(m for m in found if _source_file(_find_spec(m)) is not None)
     h = hashlib.sha256(ast.dump(tree).encode())
-    code = code_digest(*modules) if modules else ""
-    return hashlib.sha256(h.digest() + code.encode()).hexdigest()[:16]
+    h.update(code_digest(*modules).encode() if modules else b"")
+    return h.hexdigest()[:16]
 
 
 #: the file of remembered code digests, under ``$GENMETRICS_CACHE``

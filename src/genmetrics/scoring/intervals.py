@@ -281,7 +281,8 @@ def _half_orders(n_units: int, resamples: int, seed: int) -> list[np.ndarray]:
 
 def quarter_draws(n_units: int, resamples: int, seed: int) -> list[np.ndarray]:
     """Draw b of ⌊U/4⌋ units: the first ⌊U/4⌋ of half draw b in its random order, sorted, so
-    draws 2j and 2j + 1 are disjoint like their half draws (:func:`extrapolated_variance`)."""
+    draws 2j and 2j + 1 are disjoint like their half draws
+    (:func:`~genmetrics.scoring.set_variance.extrapolated_variance`)."""
     return [np.sort(d[: n_units // 4]) for d in _half_orders(n_units, resamples, seed)]
 
 
@@ -453,9 +454,18 @@ def bootstrap(
         scale = [m / (n_units - m)] * len(names)
         if extrapolate:
             small, q_failed, q_first = replicates(quarter_draws(n_units, b, seed))
-            scale, extrapolated = set_scale(
-                names, reps, small, spread, scale, n_units, (failed, q_failed, q_first or first)
-            )
+            if max(failed, q_failed) > b // 2:
+                extrapolated = (
+                    f"not extrapolated: {max(failed, q_failed)} of {b} draws of {m} or "
+                    f"{n_units // 4} prompts failed (first: {first or q_first})"
+                )
+            else:  # a mean over texts (mean_words), or no usable variance: the mean's factor
+                measured = set_scale(reps, small, spread, n_units)
+                scale = [
+                    s2 if v != "mean_words" and math.isfinite(s2) else mean
+                    for v, s2, mean in zip(names, measured, scale, strict=True)
+                ]
+                extrapolated = "extrapolated"
         elif set_statistic:
             extrapolated = f"not extrapolated: {n_units} prompts, fewer than 8"
         reps = point + np.sqrt(np.array(scale)) * (reps - centre)

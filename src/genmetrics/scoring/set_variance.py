@@ -39,36 +39,20 @@ def extrapolated_variance(v_half: float, v_quarter: float, n: int, m1: int, m2: 
     return v_half * (m1 / n) ** alpha
 
 
-def set_scale(
-    names: list[str],
-    half: np.ndarray,
-    quarter: np.ndarray,
-    spread: np.ndarray,
-    mean_scale: list[float],
-    n: int,
-    failures: tuple[int, int, str],
-) -> tuple[list[float], str]:
-    """s² per value of a set statistic (the factor of the half draws' deviations): its
+def set_scale(half: np.ndarray, quarter: np.ndarray, spread: np.ndarray, n: int) -> list[float]:
+    """s² per value (column) of a set statistic, the factor of the half draws' deviations: its
     variance at n prompts (:func:`extrapolated_variance` of the mean of (T(S_2j) − T(S_2j+1))²/2
-    over the complementary half draws and of the same over the quarter draws, each unbiased
-    for the variance of T on an independent sample of that many prompts) over the half draws'
-    variance ``spread``. A mean's factor for ``mean_words``, for a value whose variances are not
-    positive numbers, and for every value when more than half of a size's draws failed
-    (``failures``: the half's and the quarter's counts and the first error; the second return
-    says so)."""
-    b, m, m2 = len(half) // 2 * 2, n // 2, n // 4
-    if max(failures[:2]) > len(half) // 2:
-        return mean_scale, (
-            f"not extrapolated: {max(failures[:2])} of {len(half)} draws of {m} or {m2} "
-            f"prompts failed (first: {failures[2]})"
-        )
+    over the complementary half draws ``half`` and of the same over the quarter draws
+    ``quarter``, each unbiased for the variance of T on an independent sample of that many
+    prompts) over the half draws' variance ``spread``; NaN where a variance is not a positive
+    number (NaN draws, failed ones, are left out)."""
+    b = len(half) // 2 * 2
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a value NaN in every draw
         v_half = np.nanmean((half[0:b:2] - half[1:b:2]) ** 2, axis=0) / 2
         v_quarter = np.nanmean((quarter[0:b:2] - quarter[1:b:2]) ** 2, axis=0) / 2
     out = []
-    for j, v in enumerate(names):
-        var_n = extrapolated_variance(float(v_half[j]), float(v_quarter[j]), n, m, m2)
-        ok = v != "mean_words" and math.isfinite(var_n) and spread[j] > 0
-        out.append(var_n / float(spread[j]) if ok else mean_scale[j])
-    return out, "extrapolated"
+    for vh, vq, sp in zip(v_half, v_quarter, spread, strict=True):
+        var_n = extrapolated_variance(float(vh), float(vq), n, n // 2, n // 4)
+        out.append(var_n / float(sp) if sp > 0 else math.nan)
+    return out
