@@ -112,13 +112,15 @@ STUDY_PLANS := webtext-plan pr-scale-plan biographies-plan creative-plan chat-vs
 $(STUDY_PLANS): install
 	$(BIN)/python -m genmetrics.plan.study_plan $(@:-plan=) --cores $(CORES) $(if $(PROFILE),--profile $(PROFILE))
 
+# Every study passes --rerun-incomplete: an interrupted run resumes with the same command and
+# redoes the jobs it was in (as the demo does).
 # The precision/recall paper's studies (Le Bronnec et al. 2024; docs/studies.md): each a ready
 # config at 2-core size on the registry models and ../shared/data, writing results/<study>/.
 # webtext: the P/R plane with 2-sigma ellipses (Fig. 1), MAUVE bars (Fig. B.2), the variance
 # split (Table B.4) and the N and k sweeps (Fig. 6 / B.1).
 webtext: install
-	$(BIN)/snakemake --cores $(CORES) all sweeps --configfile configs/webtext.yaml
-	$(BIN)/snakemake --cores $(CORES) webtext_side_by_side --configfile configs/webtext.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete all sweeps --configfile configs/webtext.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete webtext_side_by_side --configfile configs/webtext.yaml
 
 # pr-scale: P/R at sizes that can show the effects, on texts that exist (no generation): the N
 # sweep to 981 per side and the k sweep (GPT-2 samples against WebText, Fig. 6 / B.1), P and R
@@ -126,23 +128,23 @@ webtext: install
 # three DetectGPT domains), Fig. A.5's correlations with PRD's F_8 and F_1/8, and the paper's
 # numbers beside ours (analysis/pr_scale_side_by_side.md). About 7 min on 2 shared cores.
 pr-scale: install
-	$(BIN)/snakemake --cores $(CORES) all sweeps pr_scale_comparison --configfile configs/pr_scale.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete all sweeps pr_scale_comparison --configfile configs/pr_scale.yaml
 
 # biographies: WikiText-2 paragraphs with n in-context examples; P/R against n (Fig. 8) and the
 # correlation table of P, R, MAUVE, Self-BLEU and Distinct-4 across models (Fig. 7).
 biographies: install
-	$(BIN)/snakemake --cores $(CORES) --configfile configs/biographies.yaml
-	$(BIN)/snakemake --cores $(CORES) biographies_side_by_side --configfile configs/biographies.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete --configfile configs/biographies.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete biographies_side_by_side --configfile configs/biographies.yaml
 
 # creative: 50 creative-writing prompts, several samples per prompt; the model x model table (Table 1).
 creative: install
-	$(BIN)/snakemake --cores $(CORES) --configfile configs/creative.yaml
-	$(BIN)/snakemake --cores $(CORES) creative_side_by_side --configfile configs/creative.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete --configfile configs/creative.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete creative_side_by_side --configfile configs/creative.yaml
 
 # chat-vs-base: the same WebText prompts through a chat model and its base model.
 chat-vs-base: install
-	$(BIN)/snakemake --cores $(CORES) --configfile configs/chat_vs_base.yaml
-	$(BIN)/snakemake --cores $(CORES) chat_vs_base_side_by_side --configfile configs/chat_vs_base.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete --configfile configs/chat_vs_base.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete chat_vs_base_side_by_side --configfile configs/chat_vs_base.yaml
 
 # The diversity paper's studies (Shaib et al. 2024; docs/studies.md "The diversity paper's and
 # OmniInput's experiments"), on real system outputs in ../shared/data (nothing generated).
@@ -150,12 +152,12 @@ chat-vs-base: install
 # system raw and truncated (Tables 3-5, 7), length correlation (Table 6), CNN/DM-XSum stability
 # (Table 2), the score heatmap with ROUGE-1 and BERTScore (Fig. 2).
 summary-diversity: install
-	$(BIN)/snakemake --cores $(CORES) --configfile configs/summary_diversity.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete --configfile configs/summary_diversity.yaml
 
 # instruction-diversity: ten chat models' AlpacaEval responses (our extension: the paper scores
 # no responses; its Tables 9, 13 are the instruction-sets study below).
 instruction-diversity: install
-	$(BIN)/snakemake --cores $(CORES) --configfile configs/instruction_diversity.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete --configfile configs/instruction_diversity.yaml
 
 # instruction-sets: the *instructions* of instruction sets compared with each other (§10.2,
 # App. A.4-A.5, Tables 9, 12, 13): CR, CR: POS, self-repetition and NGD per set, whole and
@@ -163,7 +165,7 @@ instruction-diversity: install
 # source subsets of AlpacaEval's 805 instructions (the paper's training sets are not offline)
 # -> results/instruction-sets/analysis/instruction_sets.md. About 1.5 min on 2 shared cores.
 instruction-sets: install
-	$(BIN)/snakemake --cores $(CORES) --configfile configs/instruction_sets.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete --configfile configs/instruction_sets.yaml
 
 # runtime: the time of every Shaib et al. (2024) diversity score as the number of texts grows,
 # ours and the `diversity` package's on the same REALSumm summaries (their Fig. 3) ->
@@ -175,16 +177,16 @@ studies: webtext pr-scale biographies creative chat-vs-base summary-diversity in
 
 # Controlled P/R experiment on AG News (Le Bronnec et al. 2024, Fig. 2); needs ../shared/data.
 agnews-experiment: install
-	$(BIN)/snakemake --cores $(CORES) --configfile configs/agnews_pr.yaml
-	$(BIN)/snakemake --cores $(CORES) agnews_side_by_side --configfile configs/agnews_pr.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete --configfile configs/agnews_pr.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete agnews_side_by_side --configfile configs/agnews_pr.yaml
 
 # Diversity scores of GPT-2 1.5B decoding settings (T=1, top-k 40, T=0.7); needs ../shared/data.
 gpt2-decoding: install
-	$(BIN)/snakemake --cores $(CORES) --configfile configs/gpt2_decoding.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete --configfile configs/gpt2_decoding.yaml
 
 # FACE-2 scaling check (Liu et al. 2025, Table 2) on the Fast-DetectGPT continuations; needs ../shared/data.
 face-scaling: install
-	$(BIN)/snakemake --cores $(CORES) --configfile configs/face_scaling.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete --configfile configs/face_scaling.yaml
 
 # FACE on stored surprisal (WebText vs GPT-2 samples; the FACE paper's size pairs), printing the tables.
 face-real-data: install-test
@@ -197,23 +199,23 @@ face-agreement: install-test
 # OmniInput toy validation (Liu et al. §3.2): digit GPT-2, exact enumeration vs Wang-Landau
 # (uniform and gradient proposals) and Monte Carlo at equal budgets -> results/omniinput/toy/validation.json
 omniinput-toy: install
-	$(BIN)/snakemake --cores $(CORES) omniinput_toy
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete omniinput_toy
 
 # The toy and the SmolLM2 run (8-token inputs, judge-LM annotator): PR curves and samples per bin
 omniinput: install
-	$(BIN)/snakemake --cores $(CORES) omniinput
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete omniinput
 
 # OmniInput study (Liu et al. §3.3, §3.4, Table 1): SmolLM2 vs Gemma-3 at 25 and 100 tokens (AUPR
 # over 3 sampler seeds), a classifier's logit as the target (AG News Sports, trained here), two
 # judge LMs on the same samples. About 15-20 min on 2 cores.
 omniinput-compare: install
-	$(BIN)/snakemake --cores $(CORES) omniinput --configfile configs/omniinput_compare.yaml
-	$(BIN)/snakemake --cores $(CORES) omniinput_compare_side_by_side --configfile configs/omniinput_compare.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete omniinput --configfile configs/omniinput_compare.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete omniinput_compare_side_by_side --configfile configs/omniinput_compare.yaml
 
 # Agreement of metrics with human judgments (REALSumm, XSum hallucinations, HANNA, contrastive
 # search and RankGen A/B) -> results/human-agreement/agreement/summary.md, figures and a
 # Snakemake report; needs ../shared/data. About 5 min on 2 cores.
 agreement: install
-	$(BIN)/snakemake --cores $(CORES) agreement --configfile configs/agreement.yaml
+	$(BIN)/snakemake --cores $(CORES) --rerun-incomplete agreement --configfile configs/agreement.yaml
 	$(BIN)/snakemake --cores $(CORES) --configfile configs/agreement.yaml --report results/human-agreement/report.html
 	@echo "Summary: results/human-agreement/agreement/summary.md  Report: results/human-agreement/report.html"
