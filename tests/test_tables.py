@@ -189,7 +189,7 @@ def test_spread_and_headline_agree(tmp_path, fraction):
         assert row["n_runs"] == head["n_seeds"] == 2
         assert row["n_candidate"] == head["n_candidate"] == 25
         assert row["reference_pool"] == head["n_reference"] == 30
-        assert "headline" in row["over"] and "reference resample 0" in row["over"]
+        assert "headline" in row["over"] and "reference set 0" in row["over"]
         if fraction == 1.0:  # the same texts: the headline's numbers
             assert row["n_reference"] == 30
             assert row["mean"] == pytest.approx(head["mean"], abs=1e-12)

@@ -82,13 +82,30 @@ def test_end_to_end(e2e):
     free = df[(df.entry == "self_bleu") & (df.name == "mean_words")]
     assert len(lc) == 4 and lc.value.max() - lc.value.min() < 1e-9
     assert lc.value.max() <= free.value.min() + 1e-9
-    # spread over seeds (vary Q) and reference resamples (vary P), Table B.4
+    # spread over seeds (vary Q) and reference sets drawn again (vary P), Table B.4
     spread = pd.read_csv(res / "spread.csv")
     nuc = spread[(spread.model == "smollm2-nucleus") & (spread.value_name == "precision")]
     assert set(nuc.vary) == {"candidate", "reference", "both"}
     assert nuc.set_index("vary").loc["candidate", "n_runs"] == 2
     assert nuc.set_index("vary").loc["reference", "n_runs"] == 3
     assert (nuc["std"] >= 0).all() and ((nuc["mean"] >= 0) & (nuc["mean"] <= 1)).all()
+    # each draw: the dataset's cleaning with sample seed 0, 1, 2 (draw 0 = the references)
+    clean = cfg["datasets"]["agnews"]["clean"]
+    pool = json.loads((res / "data/agnews/clean_stats.json").read_text())["pool"]
+    assert set(nuc.reference_sets) == {"redraw"} and set(nuc.n_reference) == {clean["sample"]}
+    assert set(nuc.reference_pool) == {pool} and pool > 3 * clean["sample"]
+    draws = [
+        [
+            json.loads(line)["id"]
+            for line in open(res / f"data/agnews/reference_draws/draw{s}.jsonl")
+        ]
+        for s in (0, 1, 2)
+    ]
+    assert draws[0] == [r["id"] for r in refs] and draws[1] != draws[0] != draws[2]
+    shared = [
+        len(set(a) & set(b)) / clean["sample"] for i, a in enumerate(draws) for b in draws[i + 1 :]
+    ]
+    assert nuc.reference_overlap.iloc[0] == pytest.approx(sum(shared) / 3)
     summary = pd.read_csv(res / "scores_summary.csv")
     row = summary[(summary.model == "smollm2-nucleus") & (summary.name == "recall")]
     assert row.n_seeds.item() == 2 and row["std"].item() >= 0

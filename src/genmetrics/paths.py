@@ -14,6 +14,8 @@ and :func:`asset_manifest` place them.
 source name            rows
 =====================  ===========================================================
 ``references``         the cleaned human texts of a dataset
+``references/draw{s}`` the same cleaning with its sample drawn again with seed ``s`` (a spread
+                       entry's ``references: redraw``: Le Bronnec et al. (2024), Table B.4)
 ``prompts``            the dataset's prompts
 ``{model}/seed{seed}`` one model's generations (or imported texts) for one seed
 =====================  ===========================================================
@@ -32,6 +34,13 @@ from pathlib import Path
 REFERENCES = "references"
 #: the source name of a dataset's prompts
 PROMPTS = "prompts"
+#: a reference draw's source name is ``references/draw{seed}`` (:func:`reference_draw_source`)
+DRAW = "/draw"
+
+
+def reference_draw_source(seed: int) -> str:
+    """The source name of the references drawn again with sample seed ``seed``."""
+    return f"{REFERENCES}{DRAW}{int(seed)}"
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,9 @@ class ResultPaths:
     raw: str = "results/data/{dataset}/raw.jsonl"
     references: str = "results/data/{dataset}/references.jsonl"
     clean_stats: str = "results/data/{dataset}/clean_stats.json"
+    # the references drawn again with another sample seed (spread: references: redraw)
+    reference_draw: str = "results/data/{dataset}/reference_draws/draw{draw}.jsonl"
+    reference_draw_stats: str = "results/data/{dataset}/reference_draws/draw{draw}.stats.json"
     size_check: str = "results/data/{dataset}/size_check.json"
     prompts: str = "results/data/{dataset}/prompts.jsonl"
     # generation (rules/generate.smk)
@@ -180,15 +192,22 @@ class ResultPaths:
         return f"{_prefix(self.root)}logs/{name}"
 
     def texts(self, dataset: str, source: str) -> str:
-        """The rows of a source: human references, the dataset's prompts, or a model's
-        generations."""
+        """The rows of a source: human references (or a draw of them), the dataset's prompts,
+        or a model's generations."""
         if source == REFERENCES:
             return self.references.format(dataset=dataset)
         if source == PROMPTS:
             return self.prompts.format(dataset=dataset)
+        if source.startswith(REFERENCES + DRAW):
+            return self.reference_draw.format(
+                dataset=dataset, draw=source[len(REFERENCES + DRAW) :]
+            )
         model, sep, seed = source.rpartition("/seed")
         if not sep:
-            raise ValueError(f"not a source name: {source!r} (references, prompts or model/seedN)")
+            raise ValueError(
+                f"not a source name: {source!r} (references, references/drawN, prompts or "
+                "model/seedN)"
+            )
         return self.generations.format(dataset=dataset, model=model, seed=seed)
 
 

@@ -122,23 +122,56 @@ def spread(
 
 def spread_analysis(
     metric: MetricLike,
-    reference: np.ndarray,
+    reference: np.ndarray | None,
     candidates: Sequence[np.ndarray],
     params: Mapping[str, Any] | None,
     settings: Mapping[str, Any],
+    *,
+    draws: Sequence[tuple[Sequence[str], np.ndarray]] | None = None,
+    pool: int | None = None,
 ) -> dict[str, Any]:
-    """One spread job: P = ``settings["reference_resamples"]`` subsamples (without replacement,
-    seeds ``settings["seed"]`` + i) of ``fraction`` of the reference pool; Q = one candidate
-    set per generation seed; :func:`spread` over them.
+    """One spread job: Q = one candidate set per generation seed; P = the reference sets of
+    ``settings["references"]``, then :func:`spread` over them.
 
-    Returns ``{"reference_size", "reference_pool", "seeds", "candidate_sizes", "settings",
-    "rows"}`` (``candidate_sizes``: the texts of each seed's set, in order).
+    * ``subsample`` (the default): ``settings["reference_resamples"]`` subsamples (without
+      replacement, seeds ``settings["seed"]`` + i) of ``fraction`` of ``reference``, the
+      entry's reference features; the sets share most of their texts.
+    * ``redraw``: ``draws``, (ids, features) of each reference set the workflow drew again
+      from the dataset's cleaned pool of ``pool`` texts (its sample seed ``seed`` + i), as the
+      P/R paper's code draws its reference sets (Le Bronnec et al. (2024), Table B.4:
+      ``ref_dataset.shuffle(seed=ref_seed).select(range(N))``).
+
+    Returns ``{"reference_size", "reference_pool", "reference_sets", "reference_overlap",
+    "seeds", "candidate_sizes", "settings", "rows"}`` (``reference_overlap``: the mean share of
+    texts two reference sets have in common; ``candidate_sizes``: the texts of each seed's
+    set, in order).
     """
-    n = int(round(float(settings["fraction"]) * len(reference)))
-    refs = resample(reference, n, int(settings["reference_resamples"]), seed=int(settings["seed"]))
+    scheme = settings.get("references", "subsample")
+    num, seed = int(settings["reference_resamples"]), int(settings["seed"])
+    if scheme == "redraw":
+        if not draws or len(draws) != num:
+            raise GenmetricsError(
+                f"spread: references: redraw needs {num} reference draws, got {len(draws or [])}"
+            )
+        refs = [np.asarray(emb) for _, emb in draws]
+        id_sets = [set(map(str, ids)) for ids in (d[0] for d in draws)]
+        n, pool_size = len(refs[0]), pool
+    elif scheme == "subsample":
+        if reference is None:
+            raise GenmetricsError("spread: references: subsample needs the reference features")
+        n = int(round(float(settings["fraction"]) * len(reference)))
+        refs = resample(reference, n, num, seed=seed)
+        id_sets = [
+            set(map(int, ix)) for ix in resample(np.arange(len(reference)), n, num, seed=seed)
+        ]
+        pool_size = len(reference)
+    else:
+        raise GenmetricsError(f"spread: references must be subsample or redraw, not {scheme!r}")
     return {
         "reference_size": n,
-        "reference_pool": len(reference),
+        "reference_pool": pool_size,
+        "reference_sets": scheme,
+        "reference_overlap": mean_overlap(id_sets),
         "seeds": len(candidates),
         "candidate_sizes": [len(c) for c in candidates],
         "settings": dict(settings),
@@ -146,16 +179,29 @@ def spread_analysis(
     }
 
 
+def mean_overlap(sets: Sequence[set]) -> float | None:
+    """The mean over pairs of sets of ``|A ∩ B| / min(|A|, |B|)`` (None for fewer than two)."""
+    pairs = [(a, b) for i, a in enumerate(sets) for b in sets[i + 1 :]]
+    if not pairs:
+        return None
+    return float(np.mean([len(a & b) / max(1, min(len(a), len(b))) for a, b in pairs]))
+
+
 SPREAD_COLUMNS = ["dataset", "model", "entry", "metric", "value_name", "headline", "scale"]
 SPREAD_COLUMNS += ["vary", "over", "mean", "std", "n_runs"]
 SPREAD_COLUMNS += ["n_candidate", "n_reference", "reference_pool"]
+SPREAD_COLUMNS += ["reference_sets", "reference_overlap"]
 #: what the mean and std of each ``vary`` mode are over (``spread.csv``'s ``over`` column)
 SPREAD_OVER = {
-    "candidate": "generation seeds, each against reference resample 0 (n_reference of the "
-    "reference_pool texts; the headline: the same seeds against all reference_pool texts)",
-    "reference": "reference resamples (n_reference of the reference_pool texts each), each "
-    "against the first seed's texts",
-    "both": "pairs (seed i, reference resample i)",
+    "candidate": "generation seeds, each against reference set 0 (n_reference texts; the "
+    "headline: the same seeds against the dataset's references)",
+    "reference": "reference sets of n_reference texts ({how}), each against the first seed's texts",
+    "both": "pairs (seed i, reference set i)",
+}
+#: how a spread record's reference sets were drawn (``spread.csv``'s ``reference_sets``)
+REFERENCE_SETS = {
+    "subsample": "subsamples of the reference_pool texts, the dataset's references",
+    "redraw": "independent draws from the reference_pool texts, the dataset's cleaned pool",
 }
 
 
@@ -169,10 +215,13 @@ def spread_table(records: Iterable[Mapping[str, Any]]):
     scale convention (a proportion 0–1: mean and std divided where the metric reports % or
     0–100; ``scale``) and the same std (ddof=1); ``over`` says what the mean and std run over
     (:data:`SPREAD_OVER`). The headline averages each seed scored against every reference
-    text (``reference_pool``); a spread run compares ``n_reference`` of them (a resample of
-    ``fraction`` of the pool; kNN radii grow on fewer texts), so its mean differs from the
-    headline's unless ``fraction`` is 1. ``n_candidate``: the fewest texts of a seed in the
-    runs; records written before it was kept leave it empty."""
+    text; a subsample run compares ``n_reference`` of them (a resample of ``fraction`` of the
+    pool; kNN radii grow on fewer texts), so its mean differs from the headline's unless
+    ``fraction`` is 1; a redraw run compares other sets of as many texts, drawn from the
+    dataset's cleaned pool (``reference_pool``). ``reference_sets`` says which
+    (:data:`REFERENCE_SETS`), ``reference_overlap`` the mean share of texts two of its sets
+    have in common. ``n_candidate``: the fewest texts of a seed in the runs; records written
+    before it was kept leave it empty."""
     import pandas as pd
 
     from genmetrics.analysis.headline import is_headline
@@ -181,6 +230,8 @@ def spread_table(records: Iterable[Mapping[str, Any]]):
     rows = []
     for rec in records:
         sizes = list(rec.get("candidate_sizes") or [])
+        # records written before redraw was offered are subsamples
+        scheme = rec.get("reference_sets", "subsample")
         metric = rec.get("metric", rec["entry"])
         for r in rec["rows"]:
             scale, factor = table_scale(metric, r["value"])
@@ -196,13 +247,17 @@ def spread_table(records: Iterable[Mapping[str, Any]]):
                     "headline": is_headline(metric, r["value"]),
                     "scale": scale,
                     "vary": r["vary"],
-                    "over": SPREAD_OVER.get(r["vary"], r["vary"]),
+                    "over": SPREAD_OVER.get(r["vary"], r["vary"]).format(
+                        how=REFERENCE_SETS.get(scheme, scheme)
+                    ),
                     "mean": _number(r["mean"]) * factor,
                     "std": _number(r["std"]) * factor,  # NaN (JSON null) for one run
                     "n_runs": r["n_runs"],
                     "n_candidate": min(n) if n else None,
                     "n_reference": rec.get("reference_size"),
                     "reference_pool": rec.get("reference_pool"),
+                    "reference_sets": scheme,
+                    "reference_overlap": rec.get("reference_overlap"),
                 }
             )
     out = pd.DataFrame(rows, columns=SPREAD_COLUMNS)

@@ -45,11 +45,12 @@ def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd
       reference set, with the interval over prompts of its rows (``lower``/``upper`` as
       ``recall_lower`` ... ``precision_upper``; NaN where a row has none) and its sizes
       (``n_candidate``, ``n_reference``; NaN where ``scores`` has none);
-    * ``kind="resample"``: one per reference resample of a spread record
+    * ``kind="resample"``: one per reference set of a spread record
       (:func:`genmetrics.analysis.distribution.spread_analysis`, the ``vary="reference"``
-      runs): the model's first seed against a random ``fraction`` of the reference set
-      (resample ``i`` drawn with seed ``settings.seed + i``); its reference is the entry's, as
-      in ``scores``; ``n_reference``: the references it drew (the record's
+      runs): the model's first seed against a random ``fraction`` of the reference set, or
+      with ``references: redraw`` against a new draw from the dataset's cleaned pool (set
+      ``i`` drawn with seed ``settings.seed + i``); its reference is the entry's, as in
+      ``scores``; ``n_reference``: the references it drew (the record's
       ``reference_size``), ``n_candidate`` NaN. Records of other metrics, or of no scored
       (dataset, entry), are skipped.
     """

@@ -16,7 +16,7 @@ from genmetrics.agreement.settings import AgreementPlan
 from genmetrics.metrics.kinds import PARTS
 from genmetrics.omniinput.settings import PROPOSALS, OmniPlan
 from genmetrics.params import canonical
-from genmetrics.paths import PROMPTS, REFERENCES, RESULTS, ResultPaths
+from genmetrics.paths import DRAW, PROMPTS, REFERENCES, RESULTS, ResultPaths
 from genmetrics.plan.inputs import POS_ASSETS, JobInputs
 from genmetrics.plan.instruction_sets import InstructionSetQueries
 from genmetrics.plan.jobs import JobParams
@@ -129,13 +129,15 @@ class Plan(
             ),
             "seed": r"\d+",
             "shard": r"\d+",
+            "draw": r"\d+",
             "run": names_pattern(self.omniinput.runs),
             "classifier": names_pattern(self.omniinput.classifiers),
             "comparison": names_pattern(self.omniinput.comparisons),
             "variance": names_pattern(self.omniinput.variance),
             "jset": names_pattern(self.agreement.sets),
             "proposal": "|".join(PROPOSALS),
-            "source": rf"(?:{REFERENCES}|{PROMPTS}|(?:{models})/seed\d+)(?:\.(?:{parts}))?",
+            "source": rf"(?:{REFERENCES}(?:{DRAW}\d+)?|{PROMPTS}|(?:{models})/seed\d+)"
+            rf"(?:\.(?:{parts}))?",
         }
 
     def model_templates(self) -> dict[str, str]:

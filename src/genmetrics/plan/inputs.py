@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from genmetrics import GenmetricsError
-from genmetrics.paths import REFERENCES, asset_manifest, model_manifest
+from genmetrics.paths import REFERENCES, asset_manifest, model_manifest, reference_draw_source
 from genmetrics.plan.objects import split_part
 
 #: assets the ``pos_tags`` rule needs (genmetrics.data.assets.ASSETS)
@@ -110,13 +110,31 @@ class JobInputs:
         return inputs
 
     def spread_inputs(self, dataset: str, model: str, entry: str) -> dict:
+        """The candidates (every seed of ``model``) and the references: the entry's reference
+        file to subsample, or with ``references: redraw`` each draw's features and the stats
+        of its cleaning (its pool)."""
         e = self.entries[entry]
-        return {
-            "reference": e.input_path(dataset, e.reference, self.results),
+        out: dict[str, Any] = {
             "candidates": [
                 e.input_path(dataset, s, self.results) for s in self.models[model].sources()
             ],
         }
+        if e.spread["references"] == "redraw":
+            seeds = self.spread_draw_seeds(entry)
+            out["draws"] = [
+                e.input_path(dataset, reference_draw_source(s), self.results) for s in seeds
+            ]
+            out["draw_stats"] = [
+                self.results.reference_draw_stats.format(dataset=dataset, draw=s) for s in seeds
+            ]
+        else:
+            out["reference"] = e.input_path(dataset, e.reference, self.results)
+        return out
+
+    def spread_draw_seeds(self, entry: str) -> list[int]:
+        """The sample seeds of a spread entry's reference sets: ``seed`` + i."""
+        sp = self.entries[entry].spread
+        return [int(sp["seed"]) + i for i in range(int(sp["reference_resamples"]))]
 
     def sweep_inputs(self, dataset: str, source: str, entry: str) -> dict:
         e = self.entries[entry]

@@ -36,6 +36,11 @@ class JobParams:
         ds = self.datasets[dataset]
         return canonical(ds.with_language(ds.clean))
 
+    def reference_draw_options(self, dataset: str, draw: str) -> dict:
+        """:meth:`clean_options` with the sample drawn with seed ``draw``: the references
+        drawn again for a spread entry's ``references: redraw``."""
+        return canonical({**self.clean_options(dataset), "seed": int(draw)})
+
     @memoized
     def size_requirements(self, dataset: str) -> list[dict]:
         """What each entry on ``dataset`` needs of the cleaned set, checked right after cleaning
@@ -46,7 +51,7 @@ class JobParams:
             least, param = e.min_items
             if dataset not in e.datasets or least <= 1:
                 continue
-            fraction = e.spread["fraction"] if e.spread else 1.0
+            fraction = e.spread.get("fraction", 1.0) if e.spread else 1.0
             # a minimum the metric itself sets (no parameter asks for it) names the entry
             why = (
                 f"{param}={e.params[param]} needs at least {least} texts per set"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -481,6 +481,8 @@ def _entry(
     spread = e.get("spread")
     if spread is not None and (input_kind != "embeddings" or reference is None):
         raise GenmetricsError(f"{key}.spread: only for metrics on embeddings with a reference")
+    if spread is not None:
+        spread = _spread(f"{key}.spread", spread, reference, entry_datasets, datasets)
     return ScoreEntry(
         name=name,
         metric=metric.name,
@@ -497,12 +499,46 @@ def _entry(
         score_references=e["score_references"]
         and metric.part == "text"
         and e["length_control"] != "shortest_models",
-        spread=dict(spread) if spread is not None else None,
+        spread=spread,
         assets=_assets(metric, params, e["length_control"]),
         loads_model=_loads_model(key, metric, params),
         min_items=metric.min_items(params),
         interval=entry_interval(key, e.get("interval"), metric, params),
     )
+
+
+def _spread(
+    key: str,
+    spread: Mapping[str, Any],
+    reference: str,
+    entry_datasets: Sequence[str],
+    datasets: Mapping[str, Dataset],
+) -> dict[str, Any]:
+    """``metrics.<entry>.spread`` with its defaults: ``fraction`` 0.8 for ``subsample``; a
+    ``redraw`` has none (each draw has the dataset's ``clean.sample`` texts), scores against
+    the human references and needs every dataset's ``clean.sample``."""
+    out = dict(spread)
+    if out["references"] == "subsample":
+        out.setdefault("fraction", 0.8)
+        return out
+    if "fraction" in out:
+        raise GenmetricsError(
+            f"{key}.fraction: a redraw draws the dataset's clean.sample texts each time; leave "
+            "fraction out (it is for references: subsample)"
+        )
+    if reference != REFERENCES:
+        raise GenmetricsError(
+            f"{key}.references: redraw draws the human references again, but the entry scores "
+            f"against {reference!r}; use subsample"
+        )
+    for ds in entry_datasets:
+        if datasets[ds].clean.get("sample") is None:
+            raise GenmetricsError(
+                f"{key}.references: redraw draws datasets.{ds}.clean.sample texts again from the "
+                f"cleaned pool, but datasets.{ds}.clean.sample is not set (every cleaned text "
+                "is a reference, so every draw would be the same set); set it, or use subsample"
+            )
+    return out
 
 
 def _loads_model(key: str, metric: Any, params: Mapping[str, Any]) -> bool:
