@@ -35,7 +35,8 @@ rule clean_dataset:
 
 
 # a spread entry's references: redraw (Le Bronnec et al. (2024), Table B.4): the same cleaning
-# with its sample drawn with seed {draw}
+# (clean_dataset's script, left unchanged so that no cleaning reruns) with its sample drawn
+# with seed {draw}
 rule draw_references:
     input:
         RESULTS.raw,

@@ -1,5 +1,4 @@
-"""Clean a raw dataset (normalise, dedupe, length filters, truncation, seeded sample): the
-references (clean_dataset), or a draw of them with another sample seed (draw_references)."""
+"""Clean a raw dataset (normalise, dedupe, length filters, truncation, seeded sample)."""
 
 from genmetrics.data.clean import clean_rows
 from genmetrics.io import read_jsonl, write_json, write_jsonl
