@@ -40,7 +40,6 @@ def test_clean_rows_order_of_operations():
         "duplicate": 1,
         "too_short": 1,
         "too_long": 1,
-        "pool": 2,
         "output": 2,
     }
 

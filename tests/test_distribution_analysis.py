@@ -234,6 +234,26 @@ def test_spread_redraw_scores_each_draw_and_states_its_sets():
         spread_analysis("precision_recall", None, cands, {"k": 3}, settings, draws=draws[:2])
 
 
+def test_cleaned_pool_is_what_the_sample_was_drawn_from():
+    from genmetrics.analysis.distribution import cleaned_pool
+    from genmetrics.data.clean import clean_rows
+
+    # every kind of drop: a label filtered out, empty, duplicate, too short, too long
+    rows = [
+        {"id": str(i), "text": " ".join(["w"] * (i % 9)) + f" t{i % 40}", "k": "xy"[i % 5 == 0]}
+        for i in range(100)
+    ]
+    rows += [{"id": "e", "text": " ", "k": "x"}]
+    rows += [{"id": f"d{i}", "text": "w w w again", "k": "x"} for i in range(2)]
+    options = {"min_words": 2, "max_words": 6, "dedupe": True, "filter": {"k": ["x"]}}
+    whole, _ = clean_rows(rows, options)
+    kept, stats = clean_rows(rows, {**options, "sample": 3, "seed": 1})
+    assert len(kept) == 3 and cleaned_pool(stats) == len(whole)
+    assert all(stats[k] for k in ("filtered", "empty", "duplicate", "too_short", "too_long"))
+    kept, stats = clean_rows(rows, options)  # no sample: the pool is the output
+    assert cleaned_pool(stats) == len(kept) == stats["output"]
+
+
 def test_subsample_overlap_is_that_of_its_index_sets():
     from genmetrics.analysis.distribution import spread_analysis
 

@@ -16,6 +16,8 @@ import yaml
 from conftest import FAST, REPO, SHARED_DATA
 from test_workflow import BIN, CACHE, SCORE_COLUMNS, _write, job_counts, snakemake
 
+from genmetrics.analysis.distribution import cleaned_pool
+
 # ---------------------------------------------------------------------------- real run
 
 
@@ -91,7 +93,9 @@ def test_end_to_end(e2e):
     assert (nuc["std"] >= 0).all() and ((nuc["mean"] >= 0) & (nuc["mean"] <= 1)).all()
     # each draw: the dataset's cleaning with sample seed 0, 1, 2 (draw 0 = the references)
     clean = cfg["datasets"]["agnews"]["clean"]
-    pool = json.loads((res / "data/agnews/clean_stats.json").read_text())["pool"]
+    stats = json.loads((res / "data/agnews/clean_stats.json").read_text())
+    pool = cleaned_pool(stats)
+    assert stats["output"] == clean["sample"] < pool
     assert set(nuc.reference_sets) == {"redraw"} and set(nuc.n_reference) == {clean["sample"]}
     assert set(nuc.reference_pool) == {pool} and pool > 3 * clean["sample"]
     draws = [

@@ -1,7 +1,7 @@
 """Spread of a distribution metric over generation seeds and reference sets
 (Le Bronnec et al. (2024), Table B.4)."""
 
-from genmetrics.analysis.distribution import spread_analysis
+from genmetrics.analysis.distribution import cleaned_pool, spread_analysis
 from genmetrics.io import read_json, write_json
 from genmetrics.npz import load_embeddings
 from genmetrics.runlog import log_to
@@ -17,7 +17,7 @@ with log_to(sm.log[0]) as log:
         s["params"],
         s["spread"],
         draws=[load_embeddings(p) for p in sm.input.draws] if redraw else None,
-        pool=read_json(sm.input.draw_stats[0])["pool"] if redraw else None,
+        pool=cleaned_pool(read_json(sm.input.draw_stats[0])) if redraw else None,
     )
     wc = sm.wildcards
     keys = {"metric": s["metric"], "entry": wc.entry, "dataset": wc.dataset, "model": wc.model}

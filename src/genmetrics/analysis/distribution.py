@@ -179,6 +179,13 @@ def spread_analysis(
     }
 
 
+def cleaned_pool(stats: Mapping[str, int]) -> int:
+    """The texts a cleaning's sample was drawn from, from its ``clean_stats`` counts
+    (:func:`genmetrics.data.clean.clean_rows`): the input less every row dropped."""
+    dropped = ("filtered", "empty", "duplicate", "too_short", "too_long")
+    return int(stats["input"]) - sum(int(stats.get(k, 0)) for k in dropped)
+
+
 def mean_overlap(sets: Sequence[set]) -> float | None:
     """The mean over pairs of sets of ``|A ∩ B| / min(|A|, |B|)`` (None for fewer than two)."""
     pairs = [(a, b) for i, a in enumerate(sets) for b in sets[i + 1 :]]

@@ -65,8 +65,7 @@ def clean_rows(
     options: Mapping[str, Any] | None = None,
     where: str = "dataset",
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """Clean rows ``{"id", "text", ...}``; return (kept rows, counts: what was dropped, the
-    ``pool`` left before the sample, the ``output``).
+    """Clean rows ``{"id", "text", ...}``; return (kept rows, counts of what was dropped).
 
     Order: label filter (``filter: {field: [allowed values]}``; a list-valued field, e.g. the
     models that continued a document, must contain every listed value) → normalise → drop
@@ -122,7 +121,6 @@ def clean_rows(
         seen_ids.add(new["id"])
         new["text"] = text
         out.append(new)
-    stats["pool"] = len(out)  # what a sample is drawn from
     if opts["sample"] is not None and opts["sample"] > len(out):
         raise GenmetricsError(
             f"{where}.clean.sample: {opts['sample']} texts asked, but {len(out)} are left after "
