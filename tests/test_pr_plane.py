@@ -217,6 +217,28 @@ def test_resamples_are_drawn_apart_from_the_seeds_ellipse(tmp_path, monkeypatch)
     assert any("26 references" in t and "fewer" in t for t in texts), texts
 
 
+def test_reference_draws_are_named_as_such(tmp_path, monkeypatch):
+    """A spread with references: redraw scores the first seed against new sets of as many
+    references: the points say so, and the legend and title call them draws (not fewer
+    references); records of subsamples keep the resample wording."""
+    spreads = [{**_spread("a", [0.86, 0.84, 0.88], [0.58, 0.6, 0.57]), "reference_size": 30}]
+    spreads[0]["reference_sets"] = "redraw"
+    figs = _drawn(monkeypatch)
+    points, table = plane_tables(_scores(SEEDS), spreads)
+    res = points[points["kind"] == "resample"]
+    assert set(res["reference_sets"]) == {"redraw"}
+    assert points[points["kind"] == "seed"]["reference_sets"].isna().all()
+    pr_scatter(points, table, tmp_path / "pr.png")
+    ax = figs[0].axes[0]
+    texts = [t.get_text() for leg in ax.findobj(Legend) for t in leg.get_texts()]
+    assert any("30 other references" in t and "new draws" in t for t in texts), texts
+    assert "mean of the reference draws" in texts and not any("fewer" in t for t in texts)
+    assert any("3 reference draws" in t for t in texts)
+    assert "reference draws: 30 references" in ax.get_title()
+    old, _ = plane_tables(_scores(SEEDS), SPREADS)  # a record without reference_sets
+    assert set(old[old["kind"] == "resample"]["reference_sets"]) == {"subsample"}
+
+
 def test_no_ellipse_for_two_points_or_points_on_a_line(tmp_path, monkeypatch):
     seeds = {
         "two": [(0.4, 0.9), (0.45, 0.88)],

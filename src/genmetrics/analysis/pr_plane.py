@@ -8,8 +8,9 @@ model's generation seeds alone (as the paper's: mean and covariance of the seed 
 is centred on the mean over seeds that the figure marks and the headline table shows; none for
 fewer than :data:`MIN_ELLIPSE_POINTS` seeds or seeds on a line. Reference resamples score the
 first seed against a ``fraction`` of the references (fewer references move P and R as a
-whole), so they are summarised apart (their mean, ``resample_recall``/``resample_precision``)
-and never pooled with the seeds."""
+whole), or against new draws of references from the dataset's pool (texts other than those
+the prompts open), so they are summarised apart (their mean,
+``resample_recall``/``resample_precision``) and never pooled with the seeds."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ PR_PLANE_COLUMNS = [
     *PR_PLANE_BOUNDS,
     "n_candidate",
     "n_reference",
+    "reference_sets",
 ]
 
 
@@ -51,7 +53,8 @@ def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd
       with ``references: redraw`` against a new draw from the dataset's cleaned pool (set
       ``i`` drawn with seed ``settings.seed + i``); its reference is the entry's, as in
       ``scores``; ``n_reference``: the references it drew (the record's
-      ``reference_size``), ``n_candidate`` NaN. Records of other metrics, or of no scored
+      ``reference_size``), ``reference_sets``: ``subsample`` or ``redraw`` (NA on seed
+      points), ``n_candidate`` NaN. Records of other metrics, or of no scored
       (dataset, entry), are skipped.
     """
     from genmetrics.metrics.registry import metrics_feeding
@@ -97,7 +100,11 @@ def pr_plane_points(scores: pd.DataFrame, spreads: Sequence[Mapping] = ()) -> pd
             rows[-1].update(kind="resample", seed=pd.NA, resample=i, precision=p, recall=r)
             rows[-1].update(dict.fromkeys(PR_PLANE_BOUNDS, np.nan))
             rows[-1].update(n_candidate=np.nan, n_reference=rec.get("reference_size", np.nan))
+            # records written before redraw was offered are subsamples
+            rows[-1].update(reference_sets=rec.get("reference_sets", "subsample"))
     out = pd.concat([wide, pd.DataFrame(rows)], ignore_index=True) if rows else wide
+    if "reference_sets" not in out.columns:
+        out["reference_sets"] = pd.NA
     out["seed"] = out["seed"].astype("Int64")
     out["resample"] = out["resample"].astype("Int64")
     return out[PR_PLANE_COLUMNS].reset_index(drop=True)

@@ -105,6 +105,9 @@ def pr_scatter(
         ]
         lo, hi = np.array([1.0, 1.0]), np.array([0.0, 0.0])
         whiskers = False
+        # the reference sets of the spread: new draws from the pool, or subsamples
+        sets = set(here.loc[here["kind"] == "resample", "reference_sets"].dropna())
+        resamples = "reference draws" if sets == {"redraw"} else "resamples"
         for r in sub.itertuples(index=False):
             c = colours[r.model]
             pts = here[here["model"] == r.model]
@@ -200,7 +203,7 @@ def pr_scatter(
                 what += ": seeds on a line, no ellipse"
             else:
                 what += f": under {MIN_ELLIPSE_POINTS} seeds, no ellipse"
-            what += f"; {r.n_resamples} resamples" if r.n_resamples else ""
+            what += f"; {r.n_resamples} {resamples}" if r.n_resamples else ""
             ax.scatter(
                 r.recall,
                 r.precision,
@@ -226,13 +229,16 @@ def pr_scatter(
             f"dataset {ds}, entry {entry} ({features.get(entry, 'featurizer not given')}): "
             f"against {_reference_label(ref)}\nn = {_size_text(seeds_here['n_candidate'])} "
             f"texts per seed, {_size_text(seeds_here['n_reference'])} references"
-            + (f"; resamples: {n_res} references" if n_res != "?" else "")
+            + (f"; {resamples}: {n_res} references" if n_res != "?" else "")
         )
         saturated = _saturation_text(sub)
         ax.set_title(title + (f"\n{saturated}" if saturated else ""), fontsize=10)
         ax.grid(alpha=0.3)
         resample_key = (
-            f"reference resample: the first seed against\n{n_res} references "
+            f"reference draw: the first seed against\n{n_res} other references "
+            "(new draws from the pool)"
+            if sets == {"redraw"}
+            else f"reference resample: the first seed against\n{n_res} references "
             "(fewer than the seeds': sits apart)"
         )
         keys = [
@@ -271,7 +277,7 @@ def pr_scatter(
                         ls="",
                         ms=6,
                         mfc="white",
-                        label="mean of the reference resamples",
+                        label=f"mean of the reference {resamples.split()[-1]}",
                     ),
                 ]
                 if sub["n_resamples"].sum()
