@@ -209,6 +209,45 @@ def test_dry_run_of_every_config(path, tmp_path):
         assert counts.get(rule, 0) >= at_least, (path.name, rule, counts)
 
 
+#: each overlay of configs/overlays/ -> the study config it is given after, and the jobs it adds
+OVERLAYS = {
+    "face_scaling_qwen.yaml": (
+        "face_scaling.yaml",
+        {"fetch_model": 1, "surprisal": 19, "score": 64},
+    ),
+}
+
+
+def test_every_overlay_is_known():
+    assert sorted(p.name for p in (REPO / "configs" / "overlays").glob("*.yaml")) == sorted(
+        OVERLAYS
+    )
+
+
+@pytest.mark.parametrize("name", sorted(OVERLAYS))
+def test_an_overlay_dry_runs_after_its_study_and_adds_its_jobs(name, tmp_path):
+    """An overlay given after its study's config (a second --configfile) plans as one config:
+    a run of the study that has finished reruns only the overlay's jobs; here, on an empty
+    folder, the overlay's jobs are there beside the study's (the Qwen evaluator's surprisal
+    for the 19 sources, its 4 entries' scores on the 16 model sources)."""
+    base, adds = OVERLAYS[name]
+    study = REPO / "configs" / base
+    missing = study_data_missing(yaml.safe_load(study.read_text()))
+    if missing:
+        pytest.skip(missing)
+    overlay = REPO / "configs" / "overlays" / name
+    alone = job_counts(
+        snakemake("-n", "--cores", "2", "--configfile", str(study), cwd=tmp_path).stdout
+    )
+    both = snakemake(
+        "-n", "--cores", "2", "--configfile", str(study), str(overlay), cwd=tmp_path
+    ).stdout
+    counts = job_counts(both)
+    added = {rule: counts.get(rule, 0) - alone.get(rule, 0) for rule in adds}
+    assert added == adds, added
+    assert counts["scaling"] == alone["scaling"] == 1  # one analysis, over every evaluator
+
+
 def test_every_study_has_a_make_target_and_a_readme_row():
     """The studies of STUDY_RULES: a make target running their config, and a row naming that
     command in the README's studies list and in the studies page's table of results."""
