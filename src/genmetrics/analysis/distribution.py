@@ -160,10 +160,9 @@ def spread_analysis(
         if reference is None:
             raise GenmetricsError("spread: references: subsample needs the reference features")
         n = int(round(float(settings["fraction"]) * len(reference)))
-        refs = resample(reference, n, num, seed=seed)
-        id_sets = [
-            set(map(int, ix)) for ix in resample(np.arange(len(reference)), n, num, seed=seed)
-        ]
+        rows = resample(np.arange(len(reference)), n, num, seed=seed)  # the rows of each set
+        refs = [reference[ix] for ix in rows]
+        id_sets = [set(map(int, ix)) for ix in rows]
         pool_size = len(reference)
     else:
         raise GenmetricsError(f"spread: references must be subsample or redraw, not {scheme!r}")
